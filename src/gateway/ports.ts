@@ -1,0 +1,69 @@
+import type { Conversation, InboundMessage, Platform, Speaker } from '../types.js';
+
+/** What an approval prompt shows. Buttons carry only `id`. */
+export interface ApprovalView {
+  id: string;
+  toolName: string;
+  /** The exact arguments, pretty-printed JSON. Adapters may truncate for display only. */
+  argsJson: string;
+  requester: Speaker;
+  expiresAt: number;
+}
+
+export type ApprovalOutcome = 'approved' | 'denied' | 'expired' | 'cancelled';
+
+export interface ApprovalResolution {
+  outcome: ApprovalOutcome;
+  /** Who decided; absent for expiry and for cancellation by the system. */
+  decidedBy?: Speaker;
+}
+
+/** Adapter-owned reference to a posted message (e.g. Slack "C123/1712.0001", Discord message id). */
+export type MessageRef = string;
+
+/**
+ * What the gateway needs from a platform. One instance per adapter; the gateway picks it by
+ * `conversation.platform`. Text is Markdown from the model: the adapter renders, neutralises
+ * broadcast mentions, turns off unfurls and splits to the platform limit.
+ */
+export interface OutboundPort {
+  readonly platform: Platform;
+  sendText(conversation: Conversation, markdown: string, opts?: { replyTo?: string }): Promise<void>;
+  showApproval(conversation: Conversation, view: ApprovalView, opts?: { replyTo?: string }): Promise<MessageRef>;
+  resolveApproval(conversation: Conversation, ref: MessageRef, view: ApprovalView, resolution: ApprovalResolution): Promise<void>;
+  /** Shows that a turn is running; the returned function clears it (called in every case). */
+  startWorking(conversation: Conversation, opts?: { replyTo?: string }): Promise<() => Promise<void>>;
+  /** The platform's way to mention a user in text, e.g. `<@U123>`. */
+  mention(userId: string): string;
+}
+
+/** A `/hermes …` invocation as an adapter hands it over. */
+export interface CommandInvocation {
+  conversation: Conversation;
+  speaker: Speaker;
+  /** Everything after `/hermes`, trimmed. */
+  text: string;
+  /** Id of a message the task's answer should reference, if any. */
+  replyTo?: string;
+}
+
+/** A command's direct answer. Tasks answer `{ kind: 'task' }` and their result arrives via sendText. */
+export type CommandReply =
+  | { kind: 'private'; text: string }
+  | { kind: 'task'; text: string };
+
+export type DecisionResult =
+  | { kind: 'applied'; outcome: 'approved' | 'denied' }
+  | { kind: 'already'; outcome: ApprovalOutcome }
+  | { kind: 'not_allowed'; text: string }
+  | { kind: 'unknown'; text: string };
+
+/** What adapters call. Implemented by the gateway. */
+export interface GatewayApi {
+  /** Returns at once after the message is durably queued (or rejected); the turn runs later. */
+  handleMessage(msg: InboundMessage): Promise<'queued' | 'duplicate' | 'ignored'>;
+  handleCommand(cmd: CommandInvocation): Promise<CommandReply>;
+  decideApproval(input: { approvalId: string; decision: 'approve' | 'deny'; decidedBy: Speaker }): Promise<DecisionResult>;
+  /** Adapters register their outbound side once, before they connect. */
+  registerPort(port: OutboundPort): void;
+}

@@ -1,0 +1,56 @@
+import type { ChatMessage, ToolCall, TokenUsage } from '../types.js';
+
+/** What the model sees of one tool: JSON Schema derived from the tool's zod input. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export interface ModelRequest {
+  messages: ChatMessage[];
+  tools: ToolSpec[];
+  signal?: AbortSignal;
+  /** Override for this call (the summariser uses a smaller budget). */
+  maxTokens?: number;
+}
+
+export interface ModelResponse {
+  /** Visible text of the answer with any parsed tool-call markup removed; null when there is none. */
+  content: string | null;
+  toolCalls: ToolCall[];
+  /**
+   * Problems understanding tool calls the model wrote as text (JSON mode, <tool_call> tags).
+   * The loop sends these back to the model as an error instead of guessing.
+   */
+  parseErrors: string[];
+  usage: TokenUsage;
+  finishReason: string;
+  model: string;
+}
+
+/**
+ * How a model call failed:
+ * - permanent: bad key, unknown model, quota exhausted, a 400 we caused: retrying cannot help
+ * - transient: 429 / 5xx / connection error after the retries ran out
+ * - timeout: one call took longer than HERMES_MODEL_TIMEOUT_MS
+ * - aborted: the caller's AbortSignal fired (`/hermes stop`, newer message)
+ */
+export type ModelErrorKind = 'permanent' | 'transient' | 'timeout' | 'aborted';
+
+export class ModelError extends Error {
+  constructor(
+    readonly kind: ModelErrorKind,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'ModelError';
+  }
+}
+
+/** The only thing the agent loop knows about a model. */
+export interface ModelProvider {
+  readonly model: string;
+  complete(request: ModelRequest): Promise<ModelResponse>;
+}

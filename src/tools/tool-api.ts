@@ -1,0 +1,85 @@
+import type { z } from 'zod';
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import type { Conversation, Speaker } from '../types.js';
+import type { NetClient } from '../net/net-client.js';
+
+export type ToolCategory = 'general' | 'memory' | 'network' | 'reminders' | 'admin';
+
+export interface FactView {
+  id: string;
+  text: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** The speaking user's long-term facts. Scoped before a tool sees it: no user id to pass. */
+export interface UserFacts {
+  remember(text: string): Promise<{ fact: FactView; merged: boolean }>;
+  recall(query?: string, limit?: number): Promise<FactView[]>;
+  /** Returns how many facts were deleted. */
+  forget(idOrAll: string): Promise<number>;
+}
+
+export interface ReminderView {
+  id: string;
+  text: string;
+  dueAt: number;
+  createdAt: number;
+  status: 'scheduled' | 'fired' | 'cancelled';
+}
+
+/** The speaking user's reminders, posting back into the current conversation. */
+export interface UserReminders {
+  create(text: string, dueAt: number): Promise<ReminderView>;
+  list(): Promise<ReminderView[]>;
+  cancel(id: string): Promise<boolean>;
+}
+
+export interface ToolContext {
+  signal: AbortSignal;
+  clock: Clock;
+  speaker: Speaker;
+  isAdmin: boolean;
+  conversation: Conversation;
+  facts: UserFacts;
+  reminders: UserReminders;
+  net: NetClient;
+  /** This tool's own settings from hermes.config.(yaml|json) `tools.<name>.settings`. */
+  settings: Record<string, unknown>;
+  /** Deployment-wide defaults tools may use. */
+  defaults: { timezone: string };
+  log: Logger;
+}
+
+/** A tool returns text for the model, or a summary for the model plus raw data kept only in traces. */
+export type ToolResult = string | { summary: string; raw?: unknown };
+
+export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  input: S;
+  /** Pause for a human before running. A function decides from the (validated) arguments. */
+  needsApproval?: boolean | ((args: z.infer<S>) => boolean);
+  /** Default HERMES_TOOL_TIMEOUT_MS. */
+  timeoutMs?: number;
+  /** Cap on the text the model sees; default 2,000 characters. */
+  maxResultChars?: number;
+  category?: ToolCategory;
+  /** True when running twice would do something twice (a timeout then reads "outcome unknown"). */
+  sideEffects?: boolean;
+  /** Whether the tool can be offered at all (web_search without a backend cannot). */
+  isAvailable?: (settings: Record<string, unknown>) => boolean;
+  run(args: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;
+}
+
+// Tools are stored heterogeneously; `any` here is the variance escape hatch for the input type only.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyTool = ToolDefinition<any>;
+
+export function defineTool<S extends z.ZodType>(def: ToolDefinition<S>): ToolDefinition<S> {
+  if (!/^[a-zA-Z0-9_-]{1,64}$/.test(def.name)) {
+    throw new Error(`tool name "${def.name}" must be 1-64 letters, digits, _ or -`);
+  }
+  return def;
+}

@@ -1,0 +1,68 @@
+/**
+ * Platform-neutral shapes shared by the gateway, the agent loop, tools and adapters.
+ * Nothing here knows Slack, Discord or the OpenAI SDK.
+ */
+
+export type Platform = 'slack' | 'discord' | 'shell';
+
+/** A verified person: always taken from the platform event, never from message text. */
+export interface Speaker {
+  platform: Platform;
+  /** Slack team id, Discord guild id (or "dm" for Discord DMs), "local" for the shell. */
+  workspaceId: string;
+  userId: string;
+  /** Human-readable name, for tagging messages in shared sessions. */
+  displayName?: string;
+}
+
+/** Where a message was written and where answers go. */
+export interface Conversation {
+  platform: Platform;
+  workspaceId: string;
+  channelId: string;
+  /** Slack thread_ts or Discord thread channel id; absent for top-level / DM posts. */
+  threadId?: string;
+  isDm: boolean;
+}
+
+/** One user message as an adapter hands it to the gateway. */
+export interface InboundMessage {
+  /** Platform-unique id of this post (Slack: channel + ts; Discord: message id). Used for dedupe. */
+  id: string;
+  conversation: Conversation;
+  speaker: Speaker;
+  /** Text with the bot's own mention stripped; other mentions kept readable. */
+  text: string;
+  /** True when the bot was explicitly mentioned (from the platform's mention data, not the text). */
+  mentioned: boolean;
+  /** Platform message id the answer should reference (Discord reply, Slack thread parent). */
+  replyTo?: string;
+}
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** Raw JSON text as the model produced it. */
+  arguments: string;
+}
+
+export type ChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string; speaker?: Speaker }
+  | { role: 'assistant'; content: string | null; toolCalls?: ToolCall[] }
+  | { role: 'tool'; toolCallId: string; name: string; content: string };
+
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** Stable string key for a speaker: platform:workspace:user, each part URI-encoded. */
+export function speakerKey(s: Pick<Speaker, 'platform' | 'workspaceId' | 'userId'>): string {
+  return [s.platform, s.workspaceId, s.userId].map(encodeURIComponent).join(':');
+}
+
+/** Stable string key for a conversation (the session key before any `/hermes new`). */
+export function conversationKey(c: Conversation): string {
+  return [c.platform, c.workspaceId, c.channelId, c.threadId ?? '-'].map(encodeURIComponent).join(':');
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    // Tests start real servers on 127.0.0.1 and real SQLite files; two workers fit a 2-core machine.
+    pool: 'forks',
+    maxWorkers: 2,
+  },
+});
