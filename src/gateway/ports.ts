@@ -67,3 +67,11 @@ export interface GatewayApi {
   /** Adapters register their outbound side once, before they connect. */
   registerPort(port: OutboundPort): void;
 }
+
+/** A running platform connection. Created by adapters/<platform>; it registers its port with the gateway. */
+export interface Adapter {
+  readonly port: OutboundPort;
+  /** Connects; resolves once the adapter is ready to receive (then main logs "ready"). */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
