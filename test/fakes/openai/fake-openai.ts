@@ -1,0 +1,204 @@
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionCreateParams,
+  ChatCompletionMessageFunctionToolCall,
+} from 'openai/resources/chat/completions';
+import type { CompletionUsage } from 'openai/resources/completions';
+
+/**
+ * A scripted OpenAI-compatible server on 127.0.0.1 for tests and benchmarks. Replies come from a
+ * FIFO queue, then from a handler, then default to `{ text: 'ok' }`. The real `openai` SDK talks to
+ * it over HTTP, so retries, timeouts and streaming are exercised for real.
+ */
+
+export type ChatCompletionRequestBody = ChatCompletionCreateParams;
+
+export type FakeReply =
+  | { text: string; delayMs?: number; usage?: { prompt_tokens: number; completion_tokens: number } }
+  | { toolCalls: Array<{ name: string; arguments: string | Record<string, unknown>; id?: string }>; text?: string; delayMs?: number }
+  | { status: number; body?: unknown; headers?: Record<string, string> }
+  | { hang: true }
+  | { malformedToolCall: true; name?: string };
+
+export type FakeHandler = (req: ChatCompletionRequestBody, callIndex: number) => FakeReply | Promise<FakeReply>;
+
+export interface FakeOpenAI {
+  /** Base URL including /v1: pass as OPENAI_BASE_URL / baseURL. */
+  url: string;
+  /** Every /v1/chat/completions body received, in order. */
+  requests: ChatCompletionRequestBody[];
+  enqueue(...replies: FakeReply[]): void;
+  setHandler(h: FakeHandler): void;
+  setLatency(ms: number): void;
+  close(): Promise<void>;
+}
+
+/** Shape of one answer after the reply script is resolved; shared by JSON and SSE rendering. */
+interface Answer {
+  text: string | null;
+  toolCalls: ChatCompletionMessageFunctionToolCall[];
+  usage: CompletionUsage;
+}
+
+const MALFORMED_ARGUMENTS = '{"expression": "2 + 2", ';
+
+export async function startFakeOpenAI(opts: { handler?: FakeHandler; latencyMs?: number } = {}): Promise<FakeOpenAI> {
+  const queue: FakeReply[] = [];
+  const requests: ChatCompletionRequestBody[] = [];
+  let handler = opts.handler;
+  let latencyMs = opts.latencyMs ?? 0;
+  let callIndex = 0;
+  const sockets = new Set<Socket>();
+
+  const server = http.createServer((req, res) => {
+    void route(req, res).catch((err: unknown) => {
+      if (!res.headersSent && !res.destroyed) sendJson(res, 500, { error: { message: `fake server error: ${String(err)}`, type: 'server_error' } });
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  async function route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method === 'GET' && path === '/v1/models') {
+      sendJson(res, 200, { object: 'list', data: [{ id: 'fake-model', object: 'model', created: 0, owned_by: 'fake' }] });
+      return;
+    }
+    if (req.method !== 'POST' || path !== '/v1/chat/completions') {
+      sendJson(res, 404, { error: { message: `no route ${req.method} ${path}`, type: 'invalid_request_error' } });
+      return;
+    }
+    const raw = await readBody(req);
+    let body: ChatCompletionRequestBody;
+    try {
+      body = JSON.parse(raw) as ChatCompletionRequestBody;
+    } catch {
+      sendJson(res, 400, { error: { message: 'request body is not JSON', type: 'invalid_request_error' } });
+      return;
+    }
+    requests.push(body);
+    const index = callIndex++;
+    const reply = queue.shift() ?? (handler ? await handler(body, index) : { text: 'ok' });
+
+    if ('hang' in reply) return; // never answer; close() destroys the socket
+    const delay = latencyMs + ('delayMs' in reply && reply.delayMs ? reply.delayMs : 0);
+    if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+    if (res.destroyed) return;
+
+    if ('status' in reply) {
+      const payload = reply.body ?? { error: { message: `fake error ${reply.status}`, type: 'server_error', code: null } };
+      sendJson(res, reply.status, payload, reply.headers);
+      return;
+    }
+    const answer = toAnswer(reply, raw.length, index);
+    if (body.stream) sendStream(res, body.model, answer, index);
+    else sendJson(res, 200, toCompletion(body.model, answer, index));
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    enqueue: (...replies) => void queue.push(...replies),
+    setHandler: (h) => void (handler = h),
+    setLatency: (ms) => void (latencyMs = ms),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const s of sockets) s.destroy();
+      }),
+  };
+}
+
+function toAnswer(reply: Exclude<FakeReply, { status: number } | { hang: true }>, rawLength: number, index: number): Answer {
+  let text: string | null = null;
+  let toolCalls: ChatCompletionMessageFunctionToolCall[] = [];
+  if ('malformedToolCall' in reply) {
+    toolCalls = [{ id: `call_${index}_0`, type: 'function', function: { name: reply.name ?? 'calculator', arguments: MALFORMED_ARGUMENTS } }];
+  } else if ('toolCalls' in reply) {
+    text = reply.text ?? null;
+    toolCalls = reply.toolCalls.map((c, i) => ({
+      id: c.id ?? `call_${index}_${i}`,
+      type: 'function',
+      function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments) },
+    }));
+  } else {
+    text = reply.text;
+  }
+  const given = 'usage' in reply ? reply.usage : undefined;
+  // ~4 characters per token is close enough for budgets and benchmarks.
+  const promptTokens = given?.prompt_tokens ?? Math.max(1, Math.ceil(rawLength / 4));
+  const outChars = (text?.length ?? 0) + toolCalls.reduce((n, c) => n + c.function.name.length + c.function.arguments.length, 0);
+  const completionTokens = given?.completion_tokens ?? Math.max(1, Math.ceil(outChars / 4));
+  return {
+    text,
+    toolCalls,
+    usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
+  };
+}
+
+function toCompletion(model: string, a: Answer, index: number): ChatCompletion {
+  return {
+    id: `chatcmpl-fake-${index}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [
+      {
+        index: 0,
+        finish_reason: a.toolCalls.length ? 'tool_calls' : 'stop',
+        logprobs: null,
+        message: { role: 'assistant', content: a.text, refusal: null, ...(a.toolCalls.length ? { tool_calls: a.toolCalls } : {}) },
+      },
+    ],
+    usage: a.usage,
+  };
+}
+
+function sendStream(res: http.ServerResponse, model: string, a: Answer, index: number): void {
+  const base = { id: `chatcmpl-fake-${index}`, object: 'chat.completion.chunk' as const, created: Math.floor(Date.now() / 1000), model };
+  const chunks: ChatCompletionChunk[] = [];
+  const delta = (d: ChatCompletionChunk.Choice.Delta, finish: ChatCompletionChunk.Choice['finish_reason'] = null): ChatCompletionChunk => ({
+    ...base,
+    choices: [{ index: 0, delta: d, finish_reason: finish, logprobs: null }],
+  });
+  chunks.push(delta({ role: 'assistant', content: '' }));
+  // Split text and arguments in two so clients must really accumulate deltas.
+  if (a.text) for (const part of halves(a.text)) chunks.push(delta({ content: part }));
+  a.toolCalls.forEach((c, i) => {
+    chunks.push(delta({ tool_calls: [{ index: i, id: c.id, type: 'function', function: { name: c.function.name, arguments: '' } }] }));
+    for (const part of halves(c.function.arguments)) chunks.push(delta({ tool_calls: [{ index: i, function: { arguments: part } }] }));
+  });
+  chunks.push(delta({}, a.toolCalls.length ? 'tool_calls' : 'stop'));
+  chunks.push({ ...base, choices: [], usage: a.usage });
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  res.end(chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join('') + 'data: [DONE]\n\n');
+}
+
+function halves(s: string): string[] {
+  if (s.length < 2) return [s];
+  const mid = Math.floor(s.length / 2);
+  return [s.slice(0, mid), s.slice(mid)];
+}
+
+function sendJson(res: http.ServerResponse, status: number, payload: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(payload);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+function readBody(req: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    req.on('data', (c: Buffer) => parts.push(c));
+    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
+    req.on('error', reject);
+  });
+}
