@@ -58,9 +58,10 @@ describe('fake OpenAI server with the real SDK', () => {
     fake.enqueue({ status: 429, headers: { 'retry-after': '1' }, body: { error: { message: 'slow down', type: 'rate_limit', code: 'rate_limit_exceeded' } } });
     const err = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.APIError);
-    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(429);
-    expect((err as InstanceType<typeof OpenAI.APIError>).headers.get('retry-after')).toBe('1');
-    expect((err as InstanceType<typeof OpenAI.APIError>).message).toContain('slow down');
+    const apiErr = err as InstanceType<typeof OpenAI.APIError>;
+    expect(apiErr.status).toBe(429);
+    expect(apiErr.headers?.get('retry-after')).toBe('1');
+    expect(apiErr.message).toContain('slow down');
   });
 
   it('returns malformed tool-call arguments verbatim', async () => {
