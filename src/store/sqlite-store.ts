@@ -1,0 +1,50 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import Keyv from 'keyv';
+import { KeyvSqlite } from '@keyv/sqlite';
+import type { Logger } from '../log.js';
+import type { Store } from './store.js';
+import { createKeyvStore } from './keyv-store.js';
+
+export interface SqliteStoreOptions {
+  /** Path of the SQLite file; its directory is created if missing. */
+  file: string;
+  log?: Logger;
+  /** How long a write waits for another connection's lock before failing (SQLITE_BUSY). */
+  busyTimeoutMs?: number;
+}
+
+const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
+
+/**
+ * Opens the SQLite-backed store. WAL lets readers (a backup, `sqlite3` in a shell, the trace CLI)
+ * work while the bot writes; the busy timeout makes a briefly locked file wait instead of failing.
+ * Throws if the file cannot be opened, so a bad HERMES_DATA_DIR stops startup with a clear line.
+ */
+export async function createSqliteStore(opts: SqliteStoreOptions): Promise<Store> {
+  const file = path.resolve(opts.file);
+  await mkdir(path.dirname(file), { recursive: true });
+
+  const adapter = new KeyvSqlite({
+    uri: `sqlite://${file}`,
+    busyTimeout: opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS,
+  });
+  // The adapter reports a failed open only as an 'error' event and then fails every query
+  // with an unhelpful TypeError; catch the event to say what actually went wrong.
+  let openError: unknown;
+  adapter.once('error', (error: unknown) => {
+    openError = error;
+  });
+
+  try {
+    const rows: unknown = await adapter.query('PRAGMA journal_mode=WAL');
+    const mode = Array.isArray(rows) ? (rows[0] as { journal_mode?: string } | undefined)?.journal_mode : undefined;
+    if (mode !== 'wal') opts.log?.warn({ file, mode }, 'store: SQLite did not switch to WAL journal mode');
+  } catch (error) {
+    const cause = openError ?? error;
+    throw new Error(`cannot open the store at ${file}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+
+  const keyv = new Keyv({ store: adapter, namespace: 'hermes', throwOnErrors: true });
+  return createKeyvStore(keyv, opts.log);
+}

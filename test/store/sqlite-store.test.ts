@@ -1,0 +1,151 @@
+import { mkdtemp, rm, stat, mkdir } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import Keyv from 'keyv';
+import { KeyvSqlite } from '@keyv/sqlite';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createSqliteStore } from '../../src/store/sqlite-store.js';
+import { createKeyvStore, StoreReadError } from '../../src/store/keyv-store.js';
+import { storeKey, StoreWriteError, type Store } from '../../src/store/store.js';
+
+let dir: string;
+const open: Store[] = [];
+
+async function openAt(file: string, busyTimeoutMs?: number): Promise<Store> {
+  const store = await createSqliteStore({ file, busyTimeoutMs });
+  open.push(store);
+  return store;
+}
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-store-'));
+});
+
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close().catch(() => undefined)));
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('sqlite store', () => {
+  it('creates the directory, uses WAL, and keeps values across a reopen', async () => {
+    const file = path.join(dir, 'nested', 'deeper', 'hermes.sqlite');
+    const first = await createSqliteStore({ file });
+    await first.set('k', { a: 1, list: ['x', ':colon', null], text: 'ünïcödé' });
+    await first.close();
+
+    expect((await stat(file)).isFile()).toBe(true);
+    const probe = new KeyvSqlite({ uri: `sqlite://${file}` });
+    const rows = (await probe.query('PRAGMA journal_mode')) as Array<{ journal_mode: string }>;
+    await probe.close();
+    expect(rows[0]?.journal_mode).toBe('wal');
+
+    const second = await openAt(file);
+    expect(await second.get('k')).toEqual({ a: 1, list: ['x', ':colon', null], text: 'ünïcödé' });
+    expect(await second.get('missing')).toBeUndefined();
+  });
+
+  it('keeps keys built from awkward ids apart, also after a reopen', async () => {
+    const file = path.join(dir, 'hermes.sqlite');
+    const ids = ['a_b', 'a%b', 'aXb', 'a:b', "a'b", 'a"b', 'a b', 'ü', '😀', '%', '_', '', 'a', 'a%25b'];
+    const keys = [
+      ...ids.map((id) => storeKey('facts', 'slack', id)),
+      storeKey('x:y', 'z'),
+      storeKey('x', 'y:z'),
+    ];
+    expect(new Set(keys).size).toBe(keys.length);
+
+    const store = await createSqliteStore({ file });
+    for (const [i, key] of keys.entries()) await store.set(key, { i });
+    // Deleting one must never take a LIKE-matching neighbour with it.
+    expect(await store.delete(storeKey('facts', 'slack', 'a_b'))).toBe(true);
+    await store.close();
+
+    const reopened = await openAt(file);
+    for (const [i, key] of keys.entries()) {
+      const expected = key === storeKey('facts', 'slack', 'a_b') ? undefined : { i };
+      expect(await reopened.get(key)).toEqual(expected);
+    }
+  });
+
+  it('expires values with a TTL and keeps the others', async () => {
+    const store = await openAt(path.join(dir, 'hermes.sqlite'));
+    await store.set('short', 'soon gone', 60);
+    await store.set('long', 'stays');
+    expect(await store.get('short')).toBe('soon gone');
+    await new Promise((r) => setTimeout(r, 150));
+    expect(await store.get('short')).toBeUndefined();
+    expect(await store.get('long')).toBe('stays');
+  });
+
+  it('rejects a non-positive TTL instead of storing forever', async () => {
+    const store = await openAt(path.join(dir, 'hermes.sqlite'));
+    await expect(store.set('k', 1, 0)).rejects.toBeInstanceOf(StoreWriteError);
+    await expect(store.set('k', 1, -5)).rejects.toBeInstanceOf(StoreWriteError);
+    expect(await store.get('k')).toBeUndefined();
+  });
+
+  it('throws StoreWriteError when another connection holds the write lock (SQLITE_BUSY)', async () => {
+    const file = path.join(dir, 'hermes.sqlite');
+    const store = await openAt(file, 50);
+    await store.set('k', 'before');
+
+    const other = new KeyvSqlite({ uri: `sqlite://${file}` });
+    await other.query('BEGIN EXCLUSIVE');
+    try {
+      const failure = await store.set('k', 'during').then(() => undefined, (e: unknown) => e);
+      expect(failure).toBeInstanceOf(StoreWriteError);
+      expect(String((failure as Error).message)).toMatch(/SQLITE_BUSY|locked/i);
+      await expect(store.update<string>('k', () => 'during')).rejects.toBeInstanceOf(StoreWriteError);
+    } finally {
+      await other.query('COMMIT');
+      await other.close();
+    }
+    expect(await store.get('k')).toBe('before');
+    await store.set('k', 'after');
+    expect(await store.get('k')).toBe('after');
+  });
+
+  it('surfaces a closed database as StoreWriteError on write and StoreReadError on read', async () => {
+    const adapter = new KeyvSqlite({ uri: `sqlite://${path.join(dir, 'hermes.sqlite')}` });
+    const store = createKeyvStore(new Keyv({ store: adapter, namespace: 'hermes', throwOnErrors: true }));
+    await store.set('k', 1);
+    expect(await store.get('k')).toBe(1);
+
+    await adapter.close();
+    await expect(store.set('k', 2)).rejects.toBeInstanceOf(StoreWriteError);
+    await expect(store.get('k')).rejects.toBeInstanceOf(StoreReadError);
+    await expect(store.delete('k')).rejects.toBeInstanceOf(StoreWriteError);
+  });
+
+  it('refuses to open a path that is a directory, naming the path', async () => {
+    const file = path.join(dir, 'is-a-dir');
+    await mkdir(file);
+    await expect(createSqliteStore({ file })).rejects.toThrow(file);
+  });
+
+  it('loses no increment when 100 callers update one key at once', async () => {
+    const file = path.join(dir, 'hermes.sqlite');
+    const store = await createSqliteStore({ file });
+    const results = await Promise.all(
+      Array.from({ length: 100 }, () => store.update<number>('counter', (n) => (n ?? 0) + 1)),
+    );
+    expect(results.map((r) => r.after).sort((a, b) => a! - b!)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+    await store.close();
+
+    const reopened = await openAt(file);
+    expect(await reopened.get('counter')).toBe(100);
+  });
+
+  it('keeps going after an update function throws, and leaves the key unchanged', async () => {
+    const store = await openAt(path.join(dir, 'hermes.sqlite'));
+    await store.set('k', 1);
+    const failing = store.update<number>('k', () => {
+      throw new Error('boom');
+    });
+    const next = store.update<number>('k', (n) => (n ?? 0) + 1);
+    await expect(failing).rejects.toThrow('boom');
+    expect((await next).after).toBe(2);
+    const unchanged = await store.update<number>('k', () => undefined);
+    expect(unchanged).toEqual({ before: 2, after: 2 });
+  });
+});
