@@ -1,0 +1,33 @@
+/**
+ * Every text the MODEL reads that the loop itself writes (tool results of actions that did not
+ * run, parse problems, limits). User-facing texts live in gateway/user-messages.ts: the two
+ * audiences need different words for the same event.
+ */
+import type { ApprovalOutcome } from '../gateway/ports.js';
+
+const WHY: Record<Exclude<ApprovalOutcome, 'approved'>, string> = {
+  denied: 'the user denied it',
+  expired: 'nobody approved it before the approval expired',
+  cancelled: 'the request was cancelled (a newer message arrived or the user said stop)',
+};
+
+/** Tool result for an approval-gated call that did not run. Must say "did not run" and "do not retry". */
+export function actionNotRun(toolName: string, outcome: Exclude<ApprovalOutcome, 'approved'>, by?: string): string {
+  const who = outcome === 'denied' && by ? `${by} denied it` : WHY[outcome];
+  return `The action ${toolName} did not run: ${who}. Do not retry it and do not claim it happened; tell the user it was not done.`;
+}
+
+export function actionOutcomeUnknown(toolName: string): string {
+  return `The action ${toolName} was approved and started, but the bot restarted before it finished: its outcome is unknown. Do not retry it automatically; tell the user the outcome is unknown and that they can check and ask again.`;
+}
+
+export function interruptedCall(toolName: string): string {
+  return `The call to ${toolName} was interrupted by a restart and did not complete; its outcome is unknown. Do not retry actions with side effects without asking the user.`;
+}
+
+export const ONE_APPROVAL_AT_A_TIME =
+  'This action did not run: only one action that needs approval can wait at a time. If it is still needed after the first one is decided, request it again then.';
+
+export function unparseableToolCalls(errors: string[]): string {
+  return `Your last answer tried to call a tool but could not be understood:\n${errors.map((e) => `- ${e}`).join('\n')}\nCall the tool again with a valid call, or answer the user in plain text.`;
+}

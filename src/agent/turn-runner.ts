@@ -1,0 +1,214 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import type { ModelProvider, ToolSpec } from '../provider/provider.js';
+import { ModelError } from '../provider/provider.js';
+import type { ChatMessage, Conversation, Speaker, ToolCall } from '../types.js';
+import type { ToolContext } from '../tools/tool-api.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import type { ToolExecutor, ToolOutcome } from '../tools/executor.js';
+import type { SessionStore } from '../sessions/session-store.js';
+import type { ApprovalRecord, ApprovalStore } from '../approvals/approval-store.js';
+import type { Tracer } from '../trace/tracer.js';
+import type { TokenCounter } from '../context/token-counter.js';
+import { buildContext } from '../context/build-context.js';
+import { summarizeTurns } from '../context/summarizer.js';
+import { createLoopGuard } from './loop-guards.js';
+import { buildSystemPrompt } from './system-prompt.js';
+import { ONE_APPROVAL_AT_A_TIME, unparseableToolCalls } from './model-notes.js';
+import type { FactStore } from '../memory/fact-store.js';
+
+/**
+ * Everything a turn needs to remember across an approval pause (and a restart): stored under
+ * `turn:<id>` by the gateway. `stepsUsed` makes HERMES_MAX_STEPS count across the pause.
+ */
+export interface TurnState {
+  turnId: string;
+  sessionId: string;
+  conversation: Conversation;
+  speaker: Speaker;
+  isAdmin: boolean;
+  replyTo?: string;
+  stepsUsed: number;
+  startedAt: number;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/**
+ * How a run of model steps ends:
+ * - answered: the model wrote a final answer (text is what the user sees)
+ * - paused: a tool needs approval; the pending record is stored, nothing ran
+ * - step_limit: HERMES_MAX_STEPS model calls without a final answer
+ * - model_error: the provider failed (permanent, transient after retries, timeout)
+ * - aborted: the caller's signal fired (`/hermes stop`, shutdown)
+ */
+export type TurnEnd =
+  | { kind: 'answered'; text: string }
+  | { kind: 'paused'; approval: ApprovalRecord }
+  | { kind: 'step_limit' }
+  | { kind: 'model_error'; error: ModelError }
+  | { kind: 'aborted' };
+
+export interface TurnDeps {
+  provider: ModelProvider;
+  registry: ToolRegistry;
+  executor: ToolExecutor;
+  sessions: SessionStore;
+  approvals: ApprovalStore;
+  facts: FactStore;
+  counter: TokenCounter;
+  tracer: Tracer;
+  clock: Clock;
+  log: Logger;
+  limits: { maxSteps: number; contextTokens: number; approvalTtlMs: number; factTokens: number };
+  timezone: string;
+  /** Builds the per-call tool context (facts, reminders, net scoped to this speaker and place). */
+  toolContext(state: TurnState, signal: AbortSignal, toolName: string): ToolContext;
+}
+
+export function newTurnState(input: Omit<TurnState, 'turnId' | 'stepsUsed' | 'startedAt' | 'promptTokens' | 'completionTokens'>, now: number): TurnState {
+  return { ...input, turnId: randomUUID(), stepsUsed: 0, startedAt: now, promptTokens: 0, completionTokens: 0 };
+}
+
+/**
+ * Runs model steps until an answer, a pause or a limit. Every message is appended to the session
+ * as soon as it exists, so a crash leaves history that the gateway can repair (never a lost turn).
+ */
+export async function runSteps(deps: TurnDeps, state: TurnState, signal: AbortSignal): Promise<TurnEnd> {
+  const guard = createLoopGuard();
+  const view = { isAdmin: state.isAdmin };
+
+  while (state.stepsUsed < deps.limits.maxSteps) {
+    if (signal.aborted) return { kind: 'aborted' };
+    const session = await deps.sessions.get(state.sessionId);
+    if (!session) throw new Error(`session ${state.sessionId} vanished`);
+    const history = await deps.sessions.history(state.sessionId);
+    const lastUser = [...history].reverse().find((m) => m.role === 'user');
+    const facts = await deps.facts.promptFacts(state.speaker, lastUser?.content ?? '', deps.limits.factTokens, deps.counter);
+    const tools: ToolSpec[] = deps.registry.specsFor(view);
+    const system = buildSystemPrompt({ now: new Date(deps.clock.now()), timezone: deps.timezone, conversation: state.conversation, speaker: state.speaker, facts });
+    const { messages } = await buildContext({
+      system,
+      session,
+      history,
+      budgetTokens: deps.limits.contextTokens,
+      tools,
+      counter: deps.counter,
+      summarize: (prev, msgs) => summarizeTurns(deps.provider, prev, msgs, signal),
+      saveSummary: (summary, upTo) => deps.sessions.setSummary(state.sessionId, summary, upTo),
+      log: deps.log,
+    });
+
+    state.stepsUsed += 1;
+    const started = deps.clock.now();
+    let response;
+    try {
+      response = await deps.provider.complete({ messages, tools, signal });
+    } catch (err) {
+      const error = err instanceof ModelError ? err : new ModelError('transient', (err as Error).message);
+      deps.tracer.record({ type: 'model_call', turnId: state.turnId, step: state.stepsUsed, model: deps.provider.model, messages, tools: tools.map((t) => t.name), response: null, latencyMs: deps.clock.now() - started, error: `${error.kind}: ${error.message}` });
+      return error.kind === 'aborted' ? { kind: 'aborted' } : { kind: 'model_error', error };
+    }
+    state.promptTokens += response.usage.promptTokens;
+    state.completionTokens += response.usage.completionTokens;
+    deps.tracer.record({ type: 'model_call', turnId: state.turnId, step: state.stepsUsed, model: response.model, messages, tools: tools.map((t) => t.name), response, usage: response.usage, latencyMs: deps.clock.now() - started });
+
+    if (response.toolCalls.length === 0) {
+      if (response.parseErrors.length > 0) {
+        await deps.sessions.append(state.sessionId, [
+          { role: 'assistant', content: response.content ?? '' },
+          { role: 'user', content: `[system note] ${unparseableToolCalls(response.parseErrors)}` },
+        ]);
+        continue;
+      }
+      const text = (response.content ?? '').trim();
+      await deps.sessions.append(state.sessionId, [{ role: 'assistant', content: text }]);
+      return { kind: 'answered', text };
+    }
+
+    await deps.sessions.append(state.sessionId, [{ role: 'assistant', content: response.content, toolCalls: response.toolCalls }]);
+    const paused = await runToolCalls(deps, state, response.toolCalls, guard, signal);
+    if (paused) return { kind: 'paused', approval: paused };
+  }
+  return { kind: 'step_limit' };
+}
+
+/**
+ * Executes one response's tool calls. Calls that need approval are not run: the first one gets a
+ * stored pending record (and pauses the turn once the others are done); any further one is
+ * answered "did not run", because two prompts racing each other confuse people.
+ */
+async function runToolCalls(
+  deps: TurnDeps,
+  state: TurnState,
+  calls: ToolCall[],
+  guard: ReturnType<typeof createLoopGuard>,
+  signal: AbortSignal,
+): Promise<ApprovalRecord | undefined> {
+  const view = { isAdmin: state.isAdmin };
+  const results = new Map<string, ToolOutcome>();
+  const ready: Array<Extract<ReturnType<ToolExecutor['prepareCall']>, { kind: 'ready' }>> = [];
+  let approvalCall: (typeof ready)[number] | undefined;
+
+  for (const call of calls) {
+    const prepared = deps.executor.prepareCall(call, view);
+    if (prepared.kind === 'rejected') {
+      results.set(call.id, prepared.outcome);
+      guard.record({ name: call.name, ok: false });
+      continue;
+    }
+    const verdict = guard.check({ name: call.name, args: prepared.args });
+    if (!verdict.allow) {
+      results.set(call.id, { callId: call.id, name: call.name, ok: false, content: verdict.modelMessage, durationMs: 0, errorKind: 'not_run' });
+      continue;
+    }
+    if (prepared.needsApproval) {
+      if (approvalCall) results.set(call.id, { callId: call.id, name: call.name, ok: false, content: ONE_APPROVAL_AT_A_TIME, durationMs: 0, errorKind: 'not_run' });
+      else approvalCall = prepared;
+      continue;
+    }
+    ready.push(prepared);
+  }
+
+  const outcomes = await deps.executor.runMany(ready, (p) => deps.toolContext(state, signal, p.tool.name));
+  for (const o of outcomes) {
+    results.set(o.callId, o);
+    guard.record({ name: o.name, ok: o.ok });
+  }
+
+  const toolMessages: ChatMessage[] = [];
+  for (const call of calls) {
+    const o = results.get(call.id);
+    if (!o) continue; // the approval-gated call: answered when decided
+    deps.tracer.record({ type: 'tool_call', turnId: state.turnId, callId: o.callId, name: o.name, args: o.args ?? call.arguments, ok: o.ok, result: o.content, raw: o.raw, durationMs: o.durationMs, errorKind: o.errorKind });
+    toolMessages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: o.content });
+  }
+  if (toolMessages.length) await deps.sessions.append(state.sessionId, toolMessages);
+  if (!approvalCall || signal.aborted) return undefined;
+
+  const record = await deps.approvals.create({
+    sessionId: state.sessionId,
+    conversation: state.conversation,
+    replyTo: state.replyTo,
+    turnId: state.turnId,
+    toolCallId: approvalCall.call.id,
+    toolName: approvalCall.tool.name,
+    args: approvalCall.args,
+    requester: state.speaker,
+    expiresAt: deps.clock.now() + deps.limits.approvalTtlMs,
+  });
+  deps.tracer.record({ type: 'approval', turnId: state.turnId, approvalId: record.id, tool: record.toolName, status: 'pending' });
+  return record;
+}
+
+/** Runs an approved call with the stored arguments (never re-asked from the model). */
+export async function runApprovedCall(deps: TurnDeps, state: TurnState, record: ApprovalRecord, signal: AbortSignal): Promise<ToolOutcome> {
+  const prepared = deps.executor.prepareCall({ id: record.toolCallId, name: record.toolName, arguments: JSON.stringify(record.args) }, { isAdmin: state.isAdmin });
+  const outcome =
+    prepared.kind === 'rejected'
+      ? prepared.outcome
+      : await deps.executor.runPrepared(prepared, deps.toolContext(state, signal, prepared.tool.name));
+  deps.tracer.record({ type: 'tool_call', turnId: state.turnId, callId: outcome.callId, name: outcome.name, args: record.args, ok: outcome.ok, result: outcome.content, raw: outcome.raw, durationMs: outcome.durationMs, errorKind: outcome.errorKind });
+  return outcome;
+}

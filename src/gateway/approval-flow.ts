@@ -1,0 +1,220 @@
+import type { ApprovalRecord } from '../approvals/approval-store.js';
+import { runApprovedCall, type TurnState } from '../agent/turn-runner.js';
+import { actionNotRun, actionOutcomeUnknown, interruptedCall } from '../agent/model-notes.js';
+import type { Conversation, Speaker } from '../types.js';
+import { speakerKey } from '../types.js';
+import type { ApprovalOutcome, ApprovalView, DecisionResult, OutboundPort } from './ports.js';
+import type { GatewayDeps } from './gateway.js';
+import * as say from './user-messages.js';
+
+interface FlowDeps extends GatewayDeps {
+  portFor(c: Conversation): OutboundPort | undefined;
+  isAdmin(s: Speaker): boolean;
+  /** Runs a job in the conversation's queue slot (after whatever is already queued there). */
+  enqueue(c: Conversation, job: () => Promise<void>): Promise<void>;
+  /** Continues a turn; `before` runs first inside the slot and may stop it by returning false. */
+  drive(state: TurnState, before?: (signal: AbortSignal) => Promise<boolean>): Promise<void>;
+}
+
+const OPEN = new Set(['pending', 'approved', 'running']);
+
+/**
+ * The approval life cycle around the store's compare-and-set: show, decide (requester or admin,
+ * exactly once), expire, supersede, cancel, and pick up where a restart left off. The decision
+ * itself is durable before anything else happens, so a click is never lost and never applied twice.
+ */
+export function createApprovalFlow(deps: FlowDeps) {
+  const timers = new Map<string, () => void>();
+  const log = deps.log;
+
+  const viewOf = (r: ApprovalRecord): ApprovalView => ({
+    id: r.id,
+    toolName: r.toolName,
+    argsJson: JSON.stringify(r.args, null, 2) ?? 'null',
+    requester: r.requester,
+    expiresAt: r.expiresAt,
+  });
+
+  async function editPrompt(r: ApprovalRecord, outcome: ApprovalOutcome, by?: Speaker): Promise<void> {
+    const port = deps.portFor(r.conversation);
+    if (!port || !r.messageRef) return;
+    try {
+      await port.resolveApproval(r.conversation, r.messageRef, viewOf(r), { outcome, decidedBy: by });
+    } catch (err) {
+      log.error({ err: (err as Error).message, approvalId: r.id }, 'could not update the approval prompt');
+    }
+  }
+
+  /** Answers a tool call in history once: a second answer for one call id would be a 400 later. */
+  async function answerCall(sessionId: string, toolCallId: string, name: string, content: string): Promise<void> {
+    const history = await deps.sessions.history(sessionId);
+    if (history.some((m) => m.role === 'tool' && m.toolCallId === toolCallId)) return;
+    await deps.sessions.append(sessionId, [{ role: 'tool', toolCallId, name, content }]);
+  }
+
+  async function stateFor(r: ApprovalRecord): Promise<TurnState> {
+    const stored = await deps.store.get<TurnState>(`turn:${r.turnId}`);
+    return (
+      stored ?? {
+        turnId: r.turnId, sessionId: r.sessionId, conversation: r.conversation, speaker: r.requester,
+        isAdmin: deps.isAdmin(r.requester), replyTo: r.replyTo, stepsUsed: 0, startedAt: deps.clock.now(),
+        promptTokens: 0, completionTokens: 0,
+      }
+    );
+  }
+
+  function trace(r: ApprovalRecord, status: string, by?: Speaker) {
+    deps.turn.tracer.record({ type: 'approval', turnId: r.turnId, approvalId: r.id, tool: r.toolName, status, by: by ? speakerKey(by) : undefined });
+  }
+
+  /** Queues the continuation of a decided approval's turn. */
+  function resume(r: ApprovalRecord, outcome: ApprovalOutcome, by?: Speaker): void {
+    void deps.enqueue(r.conversation, async () => {
+      const state = await stateFor(r);
+      await deps.drive(state, async (signal) => {
+        if (outcome === 'approved') {
+          if (!(await deps.approvals.markRunning(r.id))) return false; // already ran or running elsewhere
+          const result = await runApprovedCall(deps.turn, state, r, signal);
+          await deps.approvals.markDone(r.id, result.content.slice(0, 500));
+          trace(r, result.ok ? 'done' : 'failed');
+          await answerCall(r.sessionId, r.toolCallId, r.toolName, result.content);
+        } else {
+          await answerCall(r.sessionId, r.toolCallId, r.toolName, actionNotRun(r.toolName, outcome === 'approved' ? 'denied' : outcome, by?.displayName ?? by?.userId));
+          if (outcome === 'cancelled') return false; // the user said stop: do not continue the turn
+        }
+        return true;
+      });
+    });
+  }
+
+  async function expire(id: string): Promise<void> {
+    timers.get(id)?.();
+    timers.delete(id);
+    const { applied, record } = await deps.approvals.decide(id, 'expired');
+    if (!applied || !record) return;
+    trace(record, 'expired');
+    await editPrompt(record, 'expired');
+    resume(record, 'expired');
+  }
+
+  function arm(r: ApprovalRecord): void {
+    timers.get(r.id)?.();
+    const cancel = deps.clock.setTimer(() => {
+      expire(r.id).catch((err: Error) => log.error({ err: err.message, approvalId: r.id }, 'expiring an approval failed'));
+    }, r.expiresAt - deps.clock.now());
+    timers.set(r.id, cancel);
+  }
+
+  return {
+    /** Posts the prompt for a record that is already stored. */
+    async show(r: ApprovalRecord): Promise<void> {
+      const port = deps.portFor(r.conversation);
+      try {
+        if (!port) throw new Error(`no adapter for ${r.conversation.platform}`);
+        const ref = await port.showApproval(r.conversation, viewOf(r), { replyTo: r.replyTo });
+        await deps.approvals.setMessageRef(r.id, ref);
+        if (r.conversation.threadId) await deps.sessions.markJoined(r.conversation);
+        arm(r);
+      } catch (err) {
+        log.error({ err: (err as Error).message, approvalId: r.id }, 'could not post the approval prompt; cancelling it');
+        const { applied } = await deps.approvals.decide(r.id, 'cancelled');
+        if (applied) {
+          await answerCall(r.sessionId, r.toolCallId, r.toolName, actionNotRun(r.toolName, 'cancelled'));
+          await port?.sendText(r.conversation, `I needed your approval to run ${r.toolName}, but could not post the approval prompt, so it did not run.`, { replyTo: r.replyTo }).catch(() => undefined);
+        }
+      }
+    },
+
+    async decide(input: { approvalId: string; decision: 'approve' | 'deny'; decidedBy: Speaker }): Promise<DecisionResult> {
+      const r = await deps.approvals.get(input.approvalId);
+      if (!r || r.tampered) return { kind: 'unknown', text: say.APPROVAL_UNKNOWN };
+      const isRequester = speakerKey(r.requester) === speakerKey(input.decidedBy);
+      if (!isRequester && !deps.isAdmin(input.decidedBy)) return { kind: 'not_allowed', text: say.NOT_YOUR_APPROVAL };
+      if (r.status === 'pending' && deps.clock.now() >= r.expiresAt) {
+        await expire(r.id);
+        return { kind: 'already', outcome: 'expired' };
+      }
+      const to = input.decision === 'approve' ? 'approved' : 'denied';
+      const { applied, record } = await deps.approvals.decide(r.id, to, input.decidedBy);
+      if (!applied || !record) {
+        const status = record?.status ?? r.status;
+        const outcome: ApprovalOutcome = status === 'denied' || status === 'expired' || status === 'cancelled' ? status : 'approved';
+        return { kind: 'already', outcome };
+      }
+      timers.get(r.id)?.();
+      timers.delete(r.id);
+      trace(record, to, input.decidedBy);
+      await editPrompt(record, to, input.decidedBy);
+      resume(record, to, input.decidedBy);
+      return { kind: 'applied', outcome: to };
+    },
+
+    /** A newer message in the session: pending requests are cancelled and answered "did not run". Runs inside the slot. */
+    async supersede(sessionId: string): Promise<void> {
+      for (const r of await deps.approvals.openForSession(sessionId)) {
+        if (r.status !== 'pending') continue;
+        const { applied, record } = await deps.approvals.decide(r.id, 'cancelled');
+        if (!applied || !record) continue;
+        timers.get(r.id)?.();
+        trace(record, 'cancelled');
+        await editPrompt(record, 'cancelled');
+        await answerCall(sessionId, r.toolCallId, r.toolName, actionNotRun(r.toolName, 'cancelled'));
+      }
+    },
+
+    /** `/hermes stop`: cancel pending requests now, answer their calls in the slot. */
+    async cancelForSession(sessionId: string, by: Speaker): Promise<number> {
+      let n = 0;
+      for (const r of await deps.approvals.openForSession(sessionId)) {
+        if (r.status !== 'pending') continue;
+        const { applied, record } = await deps.approvals.decide(r.id, 'cancelled', by);
+        if (!applied || !record) continue;
+        n++;
+        timers.get(r.id)?.();
+        trace(record, 'cancelled', by);
+        await editPrompt(record, 'cancelled', by);
+        resume(record, 'cancelled', by);
+      }
+      return n;
+    },
+
+    /** Answers tool calls left without a result by a crash, so the next request is valid. */
+    async repairHistory(sessionId: string): Promise<void> {
+      const open = new Set((await deps.approvals.openForSession(sessionId)).filter((r) => OPEN.has(r.status)).map((r) => r.toolCallId));
+      const history = await deps.sessions.history(sessionId);
+      const answered = new Set(history.flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : [])));
+      const fixes = history.flatMap((m) =>
+        m.role === 'assistant' && m.toolCalls
+          ? m.toolCalls.filter((c) => !answered.has(c.id) && !open.has(c.id)).map((c) => ({ role: 'tool' as const, toolCallId: c.id, name: c.name, content: interruptedCall(c.name) }))
+          : [],
+      );
+      if (fixes.length) await deps.sessions.append(sessionId, fixes);
+    },
+
+    /** After a restart: re-arm pending, finish decided-but-not-run, and report interrupted runs as unknown. */
+    async recover(): Promise<void> {
+      for (const r of await deps.approvals.listOpen()) {
+        if (r.status === 'pending') {
+          if (deps.clock.now() >= r.expiresAt) await expire(r.id);
+          else arm(r);
+        } else if (r.status === 'approved') {
+          resume(r, 'approved', r.decidedBy);
+        } else if (r.status === 'running') {
+          await deps.approvals.markUnknown(r.id);
+          trace(r, 'unknown');
+          void deps.enqueue(r.conversation, async () => {
+            await deps.drive(await stateFor(r), async () => {
+              await answerCall(r.sessionId, r.toolCallId, r.toolName, actionOutcomeUnknown(r.toolName));
+              return true;
+            });
+          });
+        }
+      }
+    },
+
+    close(): void {
+      for (const cancel of timers.values()) cancel();
+      timers.clear();
+    },
+  };
+}

@@ -1,0 +1,54 @@
+import type { SessionStore } from '../sessions/session-store.js';
+import type { FactStore } from '../memory/fact-store.js';
+import type { Speaker } from '../types.js';
+import type { CommandInvocation, CommandReply } from './ports.js';
+import { helpText, type ParsedCommand } from './commands.js';
+
+export interface CommandDeps {
+  sessions: SessionStore;
+  facts: FactStore;
+  isAdmin(s: Speaker): boolean;
+  stop(): Promise<{ stoppedTurn: boolean; cancelledApprovals: number }>;
+  queueDepth(): number;
+  /** Text for `/hermes status`: deployment-wide for admins, the speaker's own usage otherwise. */
+  status(speaker: Speaker, isAdmin: boolean): Promise<string>;
+}
+
+const PREFIX: Record<string, string> = { slack: '/hermes ', discord: '/hermes ', shell: '/' };
+
+/** Runs one private subcommand. Every branch answers; none throws for bad input. */
+export async function runCommand(parsed: Exclude<ParsedCommand, { kind: 'task' }>, cmd: CommandInvocation, deps: CommandDeps): Promise<CommandReply> {
+  const prefix = PREFIX[cmd.conversation.platform] ?? '/hermes ';
+  if (parsed.kind === 'empty') return { kind: 'private', text: helpText(prefix) };
+  switch (parsed.name) {
+    case 'help':
+      return { kind: 'private', text: helpText(prefix) };
+    case 'new': {
+      await deps.stop();
+      await deps.sessions.startNew(cmd.conversation);
+      return { kind: 'private', text: 'Started a fresh conversation here. The previous one is archived; what I remember about you is kept (see `memory`).' };
+    }
+    case 'stop': {
+      const r = await deps.stop();
+      const parts = [];
+      if (r.stoppedTurn) parts.push('stopped the running task');
+      if (r.cancelledApprovals) parts.push(`cancelled ${r.cancelledApprovals} pending approval${r.cancelledApprovals > 1 ? 's' : ''}`);
+      return { kind: 'private', text: parts.length ? `OK: ${parts.join(' and ')}.` : 'Nothing is running here.' };
+    }
+    case 'memory': {
+      const facts = await deps.facts.list(cmd.speaker);
+      if (facts.length === 0) return { kind: 'private', text: 'I do not remember anything about you yet.' };
+      const lines = facts.map((f) => `• \`${f.id}\` ${f.text}`);
+      return { kind: 'private', text: [`What I remember about you (${facts.length}):`, ...lines, `Delete with \`${prefix}forget <id>\` or \`${prefix}forget all\`.`].join('\n') };
+    }
+    case 'forget': {
+      const arg = parsed.arg.trim();
+      if (!arg) return { kind: 'private', text: `Say which fact: \`${prefix}forget <id>\` (ids are in \`${prefix}memory\`), or \`${prefix}forget all\`.` };
+      const n = await deps.facts.forget(cmd.speaker, arg);
+      if (arg.toLowerCase() === 'all') return { kind: 'private', text: n ? `Forgot all ${n} facts about you.` : 'There was nothing to forget.' };
+      return { kind: 'private', text: n ? `Forgot fact \`${arg}\`.` : `I have no fact \`${arg}\` about you. See \`${prefix}memory\`.` };
+    }
+    case 'status':
+      return { kind: 'private', text: await deps.status(cmd.speaker, deps.isAdmin(cmd.speaker)) };
+  }
+}

@@ -1,0 +1,226 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import type { Store } from '../store/store.js';
+import { StoreWriteError } from '../store/store.js';
+import type { Conversation, InboundMessage, Platform, Speaker } from '../types.js';
+import { conversationKey, speakerKey } from '../types.js';
+import type { SessionStore } from '../sessions/session-store.js';
+import type { ApprovalStore } from '../approvals/approval-store.js';
+import type { FactStore } from '../memory/fact-store.js';
+import type { TurnDeps, TurnEnd, TurnState } from '../agent/turn-runner.js';
+import { newTurnState, runSteps } from '../agent/turn-runner.js';
+import { tagUserText } from '../agent/system-prompt.js';
+import type { CommandInvocation, CommandReply, DecisionResult, GatewayApi, OutboundPort } from './ports.js';
+import { createSessionQueue } from './session-queue.js';
+import { createInbox } from './inbox.js';
+import { createApprovalFlow } from './approval-flow.js';
+import { runCommand, type CommandDeps } from './command-handlers.js';
+import { parseCommand } from './commands.js';
+import * as say from './user-messages.js';
+
+export interface GatewayDeps {
+  store: Store;
+  sessions: SessionStore;
+  approvals: ApprovalStore;
+  facts: FactStore;
+  turn: TurnDeps;
+  clock: Clock;
+  log: Logger;
+  admins: string[];
+  maxConcurrentTurns: number;
+  /** Longest user message accepted; longer ones get a clear answer instead of a silent cut. */
+  maxInboundChars?: number;
+  status: CommandDeps['status'];
+}
+
+export interface Gateway extends GatewayApi {
+  port(platform: Platform): OutboundPort | undefined;
+  /** Re-queues work a crash or restart interrupted and re-arms approval expiry. Call once ports are registered. */
+  recover(): Promise<void>;
+  /** Resolves when no turn is queued or running. */
+  idle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const DEFAULT_MAX_INBOUND = 40_000;
+
+export function createGateway(deps: GatewayDeps): Gateway {
+  const ports = new Map<Platform, OutboundPort>();
+  const queue = createSessionQueue(deps.maxConcurrentTurns);
+  const running = new Map<string, AbortController>();
+  const inbox = createInbox(deps.store);
+  const log = deps.log;
+  let closed = false;
+
+  const isAdmin = (s: Speaker) => deps.admins.includes(`${s.platform}:${s.userId}`);
+  const portFor = (c: Conversation) => ports.get(c.platform);
+
+  async function send(c: Conversation, text: string, replyTo?: string): Promise<void> {
+    const port = portFor(c);
+    if (!port) {
+      log.error({ platform: c.platform }, 'no adapter registered for platform; answer dropped');
+      return;
+    }
+    try {
+      await port.sendText(c, text, { replyTo });
+      if (c.threadId) await deps.sessions.markJoined(c);
+    } catch (err) {
+      log.error({ err: (err as Error).message, platform: c.platform }, 'sending an answer failed');
+    }
+  }
+
+  /** Runs (or resumes) a turn inside the session's queue slot and tells the user how it ended. */
+  async function drive(state: TurnState, before?: (signal: AbortSignal) => Promise<boolean>): Promise<void> {
+    const key = conversationKey(state.conversation);
+    const controller = new AbortController();
+    running.set(key, controller);
+    const port = portFor(state.conversation);
+    let stopWorking: (() => Promise<void>) | undefined;
+    try {
+      stopWorking = await port?.startWorking(state.conversation, { replyTo: state.replyTo }).catch((err) => {
+        log.warn({ err: (err as Error).message }, 'progress indicator failed');
+        return undefined;
+      });
+      if (before && !(await before(controller.signal))) return;
+      const end = await runSteps(deps.turn, state, controller.signal);
+      await finish(state, end);
+    } catch (err) {
+      log.error({ err: (err as Error).message, stack: (err as Error).stack, turnId: state.turnId }, 'turn failed');
+      await send(state.conversation, err instanceof StoreWriteError ? say.STORE_FAILED : say.UNEXPECTED_ERROR, state.replyTo);
+      deps.turn.tracer.record({ type: 'turn_end', turnId: state.turnId, outcome: 'error', steps: state.stepsUsed, durationMs: deps.clock.now() - state.startedAt, promptTokens: state.promptTokens, completionTokens: state.completionTokens });
+    } finally {
+      if (running.get(key) === controller) running.delete(key);
+      await stopWorking?.().catch((err: Error) => log.warn({ err: err.message }, 'clearing progress indicator failed'));
+    }
+  }
+
+  async function finish(state: TurnState, end: TurnEnd): Promise<void> {
+    const c = state.conversation;
+    if (end.kind === 'paused') {
+      await deps.store.set(`turn:${state.turnId}`, state);
+      await approvals.show(end.approval);
+    } else if (end.kind === 'answered') {
+      await send(c, end.text || say.EMPTY_ANSWER, state.replyTo);
+    } else if (end.kind === 'step_limit') {
+      await send(c, say.stepLimitReached(deps.turn.limits.maxSteps), state.replyTo);
+    } else if (end.kind === 'model_error') {
+      await send(c, say.modelFailed(end.error), state.replyTo);
+    }
+    if (end.kind !== 'paused') await deps.store.delete(`turn:${state.turnId}`);
+    deps.turn.tracer.record({ type: 'turn_end', turnId: state.turnId, outcome: end.kind === 'model_error' ? `model_error:${end.error.kind}` : end.kind, steps: state.stepsUsed, durationMs: deps.clock.now() - state.startedAt, promptTokens: state.promptTokens, completionTokens: state.completionTokens });
+  }
+
+  const approvals = createApprovalFlow({
+    ...deps,
+    portFor,
+    isAdmin,
+    enqueue: (c, job) => queue.run(conversationKey(c), job),
+    drive,
+  });
+
+  /** The queued job for one user message. */
+  async function processMessage(msg: InboundMessage): Promise<void> {
+    try {
+      await inbox.markStarted(msg.id);
+      const session = await deps.sessions.current(msg.conversation);
+      await approvals.supersede(session.id);
+      await approvals.repairHistory(session.id);
+      await deps.sessions.append(session.id, [{ role: 'user', content: tagUserText(msg.conversation, msg.speaker, msg.text), speaker: msg.speaker }]);
+      const state = newTurnState({ sessionId: session.id, conversation: msg.conversation, speaker: msg.speaker, isAdmin: isAdmin(msg.speaker), replyTo: msg.replyTo }, deps.clock.now());
+      deps.turn.tracer.record({ type: 'turn_start', turnId: state.turnId, sessionId: session.id, platform: msg.conversation.platform, userKey: speakerKey(msg.speaker), text: msg.text });
+      await drive(state);
+    } catch (err) {
+      log.error({ err: (err as Error).message }, 'could not start a turn');
+      await send(msg.conversation, err instanceof StoreWriteError ? say.STORE_FAILED : say.UNEXPECTED_ERROR, msg.replyTo);
+    } finally {
+      await inbox.done(msg.id).catch((err: Error) => log.error({ err: err.message }, 'inbox cleanup failed'));
+    }
+  }
+
+  function enqueue(msg: InboundMessage): void {
+    void queue.run(conversationKey(msg.conversation), () => processMessage(msg));
+  }
+
+  async function accepts(msg: InboundMessage): Promise<boolean> {
+    if (msg.conversation.isDm || msg.mentioned) return true;
+    return msg.conversation.threadId !== undefined && (await deps.sessions.isJoined(msg.conversation));
+  }
+
+  return {
+    registerPort(port) {
+      ports.set(port.platform, port);
+    },
+    port: (p) => ports.get(p),
+
+    async handleMessage(msg) {
+      if (closed) return 'ignored';
+      if (!(await accepts(msg))) return 'ignored';
+      if (!(await deps.sessions.claimInbound(msg.conversation.platform, msg.id))) return 'duplicate';
+      const max = deps.maxInboundChars ?? DEFAULT_MAX_INBOUND;
+      if (msg.text.trim() === '') {
+        await send(msg.conversation, 'Yes? Tell me what you need, or use `/hermes help`.', msg.replyTo);
+        return 'queued';
+      }
+      if (msg.text.length > max) {
+        await send(msg.conversation, `Your message is ${msg.text.length.toLocaleString('en-US')} characters long; I can take at most ${max.toLocaleString('en-US')}. Please shorten it or split it into parts.`, msg.replyTo);
+        return 'queued';
+      }
+      await inbox.add(msg);
+      enqueue(msg);
+      return 'queued';
+    },
+
+    async handleCommand(cmd: CommandInvocation): Promise<CommandReply> {
+      const parsed = parseCommand(cmd.text);
+      if (parsed.kind === 'task') {
+        const id = `cmd:${cmd.conversation.channelId}:${deps.clock.now()}:${Math.random().toString(36).slice(2, 8)}`;
+        const msg: InboundMessage = { id, conversation: cmd.conversation, speaker: cmd.speaker, text: parsed.text, mentioned: true, replyTo: cmd.replyTo };
+        await inbox.add(msg);
+        enqueue(msg);
+        return { kind: 'task', text: `Working on it: ${parsed.text.length > 200 ? `${parsed.text.slice(0, 200)}…` : parsed.text}` };
+      }
+      const key = conversationKey(cmd.conversation);
+      return runCommand(parsed, cmd, {
+        sessions: deps.sessions,
+        facts: deps.facts,
+        status: deps.status,
+        isAdmin,
+        stop: async () => {
+          const controller = running.get(key);
+          controller?.abort();
+          const session = await deps.sessions.current(cmd.conversation);
+          const cancelled = await approvals.cancelForSession(session.id, cmd.speaker);
+          return { stoppedTurn: controller !== undefined, cancelledApprovals: cancelled };
+        },
+        queueDepth: () => queue.size(),
+      });
+    },
+
+    decideApproval: (input): Promise<DecisionResult> => approvals.decide(input),
+
+    async recover() {
+      for (const msg of await inbox.pending()) {
+        if (msg.started) {
+          // A turn was running when the process died. Re-running could repeat side effects,
+          // so the history is repaired (dangling calls answered) and the user is told.
+          const session = await deps.sessions.current(msg.message.conversation);
+          await approvals.repairHistory(session.id);
+          await send(msg.message.conversation, say.RESTART_INTERRUPTED, msg.message.replyTo);
+          await inbox.done(msg.message.id);
+        } else {
+          enqueue(msg.message);
+        }
+      }
+      await approvals.recover();
+    },
+
+    idle: () => queue.idle(),
+
+    async close() {
+      closed = true;
+      approvals.close();
+      for (const c of running.values()) c.abort();
+      await Promise.race([queue.idle(), new Promise((r) => setTimeout(r, 5_000).unref())]);
+    },
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * One job at a time per key (a conversation), in arrival order; different keys run in parallel
+ * up to `maxConcurrent` jobs overall. Jobs never reject into the queue: a failing job is the
+ * job's own business (the gateway catches and answers the user).
+ */
+export interface SessionQueue {
+  run<T>(key: string, job: () => Promise<T>): Promise<T>;
+  /** Jobs queued or running for a key (0 when idle). */
+  depth(key: string): number;
+  /** Jobs queued or running overall. */
+  size(): number;
+  idle(): Promise<void>;
+}
+
+export function createSessionQueue(maxConcurrent: number): SessionQueue {
+  const tails = new Map<string, Promise<unknown>>();
+  const depths = new Map<string, number>();
+  let running = 0;
+  let total = 0;
+  const waiters: Array<() => void> = [];
+  let idleWaiters: Array<() => void> = [];
+
+  const acquire = (): Promise<void> => {
+    if (running < maxConcurrent) {
+      running++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => waiters.push(() => { running++; resolve(); }));
+  };
+  const release = () => {
+    running--;
+    waiters.shift()?.();
+  };
+
+  return {
+    run(key, job) {
+      depths.set(key, (depths.get(key) ?? 0) + 1);
+      total++;
+      const prev = tails.get(key) ?? Promise.resolve();
+      const result = prev.then(async () => {
+        await acquire();
+        try {
+          return await job();
+        } finally {
+          release();
+        }
+      });
+      const tail = result.then(() => undefined, () => undefined).then(() => {
+        const d = (depths.get(key) ?? 1) - 1;
+        total--;
+        if (d === 0) {
+          depths.delete(key);
+          if (tails.get(key) === tail) tails.delete(key);
+        } else depths.set(key, d);
+        if (total === 0) {
+          const w = idleWaiters;
+          idleWaiters = [];
+          w.forEach((f) => f());
+        }
+      });
+      tails.set(key, tail);
+      return result;
+    },
+    depth: (key) => depths.get(key) ?? 0,
+    size: () => total,
+    idle: () => (total === 0 ? Promise.resolve() : new Promise((r) => idleWaiters.push(r))),
+  };
+}

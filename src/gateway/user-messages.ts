@@ -1,0 +1,50 @@
+/**
+ * Every text a PERSON reads that the gateway writes (errors, limits, command answers). One place,
+ * so wording stays consistent across Slack, Discord and the terminal. The model never sees these.
+ */
+import type { ModelError } from '../provider/provider.js';
+import type { ApprovalOutcome } from './ports.js';
+
+export function modelFailed(err: ModelError): string {
+  switch (err.kind) {
+    case 'permanent':
+      return `I can't reach my language model: ${err.message}. An operator needs to fix the model settings (OPENAI_API_KEY, OPENAI_BASE_URL, HERMES_MODEL).`;
+    case 'timeout':
+      return 'The language model took too long to answer, so I stopped waiting. Please try again in a moment.';
+    case 'transient':
+      return `The language model is not answering right now (${err.message}). Please try again in a minute.`;
+    case 'aborted':
+      return 'Stopped.';
+  }
+}
+
+export const UNEXPECTED_ERROR = 'Something went wrong on my side while working on that, and I could not finish. Please try again; if it keeps happening, an operator can look at the logs.';
+
+export function stepLimitReached(maxSteps: number): string {
+  return `I stopped after ${maxSteps} steps without finishing (the HERMES_MAX_STEPS limit). Try a narrower request, or ask me to continue.`;
+}
+
+export const EMPTY_ANSWER = 'The model returned an empty answer. Please try rephrasing.';
+
+export const STORE_FAILED = 'I could not save this conversation (the storage is failing, perhaps a full disk), so I did not run it. An operator needs to check the data directory.';
+
+export const RESTART_INTERRUPTED = 'I was restarted while working on your message and could not finish it. Please send it again if you still need it.';
+
+export function approvalOutcomeLine(outcome: ApprovalOutcome, who?: string): string {
+  switch (outcome) {
+    case 'approved':
+      return `✅ Approved by ${who ?? 'someone'}`;
+    case 'denied':
+      return `❌ Denied by ${who ?? 'someone'}`;
+    case 'expired':
+      return '⌛ Expired: nobody decided in time, so it did not run';
+    case 'cancelled':
+      return `🚫 Cancelled${who ? ` by ${who}` : ' (a newer message arrived)'}: it did not run`;
+  }
+}
+
+export const NOT_YOUR_APPROVAL = 'Only the person who asked for this action, or an admin, can approve or deny it.';
+export const APPROVAL_UNKNOWN = 'I could not find this approval request. It may belong to an old or deleted conversation.';
+export function approvalAlreadyDecided(outcome: string): string {
+  return `This request was already decided (${outcome}).`;
+}
