@@ -1,0 +1,93 @@
+import type { Config } from '../config.js';
+import type { ToolSpec } from '../provider/provider.js';
+import { inputJsonSchema, toToolSpec, type ToolSpecOptions } from './json-schema.js';
+import type { AnyTool } from './tool-api.js';
+
+/** What the deployment says about one tool, merged with the tool's own defaults. */
+export interface EffectiveToolSettings {
+  enabled: boolean;
+  /** Operator's value first, then the tool's; undefined → the executor's default. */
+  timeoutMs?: number;
+  maxResultChars?: number;
+  /** The operator's override; undefined → the tool decides. */
+  needsApproval?: boolean;
+  /** `tools.<name>.settings`, handed to `isAvailable` and to the tool as ctx.settings. */
+  settings: Record<string, unknown>;
+}
+
+export interface ToolView {
+  isAdmin: boolean;
+}
+
+/**
+ * The tools the agent knows, and which of them a given speaker may see right now. Visibility is
+ * computed on every call (never cached), so a tool registered while the bot runs, or one whose
+ * backend appears, is offered at the next model call.
+ */
+export class ToolRegistry {
+  private readonly tools = new Map<string, AnyTool>();
+
+  constructor(private readonly toolsConfig: Config['tools'] = {}) {}
+
+  /** Adds a tool, replacing one of the same name. Throws if its input is not a z.object. */
+  register(tool: AnyTool): void {
+    inputJsonSchema(tool);
+    this.tools.set(tool.name, tool);
+  }
+
+  unregister(name: string): void {
+    this.tools.delete(name);
+  }
+
+  get(name: string): AnyTool | undefined {
+    return this.tools.get(name);
+  }
+
+  /** Every registered name, in registration order, visible or not. */
+  names(): string[] {
+    return [...this.tools.keys()];
+  }
+
+  settingsFor(name: string): EffectiveToolSettings {
+    const configured = this.toolsConfig[name] ?? {};
+    const tool = this.tools.get(name);
+    return {
+      enabled: configured.enabled ?? true,
+      timeoutMs: configured.timeoutMs ?? tool?.timeoutMs,
+      maxResultChars: configured.maxResultChars ?? tool?.maxResultChars,
+      needsApproval: configured.needsApproval,
+      settings: { ...(configured.settings ?? {}) },
+    };
+  }
+
+  /** Whether this speaker may be offered (and may call) the tool right now. */
+  isVisible(name: string, view: ToolView): boolean {
+    const tool = this.tools.get(name);
+    if (!tool) return false;
+    const settings = this.settingsFor(name);
+    if (!settings.enabled) return false;
+    if (tool.category === 'admin' && !view.isAdmin) return false;
+    if (!tool.isAvailable) return true;
+    try {
+      return tool.isAvailable(settings.settings);
+    } catch {
+      // A broken availability check hides the tool rather than failing the whole turn.
+      return false;
+    }
+  }
+
+  /** The visible tools, in registration order. */
+  visible(view: ToolView): AnyTool[] {
+    return [...this.tools.values()].filter((t) => this.isVisible(t.name, view));
+  }
+
+  /** The tool list for one model call. */
+  specsFor(view: ToolView, options: ToolSpecOptions = {}): ToolSpec[] {
+    return this.visible(view).map((t) => toToolSpec(t, options));
+  }
+
+  /** Names configured under `tools:` that no registered tool has (likely typos, worth a warning). */
+  unknownConfiguredTools(): string[] {
+    return Object.keys(this.toolsConfig).filter((name) => !this.tools.has(name));
+  }
+}
