@@ -1,0 +1,176 @@
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import { conversationKey, type ChatMessage, type Conversation } from '../types.js';
+import { storeKey, type Store } from '../store/store.js';
+import { createKeyedSerialiser } from '../store/keyed-serialiser.js';
+
+export interface SessionRecord {
+  id: string;
+  conversationKey: string;
+  createdAt: number;
+  summary?: string;
+  /** Count of history messages covered by `summary`. */
+  summarizedUpTo: number;
+}
+
+export interface SessionStore {
+  /** The conversation's live session; the first one is created lazily. */
+  current(conversation: Conversation): Promise<SessionRecord>;
+  get(sessionId: string): Promise<SessionRecord | undefined>;
+  /** Archives the current session (kept, listed by archived()) and starts one with a new id. */
+  startNew(conversation: Conversation): Promise<SessionRecord>;
+  /** Messages in order; `from` skips the first `from` (e.g. those already in the summary). */
+  history(sessionId: string, from?: number): Promise<ChatMessage[]>;
+  /** Append-only; one call costs the same however long the history already is. */
+  append(sessionId: string, messages: ChatMessage[]): Promise<void>;
+  setSummary(sessionId: string, summary: string, summarizedUpTo: number): Promise<void>;
+  /** Old session ids of this conversation, oldest first. */
+  archived(conversation: Conversation): Promise<string[]>;
+  /** The bot took part in this thread, so it answers there without a mention (persisted). */
+  markJoined(conversation: Conversation): Promise<void>;
+  isJoined(conversation: Conversation): Promise<boolean>;
+  /** Durable dedupe of inbound platform messages: true only the first time an id is claimed. */
+  claimInbound(platform: string, messageId: string): Promise<boolean>;
+}
+
+/**
+ * History is kept in fixed-size pages plus a message count, so an append rewrites at most the
+ * last page and the count, never the whole history. The count is written last and is the commit
+ * point: a crash after writing a page but before the count leaves extra messages in the page
+ * that readers ignore and the next append overwrites.
+ */
+export const HISTORY_PAGE_SIZE = 32;
+const INBOUND_TTL_MS = 24 * 60 * 60 * 1000;
+
+const keys = {
+  current: (convKey: string) => storeKey('session', 'current', convKey),
+  archived: (convKey: string) => storeKey('session', 'archived', convKey),
+  joined: (convKey: string) => storeKey('session', 'joined', convKey),
+  meta: (sessionId: string) => storeKey('session', 'meta', sessionId),
+  count: (sessionId: string) => storeKey('session', 'count', sessionId),
+  page: (sessionId: string, page: number) => storeKey('session', 'page', sessionId, String(page)),
+  inbound: (platform: string, messageId: string) => storeKey('inbound', platform, messageId),
+};
+
+export function createSessionStore(store: Store, clock: Clock): SessionStore {
+  // Several store keys change together (pointer + archive list, pages + count), so the unit of
+  // serialisation is the conversation or the session, not a single key.
+  const locks = createKeyedSerialiser();
+
+  async function createSession(convKey: string): Promise<SessionRecord> {
+    const record: SessionRecord = {
+      id: `${convKey}#${clock.now().toString(36)}-${randomBytes(6).toString('base64url')}`,
+      conversationKey: convKey,
+      createdAt: clock.now(),
+      summarizedUpTo: 0,
+    };
+    await store.set(keys.meta(record.id), record);
+    await store.set(keys.current(convKey), record.id);
+    return record;
+  }
+
+  async function currentLocked(convKey: string): Promise<SessionRecord> {
+    const id = await store.get<string>(keys.current(convKey));
+    if (id !== undefined) {
+      const record = await store.get<SessionRecord>(keys.meta(id));
+      if (record) return record;
+    }
+    return createSession(convKey);
+  }
+
+  async function messageCount(sessionId: string): Promise<number> {
+    return (await store.get<number>(keys.count(sessionId))) ?? 0;
+  }
+
+  async function readPage(sessionId: string, page: number): Promise<ChatMessage[]> {
+    const messages = await store.get<ChatMessage[]>(keys.page(sessionId, page));
+    if (!messages) throw new Error(`session ${sessionId}: history page ${page} is missing from the store`);
+    return messages;
+  }
+
+  return {
+    current(conversation) {
+      const convKey = conversationKey(conversation);
+      return locks.run(`conv:${convKey}`, () => currentLocked(convKey));
+    },
+
+    get(sessionId) {
+      return store.get<SessionRecord>(keys.meta(sessionId));
+    },
+
+    startNew(conversation) {
+      const convKey = conversationKey(conversation);
+      return locks.run(`conv:${convKey}`, async () => {
+        const oldId = await store.get<string>(keys.current(convKey));
+        if (oldId !== undefined) {
+          await store.update<string[]>(keys.archived(convKey), (list) =>
+            list?.includes(oldId) ? undefined : [...(list ?? []), oldId],
+          );
+        }
+        return createSession(convKey);
+      });
+    },
+
+    async history(sessionId, from = 0) {
+      const count = await messageCount(sessionId);
+      const start = Math.max(0, Math.min(Math.floor(from), count));
+      if (start >= count) return [];
+      const firstPage = Math.floor(start / HISTORY_PAGE_SIZE);
+      const lastPage = Math.floor((count - 1) / HISTORY_PAGE_SIZE);
+      const pages = await Promise.all(
+        Array.from({ length: lastPage - firstPage + 1 }, (_, i) => readPage(sessionId, firstPage + i)),
+      );
+      const offset = firstPage * HISTORY_PAGE_SIZE;
+      return pages.flat().slice(start - offset, count - offset);
+    },
+
+    append(sessionId, messages) {
+      if (messages.length === 0) return Promise.resolve();
+      return locks.run(`session:${sessionId}`, async () => {
+        const count = await messageCount(sessionId);
+        let page = Math.floor(count / HISTORY_PAGE_SIZE);
+        const filled = count % HISTORY_PAGE_SIZE;
+        // Only the committed part of the last page counts; anything beyond it is crash debris.
+        let buffer = filled > 0 ? (await readPage(sessionId, page)).slice(0, filled) : [];
+        let rest = messages;
+        while (rest.length > 0) {
+          const room = HISTORY_PAGE_SIZE - buffer.length;
+          buffer = [...buffer, ...rest.slice(0, room)];
+          rest = rest.slice(room);
+          await store.set(keys.page(sessionId, page), buffer);
+          page += 1;
+          buffer = [];
+        }
+        await store.set(keys.count(sessionId), count + messages.length);
+      });
+    },
+
+    async setSummary(sessionId, summary, summarizedUpTo) {
+      const { after } = await store.update<SessionRecord>(keys.meta(sessionId), (record) =>
+        record ? { ...record, summary, summarizedUpTo } : undefined,
+      );
+      if (!after) throw new Error(`session ${sessionId} does not exist, so its summary cannot be set`);
+    },
+
+    async archived(conversation) {
+      return (await store.get<string[]>(keys.archived(conversationKey(conversation)))) ?? [];
+    },
+
+    async markJoined(conversation) {
+      await store.set(keys.joined(conversationKey(conversation)), true);
+    },
+
+    async isJoined(conversation) {
+      return (await store.get<boolean>(keys.joined(conversationKey(conversation)))) === true;
+    },
+
+    claimInbound(platform, messageId) {
+      const key = keys.inbound(platform, messageId);
+      return locks.run(`inbound:${key}`, async () => {
+        if ((await store.get(key)) !== undefined) return false;
+        await store.set(key, clock.now(), INBOUND_TTL_MS);
+        return true;
+      });
+    },
+  };
+}
