@@ -1,0 +1,92 @@
+import { Events, type Client, type Interaction, type Message } from 'discord.js';
+import type { Config } from '../../src/config.js';
+import type { Adapter, GatewayApi } from '../../src/gateway/ports.js';
+import type { Logger } from '../../src/log.js';
+import type { Store } from '../../src/store/store.js';
+import { createClient, loginUntilReady, type ConnectOptions } from './connect.js';
+import { toInbound } from './inbound.js';
+import { handleButton, handleSlashCommand, type InteractionDeps } from './interactions.js';
+import { createDiscordPort } from './outbound-port.js';
+import { registerCommands } from './register-commands.js';
+
+/**
+ * The Discord adapter: discord.js client in, gateway calls out, and the outbound port back.
+ * Every handler catches its own errors: one bad event must never take the process down.
+ */
+
+export interface DiscordAdapterOptions {
+  config: NonNullable<Config['discord']>;
+  gateway: GatewayApi;
+  /** Unused today: everything durable (dedupe, participation, approvals) lives in the gateway. */
+  store: Store;
+  log: Logger;
+  /** Test and tuning knobs; the defaults suit production. */
+  timing?: Pick<ConnectOptions, 'restTimeoutMs' | 'readyTimeoutMs' | 'waitGuildTimeoutMs'>;
+}
+
+export interface DiscordAdapter extends Adapter {
+  /** The live discord.js client (null before start and after stop). */
+  readonly client: Client | null;
+}
+
+export async function createDiscordAdapter(opts: DiscordAdapterOptions): Promise<DiscordAdapter> {
+  const log = opts.log.child({ adapter: 'discord' });
+  const connectOptions: ConnectOptions = { token: opts.config.token, apiUrl: opts.config.apiUrl, log, ...opts.timing };
+  const client = createClient(connectOptions);
+  const port = createDiscordPort(client.rest, log);
+  opts.gateway.registerPort(port);
+  let live: Client | null = null;
+
+  const deps: InteractionDeps = { gateway: opts.gateway, log };
+
+  client.on(Events.MessageCreate, (message: Message) => {
+    void onMessage(message).catch((err: unknown) => log.error({ err: String(err), messageId: message.id }, 'discord: message handling failed'));
+  });
+  client.on(Events.InteractionCreate, (interaction: Interaction) => {
+    void onInteraction(interaction).catch((err: unknown) => log.error({ err: String(err), interactionId: interaction.id }, 'discord: interaction handling failed'));
+  });
+  client.on(Events.Error, (err) => log.error({ err: String(err) }, 'discord: client error'));
+  client.on(Events.ShardError, (err) => log.warn({ err: String(err) }, 'discord: gateway connection error'));
+  client.on(Events.ShardResume, (_id, replayed) => log.info({ replayed }, 'discord: gateway session resumed'));
+  client.on(Events.ShardReconnecting, () => log.info('discord: gateway reconnecting'));
+
+  async function onMessage(message: Message): Promise<void> {
+    const botId = client.user?.id;
+    if (!botId) return;
+    const inbound = toInbound(message, botId);
+    if (!inbound) return;
+    const verdict = await opts.gateway.handleMessage(inbound);
+    log.debug({ messageId: message.id, verdict }, 'discord: message handed to the gateway');
+  }
+
+  async function onInteraction(interaction: Interaction): Promise<void> {
+    if (interaction.isButton()) await handleButton(interaction, deps);
+    else if (interaction.isChatInputCommand()) await handleSlashCommand(interaction, deps);
+  }
+
+  return {
+    port,
+    get client() {
+      return live;
+    },
+    async start(): Promise<void> {
+      await loginUntilReady(client, connectOptions);
+      live = client;
+      const applicationId = client.application?.id;
+      if (!applicationId) {
+        log.warn('discord: READY carried no application id; /hermes was not registered');
+      } else {
+        // The bot still works by mention and DM without the command, so a failure here is logged, not fatal.
+        await registerCommands(client.rest, applicationId, opts.config.guildId, log).catch((err: unknown) =>
+          log.warn({ err: String(err) }, 'discord: could not register /hermes; mentions and DMs still work. Check the bot was invited with the applications.commands scope.'),
+        );
+      }
+      log.info({ user: client.user?.tag, guilds: client.guilds.cache.size }, 'discord: connected');
+    },
+    async stop(): Promise<void> {
+      port.stopAll();
+      live = null;
+      await client.destroy();
+    },
+  };
+}

@@ -1,0 +1,61 @@
+import { MessageType, type Message, type User } from 'discord.js';
+import type { Conversation, InboundMessage, Speaker } from '../../src/types.js';
+
+/**
+ * Discord message → InboundMessage. Who spoke, where, and whether the bot was mentioned all come
+ * from the event's structured data (author, channel, `mentions`), never from the text.
+ * The gateway decides whether to answer (DMs always; channels when mentioned; threads it is part
+ * of); here we only drop what is never for us: bots (ourselves included), system messages.
+ */
+
+/** Speaker.workspaceId for DMs, which belong to no guild. */
+export const DM_WORKSPACE = '@dm';
+
+export function toInbound(message: Message, botId: string): InboundMessage | null {
+  if (message.author.bot || message.author.id === botId || message.system || message.webhookId) return null;
+  if (message.type !== MessageType.Default && message.type !== MessageType.Reply) return null;
+
+  const conversation = conversationOf(message.channelId, message.guildId, message.channel.isThread());
+  const mentioned = message.mentions.users.has(botId);
+  const text = readableText(message.content, botId, message.mentions.users);
+  if (text === '' && message.attachments.size === 0) return null;
+
+  return {
+    id: message.id,
+    conversation,
+    speaker: speakerOf(message.author, message.guildId, message.member?.displayName),
+    text: text === '' ? '(sent an attachment)' : text,
+    mentioned,
+    replyTo: message.id,
+  };
+}
+
+/** A thread is its own session: its id is both the channel to post in and the thread key. */
+export function conversationOf(channelId: string, guildId: string | null, isThread: boolean): Conversation {
+  if (guildId === null) return { platform: 'discord', workspaceId: DM_WORKSPACE, channelId, isDm: true };
+  return { platform: 'discord', workspaceId: guildId, channelId, ...(isThread && { threadId: channelId }), isDm: false };
+}
+
+export function speakerOf(user: User, guildId: string | null, memberName?: string): Speaker {
+  return {
+    platform: 'discord',
+    workspaceId: guildId ?? DM_WORKSPACE,
+    userId: user.id,
+    displayName: memberName ?? user.globalName ?? user.username,
+  };
+}
+
+/**
+ * Removes the bot's own mention (`<@id>` and the legacy `<@!id>`) and turns other user mentions
+ * into `@name`, so the model reads names, not snowflakes.
+ */
+export function readableText(content: string, botId: string, mentionedUsers: ReadonlyMap<string, Pick<User, 'username' | 'globalName'>>): string {
+  return content
+    .replace(/<@!?(\d+)>/g, (whole, id: string) => {
+      if (id === botId) return '';
+      const user = mentionedUsers.get(id);
+      return user ? `@${user.globalName ?? user.username}` : whole;
+    })
+    .replace(/[ \t]{2,}/g, ' ')
+    .trim();
+}

@@ -1,0 +1,79 @@
+import type { REST } from 'discord.js';
+import { Routes, type APIMessage } from 'discord-api-types/v10';
+import type { ApprovalResolution, ApprovalView, MessageRef, OutboundPort } from '../../src/gateway/ports.js';
+import type { Logger } from '../../src/log.js';
+import type { Conversation } from '../../src/types.js';
+import { splitMessage } from './chunk.js';
+import { approvalMessage, mention, resolvedApprovalMessage, textMessage } from './render.js';
+
+/**
+ * The gateway's way out to Discord. It talks REST with channel ids only, never with cached channel
+ * objects: after a restart (a pending approval, a reminder) the cache is empty, and a DM or a
+ * thread must still be reachable. A thread is a channel, so posting to `channelId` covers both.
+ * Rate limits are queued by discord.js's REST client; every request has its timeout.
+ */
+
+/** Discord shows "typing…" for about 10 s per call; renewing a bit earlier keeps it steady. */
+export const TYPING_RENEW_MS = 8000;
+/** A turn that never calls stop (a bug) must not keep typing forever. */
+const TYPING_MAX_MS = 15 * 60_000;
+
+export interface DiscordPort extends OutboundPort {
+  /** Stops every typing loop (adapter shutdown). */
+  stopAll(): void;
+}
+
+export function createDiscordPort(rest: REST, log: Logger): DiscordPort {
+  const typingLoops = new Set<() => void>();
+
+  const post = async (channelId: string, body: object): Promise<APIMessage> =>
+    (await rest.post(Routes.channelMessages(channelId), { body })) as APIMessage;
+
+  return {
+    platform: 'discord',
+
+    async sendText(conversation: Conversation, markdown: string, opts?: { replyTo?: string }): Promise<void> {
+      const parts = splitMessage(markdown);
+      // Parts go one after another: Discord orders messages by arrival, and the answer must read in order.
+      for (const [i, part] of parts.entries()) {
+        await post(conversation.channelId, textMessage(part, i === 0 ? opts?.replyTo : undefined));
+      }
+    },
+
+    async showApproval(conversation: Conversation, view: ApprovalView, opts?: { replyTo?: string }): Promise<MessageRef> {
+      const message = await post(conversation.channelId, approvalMessage(view, opts?.replyTo));
+      return `${message.channel_id}/${message.id}`;
+    },
+
+    async resolveApproval(conversation: Conversation, ref: MessageRef, view: ApprovalView, resolution: ApprovalResolution): Promise<void> {
+      const [channelId, messageId] = ref.includes('/') ? ref.split('/') : [conversation.channelId, ref];
+      await rest.patch(Routes.channelMessage(channelId!, messageId!), { body: resolvedApprovalMessage(view, resolution) });
+    },
+
+    async startWorking(conversation: Conversation): Promise<() => Promise<void>> {
+      const route = Routes.channelTyping(conversation.channelId);
+      const sendTyping = (): void => {
+        rest.post(route).catch((err: unknown) => log.debug({ err: String(err) }, 'discord: typing indicator failed'));
+      };
+      sendTyping();
+      const timer = setInterval(sendTyping, TYPING_RENEW_MS);
+      const cap = setTimeout(() => stop(), TYPING_MAX_MS);
+      timer.unref();
+      cap.unref();
+      const stop = (): void => {
+        clearInterval(timer);
+        clearTimeout(cap);
+        typingLoops.delete(stop);
+      };
+      typingLoops.add(stop);
+      // Discord has no "stop typing" call: the indicator ends with our next message or after ~10 s.
+      return async () => stop();
+    },
+
+    mention,
+
+    stopAll(): void {
+      for (const stop of [...typingLoops]) stop();
+    },
+  };
+}
