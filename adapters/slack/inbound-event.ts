@@ -1,0 +1,64 @@
+/**
+ * Which Slack events become an InboundMessage, and with what conversation. Pure.
+ *
+ * - `app_mention`: the platform's own mention signal. Top-level mentions open a thread on the
+ *   mention, and that thread is the session.
+ * - `message` in a DM: always forwarded (threaded only if the user wrote in a thread).
+ * - `message` in a channel: only thread replies, with `mentioned` from the text's mention token.
+ *   The gateway knows which threads the bot is part of (it persists that), so it gates; top-level
+ *   channel chatter is dropped here because `app_mention` covers the mentioned ones.
+ * Both events of the mention + message pair carry id `channel:ts`, so the gateway dedupes them.
+ */
+import type { Conversation, InboundMessage } from '../../src/types.js';
+import { mentionsUser } from './inbound-text.js';
+
+/** The fields we read from `app_mention` and `message` events (both have this shape on the wire). */
+export interface SlackMessageLike {
+  type: string;
+  subtype?: string;
+  user?: string;
+  bot_id?: string;
+  text?: string;
+  ts: string;
+  thread_ts?: string;
+  channel: string;
+  channel_type?: string;
+}
+
+export type EventVerdict =
+  | { kind: 'forward'; message: Omit<InboundMessage, 'text'>; rawText: string }
+  | { kind: 'skip'; reason: 'bot' | 'self' | 'subtype' | 'no_user' | 'channel_top_level' };
+
+/** Subtypes that are still a person writing to us; everything else (edits, joins, deletes…) is not. */
+const USER_SUBTYPES = new Set(['file_share', 'thread_broadcast', 'me_message']);
+
+export function classifyEvent(ev: SlackMessageLike, workspaceId: string, botUserId: string): EventVerdict {
+  if (ev.bot_id !== undefined) return { kind: 'skip', reason: 'bot' };
+  if (ev.subtype !== undefined && !USER_SUBTYPES.has(ev.subtype)) return { kind: 'skip', reason: 'subtype' };
+  if (!ev.user) return { kind: 'skip', reason: 'no_user' };
+  if (ev.user === botUserId) return { kind: 'skip', reason: 'self' };
+
+  const rawText = ev.text ?? '';
+  const isDm = ev.channel_type === 'im' || (ev.channel_type === undefined && ev.channel.startsWith('D'));
+  const inThread = ev.thread_ts !== undefined && ev.thread_ts !== ev.ts;
+  const mentioned = ev.type === 'app_mention' || mentionsUser(rawText, botUserId);
+
+  let threadId: string | undefined;
+  if (isDm) threadId = inThread ? ev.thread_ts : undefined;
+  else if (ev.type === 'app_mention') threadId = ev.thread_ts ?? ev.ts;
+  else if (inThread) threadId = ev.thread_ts;
+  else return { kind: 'skip', reason: 'channel_top_level' };
+
+  const conversation: Conversation = { platform: 'slack', workspaceId, channelId: ev.channel, threadId, isDm };
+  return {
+    kind: 'forward',
+    rawText,
+    message: {
+      id: `${ev.channel}:${ev.ts}`,
+      conversation,
+      speaker: { platform: 'slack', workspaceId, userId: ev.user },
+      mentioned,
+      replyTo: ev.ts,
+    },
+  };
+}

@@ -1,0 +1,126 @@
+/**
+ * The Slack adapter: Bolt App + our outbound port, wired to the gateway.
+ *
+ * HTTP mode (signing secret): events, interactivity and `/hermes` all arrive at
+ * `POST /slack/events` on `httpPort`; `GET /healthz` answers 200 once `isReady()`, else 503.
+ * Socket Mode (app token): Bolt holds a WebSocket to Slack and no HTTP server is opened.
+ *
+ * auth.test runs here, once, through our own client, so the scope header can be checked and a
+ * bad token fails with the fix; Bolt then receives the bot ids and does not call it again.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import bolt from '@slack/bolt';
+import type { Config } from '../../src/config.js';
+import type { Adapter, GatewayApi } from '../../src/gateway/ports.js';
+import type { Logger } from '../../src/log.js';
+import type { Store } from '../../src/store/store.js';
+import { createEventDedupe } from './event-dedupe.js';
+import { createOutboundClient, normaliseApiUrl, SLACK_CALL_TIMEOUT_MS } from './slack-calls.js';
+import { registerInbound } from './slack-inbound.js';
+import { registerInteractions } from './slack-interactions.js';
+import { toSlackLogger } from './slack-logger.js';
+import { createSlackPort } from './slack-port.js';
+import { checkScopes, EVENTS_REMINDER, identifyBot, SlackStartupError } from './startup-check.js';
+import { createUserNames } from './user-names.js';
+
+const { App, HTTPReceiver, SocketModeReceiver } = bolt;
+
+export interface SlackAdapterOptions {
+  config: NonNullable<Config['slack']>;
+  httpPort: number;
+  gateway: GatewayApi;
+  store: Store;
+  log: Logger;
+  isReady: () => boolean;
+  /** Retries of Bolt's own WebClient (used for nothing that posts); tests pass 0. */
+  retries?: number;
+}
+
+export interface SlackAdapter extends Adapter {
+  /** The port the HTTP server listens on once started (HTTP mode), else undefined. */
+  listeningPort(): number | undefined;
+}
+
+export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<SlackAdapter> {
+  const { config, gateway, store } = opts;
+  const log = opts.log.child({ adapter: 'slack' });
+  const slackLogger = toSlackLogger(log);
+  const client = createOutboundClient(config.botToken, config.apiUrl, slackLogger);
+
+  const identity = await identifyBot(client);
+  const scopeReport = checkScopes(identity.scopes);
+  for (const w of scopeReport.warnings) log.warn(w);
+  if (scopeReport.errors.length) throw new SlackStartupError(scopeReport.errors.join('\n'));
+  log.info({ team: identity.teamId, botUser: identity.botUserId }, `slack: token ok. ${EVENTS_REMINDER}`);
+
+  const socketMode = config.appToken !== undefined;
+  const httpReceiver = socketMode
+    ? undefined
+    : new HTTPReceiver({
+        signingSecret: config.signingSecret ?? '',
+        endpoints: ['/slack/events'],
+        port: opts.httpPort,
+        logger: slackLogger,
+        processBeforeResponse: false,
+        customRoutes: [
+          {
+            path: '/healthz',
+            method: ['GET'],
+            handler: (_req, res) => {
+              const ready = opts.isReady();
+              res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' });
+              res.end(ready ? 'ok' : 'starting');
+            },
+          },
+        ],
+      });
+  const receiver = httpReceiver ?? new SocketModeReceiver({ appToken: config.appToken!, logger: slackLogger });
+
+  const app = new App({
+    token: config.botToken,
+    botId: identity.botId,
+    botUserId: identity.botUserId,
+    receiver,
+    logger: slackLogger,
+    ignoreSelf: true,
+    clientOptions: {
+      slackApiUrl: normaliseApiUrl(config.apiUrl),
+      retryConfig: { retries: opts.retries ?? 2 },
+      timeout: SLACK_CALL_TIMEOUT_MS,
+    },
+  });
+  app.error(async (err) => {
+    log.error({ err: { code: err.code, message: err.message } }, 'slack: Bolt reported an error');
+  });
+
+  const port = createSlackPort({ client, log });
+  gateway.registerPort(port);
+  const deps = { gateway, log, teamId: identity.teamId };
+  registerInbound(app, { ...deps, dedupe: createEventDedupe(store, log), names: createUserNames(client, log), botUserId: identity.botUserId });
+  registerInteractions(app, { ...deps, client });
+
+  let server: Server | undefined;
+  let started = false;
+  return {
+    port,
+    listeningPort: () => (server?.listening ? (server.address() as AddressInfo).port : undefined),
+    async start() {
+      if (started) return;
+      if (httpReceiver) {
+        server = await httpReceiver.start(opts.httpPort);
+        log.info({ port: (server.address() as AddressInfo).port }, 'slack: listening for events on POST /slack/events');
+      } else {
+        await app.start();
+        log.info('slack: connected in Socket Mode');
+      }
+      started = true;
+    },
+    async stop() {
+      if (!started) return;
+      started = false;
+      await app.stop().catch((err: unknown) => log.warn({ err }, 'slack: stop failed'));
+      server = undefined;
+    },
+  };
+}

@@ -1,0 +1,61 @@
+/**
+ * Events API → gateway. Bolt acknowledges an event before any listener runs (HTTP receiver with
+ * processBeforeResponse off, and Socket Mode alike), so nothing here can delay the 3-second ack;
+ * the gateway's handleMessage only queues, and the turn runs after it returns.
+ */
+import type { App } from '@slack/bolt';
+import type { GatewayApi } from '../../src/gateway/ports.js';
+import type { Logger } from '../../src/log.js';
+import type { EventDedupe } from './event-dedupe.js';
+import { classifyEvent, type SlackMessageLike } from './inbound-event.js';
+import { cleanInboundText, mentionedUserIds } from './inbound-text.js';
+import type { UserNames } from './user-names.js';
+
+export interface InboundDeps {
+  gateway: GatewayApi;
+  dedupe: EventDedupe;
+  names: UserNames;
+  log: Logger;
+  botUserId: string;
+  teamId: string;
+}
+
+export function registerInbound(app: App, deps: InboundDeps): void {
+  app.event('app_mention', async ({ event, body }) => {
+    await onEvent(deps, event, body.event_id);
+  });
+  app.event('message', async ({ event, body }) => {
+    // Every message subtype shares the listener; classifyEvent drops edits, joins, bots and the like.
+    await onEvent(deps, event as SlackMessageLike, body.event_id);
+  });
+}
+
+export async function onEvent(deps: InboundDeps, event: SlackMessageLike, eventId: string | undefined): Promise<void> {
+  const { gateway, dedupe, names, log } = deps;
+  try {
+    if (eventId && (await dedupe.seen(eventId))) {
+      log.debug({ eventId }, 'slack: event already handled');
+      return;
+    }
+    const verdict = classifyEvent(event, deps.teamId, deps.botUserId);
+    if (verdict.kind === 'skip') {
+      log.debug({ eventId, reason: verdict.reason }, 'slack: event skipped');
+      if (eventId) await dedupe.markHandled(eventId);
+      return;
+    }
+    const { message, rawText } = verdict;
+    await names.prefetch([message.speaker.userId, ...mentionedUserIds(rawText, deps.botUserId)]);
+    const text = cleanInboundText(rawText, deps.botUserId, names.nameOf);
+    const displayName = names.nameOf(message.speaker.userId);
+    const result = await gateway.handleMessage({
+      ...message,
+      text,
+      speaker: displayName ? { ...message.speaker, displayName } : message.speaker,
+    });
+    if (eventId) await dedupe.markHandled(eventId);
+    log.debug({ eventId, id: message.id, result }, 'slack: message handed to the gateway');
+  } catch (err) {
+    // Not marked as handled, so a redelivery of this event (Slack retry, replay) gets another chance.
+    log.error({ err, eventId }, 'slack: could not hand the message to the gateway');
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * Button clicks and `/hermes`. Both are acknowledged first (Slack shows an error after 3 s), then
+ * handed to the gateway.
+ *
+ * Clicks: the gateway decides (requester or admin only, exactly once). A click that changes
+ * nothing — someone else's approval, a second click, an unknown id — is answered with an ephemeral
+ * message to the clicker alone; an applied decision is shown by the gateway editing the prompt.
+ * Commands: the answer to a private subcommand goes to the invoking user through response_url
+ * (ephemeral); a task gets the gateway's short acknowledgement the same way, and its result is
+ * posted in the channel by the gateway through sendText.
+ */
+import type { App, BlockButtonAction, SlashCommand } from '@slack/bolt';
+import type { webApi } from '@slack/bolt';
+import type { GatewayApi } from '../../src/gateway/ports.js';
+import type { Logger } from '../../src/log.js';
+import type { Conversation, Speaker } from '../../src/types.js';
+import { APPROVE_ACTION, DENY_ACTION } from './approval-blocks.js';
+import { chunkMrkdwn } from './chunk.js';
+import { renderMrkdwn } from './render-mrkdwn.js';
+import { describeSlackError, honouringRateLimits, SLACK_CALL_TIMEOUT_MS } from './slack-calls.js';
+
+export const USER_TEXT = {
+  alreadyDecided: (outcome: string) => `This approval was already decided: ${outcome}.`,
+  commandFailed: 'Sorry, that command could not be run right now. Please try again in a moment.',
+  clickFailed: 'Sorry, your decision could not be recorded right now. Please click again in a moment.',
+} as const;
+
+export interface InteractionDeps {
+  gateway: GatewayApi;
+  client: webApi.WebClient;
+  log: Logger;
+  teamId: string;
+  fetch?: typeof fetch;
+}
+
+export function registerInteractions(app: App, deps: InteractionDeps): void {
+  const { log } = deps;
+  for (const [actionId, decision] of [[APPROVE_ACTION, 'approve'], [DENY_ACTION, 'deny']] as const) {
+    app.action<BlockButtonAction>({ type: 'block_actions', action_id: actionId }, async ({ ack, body, action }) => {
+      await ack();
+      await onClick(deps, body, action.value ?? '', decision).catch((err: unknown) => log.error({ err }, 'slack: click handling failed'));
+    });
+  }
+  app.command('/hermes', async ({ ack, command }) => {
+    await ack();
+    await onCommand(deps, command).catch((err: unknown) => log.error({ err }, 'slack: /hermes handling failed'));
+  });
+}
+
+async function onClick(deps: InteractionDeps, body: BlockButtonAction, approvalId: string, decision: 'approve' | 'deny'): Promise<void> {
+  const decidedBy: Speaker = { platform: 'slack', workspaceId: deps.teamId, userId: body.user.id, displayName: body.user.name };
+  let text: string | undefined;
+  try {
+    const result = await deps.gateway.decideApproval({ approvalId, decision, decidedBy });
+    if (result.kind === 'not_allowed' || result.kind === 'unknown') text = result.text;
+    else if (result.kind === 'already') text = USER_TEXT.alreadyDecided(result.outcome);
+  } catch (err) {
+    deps.log.error({ err, approvalId }, 'slack: decideApproval failed');
+    text = USER_TEXT.clickFailed;
+  }
+  const channel = body.channel?.id ?? body.container.channel_id;
+  if (text === undefined || !channel) return;
+  const threadTs = body.message?.thread_ts ?? body.container.thread_ts;
+  await honouringRateLimits(() =>
+    deps.client.chat.postEphemeral({ channel, user: body.user.id, text: renderMrkdwn(text), thread_ts: threadTs }),
+  ).catch((err: unknown) => deps.log.warn({ err: describeSlackError(err) }, 'slack: could not send the ephemeral click answer'));
+}
+
+async function onCommand(deps: InteractionDeps, command: SlashCommand): Promise<void> {
+  const conversation: Conversation = {
+    platform: 'slack',
+    workspaceId: deps.teamId,
+    channelId: command.channel_id,
+    isDm: command.channel_id.startsWith('D'),
+  };
+  const speaker: Speaker = { platform: 'slack', workspaceId: deps.teamId, userId: command.user_id, displayName: command.user_name };
+  let text: string;
+  try {
+    const reply = await deps.gateway.handleCommand({ conversation, speaker, text: command.text.trim() });
+    text = reply.text;
+  } catch (err) {
+    deps.log.error({ err }, 'slack: handleCommand failed');
+    text = USER_TEXT.commandFailed;
+  }
+  for (const part of chunkMrkdwn(renderMrkdwn(text))) {
+    await respondEphemeral(deps, command.response_url, part);
+  }
+}
+
+/** POSTs to the command's response_url (valid for 30 min, 5 uses) with a timeout. */
+async function respondEphemeral(deps: InteractionDeps, responseUrl: string, text: string): Promise<void> {
+  const doFetch = deps.fetch ?? fetch;
+  try {
+    const res = await doFetch(responseUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ response_type: 'ephemeral', text }),
+      signal: AbortSignal.timeout(SLACK_CALL_TIMEOUT_MS),
+    });
+    if (!res.ok) deps.log.warn({ status: res.status }, 'slack: response_url refused the command answer');
+  } catch (err) {
+    deps.log.warn({ err: describeSlackError(err) }, 'slack: could not answer the command through response_url');
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * The gateway's way out to Slack: answers, approval prompts, their resolution, and progress.
+ *
+ * Answers go into `conversation.threadId` (for a channel mention that is the mention's own ts, so
+ * the reply is threaded under it; DMs are threaded only when the user wrote in a thread). Parts of
+ * a long answer are posted one after another, so they arrive in order. Progress is a reaction on
+ * the user's message; its removal never throws, because it runs in the gateway's `finally`.
+ */
+import type { webApi } from '@slack/bolt';
+import type { ApprovalResolution, MessageRef, OutboundPort } from '../../src/gateway/ports.js';
+import type { Logger } from '../../src/log.js';
+import type { Conversation } from '../../src/types.js';
+import { approvalBlocks, approvalFallbackText, resolvedBlocks } from './approval-blocks.js';
+import { chunkMrkdwn } from './chunk.js';
+import { renderMrkdwn } from './render-mrkdwn.js';
+import { describeSlackError, honouringRateLimits, type Sleep } from './slack-calls.js';
+
+export const WORKING_REACTION = 'hourglass_flowing_sand';
+
+export function slackMention(userId: string): string {
+  return `<@${userId}>`;
+}
+
+export function createSlackPort(deps: { client: webApi.WebClient; log: Logger; sleep?: Sleep }): OutboundPort {
+  const { client, log } = deps;
+  const call = <T>(fn: () => Promise<T>) => honouringRateLimits(fn, deps.sleep);
+
+  return {
+    platform: 'slack',
+    mention: slackMention,
+
+    async sendText(conversation, markdown) {
+      const parts = chunkMrkdwn(renderMrkdwn(markdown));
+      for (const text of parts) {
+        await call(() =>
+          client.chat.postMessage({
+            channel: conversation.channelId,
+            thread_ts: conversation.threadId,
+            text,
+            mrkdwn: true,
+            unfurl_links: false,
+            unfurl_media: false,
+          }),
+        );
+      }
+    },
+
+    async showApproval(conversation, view) {
+      const res = await call(() =>
+        client.chat.postMessage({
+          channel: conversation.channelId,
+          thread_ts: conversation.threadId,
+          text: approvalFallbackText(view),
+          blocks: approvalBlocks(view, slackMention(view.requester.userId)),
+          unfurl_links: false,
+          unfurl_media: false,
+        }),
+      );
+      if (!res.ts) throw new Error('Slack accepted the approval prompt but returned no ts');
+      return formatRef(res.channel ?? conversation.channelId, res.ts);
+    },
+
+    async resolveApproval(conversation, ref, view, resolution) {
+      const { channel, ts } = parseRef(ref, conversation);
+      await call(() =>
+        client.chat.update({
+          channel,
+          ts,
+          text: `${approvalFallbackText(view)}: ${plainOutcome(resolution)}`,
+          blocks: resolvedBlocks(view, resolution, slackMention),
+        }),
+      );
+    },
+
+    async startWorking(conversation, opts) {
+      const timestamp = opts?.replyTo;
+      if (!timestamp) return async () => undefined;
+      const channel = conversation.channelId;
+      try {
+        await call(() => client.reactions.add({ channel, timestamp, name: WORKING_REACTION }));
+      } catch (err) {
+        // Progress is a courtesy: a missing reactions:write scope must not stop the answer.
+        log.warn({ err: describeSlackError(err), channel }, 'slack: could not add the working reaction');
+        return async () => undefined;
+      }
+      let stopped = false;
+      return async () => {
+        if (stopped) return;
+        stopped = true;
+        try {
+          await call(() => client.reactions.remove({ channel, timestamp, name: WORKING_REACTION }));
+        } catch (err) {
+          log.warn({ err: describeSlackError(err), channel }, 'slack: could not remove the working reaction');
+        }
+      };
+    },
+  };
+}
+
+function plainOutcome(r: ApprovalResolution): string {
+  return r.decidedBy ? `${r.outcome} by <@${r.decidedBy.userId}>` : r.outcome;
+}
+
+/** Refs are `channel/ts`: the two things chat.update needs, stable across restarts. */
+export function formatRef(channel: string, ts: string): MessageRef {
+  return `${channel}/${ts}`;
+}
+
+export function parseRef(ref: MessageRef, fallback: Conversation): { channel: string; ts: string } {
+  const slash = ref.indexOf('/');
+  if (slash < 0) return { channel: fallback.channelId, ts: ref };
+  return { channel: ref.slice(0, slash), ts: ref.slice(slash + 1) };
+}
