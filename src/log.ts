@@ -12,16 +12,16 @@ export const REDACT_PATHS = [
 ];
 
 /** JSON lines in production; readable lines when NODE_ENV=development and pino-pretty is installed. */
-export function createLogger(level = 'info', destination?: pino.DestinationStream): Logger {
+export function createLogger(level = 'info', destination?: pino.DestinationStream, fd: 1 | 2 = 1): Logger {
   const options: pino.LoggerOptions = {
     level,
     base: { name: 'hermes' },
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
   };
   if (!destination && process.env.NODE_ENV === 'development') {
-    return pino({ ...options, transport: { target: 'pino-pretty', options: { destination: 2 } } });
+    return pino({ ...options, transport: { target: 'pino-pretty', options: { destination: fd } } });
   }
-  return pino(options, destination ?? pino.destination(2));
+  return pino(options, destination ?? pino.destination({ fd, sync: true }));
 }
 
 export type { Logger };

@@ -75,7 +75,12 @@ export function newTurnState(input: Omit<TurnState, 'turnId' | 'stepsUsed' | 'st
  * Runs model steps until an answer, a pause or a limit. Every message is appended to the session
  * as soon as it exists, so a crash leaves history that the gateway can repair (never a lost turn).
  */
-export async function runSteps(deps: TurnDeps, state: TurnState, signal: AbortSignal): Promise<TurnEnd> {
+export interface TurnHooks {
+  /** Tools are about to run (the terminal prints it; chat platforms show a status instead). */
+  toolsStarting?(names: string[]): void;
+}
+
+export async function runSteps(deps: TurnDeps, state: TurnState, signal: AbortSignal, hooks: TurnHooks = {}): Promise<TurnEnd> {
   const guard = createLoopGuard();
   const view = { isAdmin: state.isAdmin };
 
@@ -128,7 +133,7 @@ export async function runSteps(deps: TurnDeps, state: TurnState, signal: AbortSi
     }
 
     await deps.sessions.append(state.sessionId, [{ role: 'assistant', content: response.content, toolCalls: response.toolCalls }]);
-    const paused = await runToolCalls(deps, state, response.toolCalls, guard, signal);
+    const paused = await runToolCalls(deps, state, response.toolCalls, guard, signal, hooks);
     if (paused) return { kind: 'paused', approval: paused };
   }
   return { kind: 'step_limit' };
@@ -145,6 +150,7 @@ async function runToolCalls(
   calls: ToolCall[],
   guard: ReturnType<typeof createLoopGuard>,
   signal: AbortSignal,
+  hooks: TurnHooks,
 ): Promise<ApprovalRecord | undefined> {
   const view = { isAdmin: state.isAdmin };
   const results = new Map<string, ToolOutcome>();
@@ -171,6 +177,7 @@ async function runToolCalls(
     ready.push(prepared);
   }
 
+  if (ready.length) hooks.toolsStarting?.(ready.map((p) => p.tool.name));
   const outcomes = await deps.executor.runMany(ready, (p) => deps.toolContext(state, signal, p.tool.name));
   for (const o of outcomes) {
     results.set(o.callId, o);

@@ -79,7 +79,7 @@ export function createApprovalFlow(deps: FlowDeps) {
           trace(r, result.ok ? 'done' : 'failed');
           await answerCall(r.sessionId, r.toolCallId, r.toolName, result.content);
         } else {
-          await answerCall(r.sessionId, r.toolCallId, r.toolName, actionNotRun(r.toolName, outcome === 'approved' ? 'denied' : outcome, by?.displayName ?? by?.userId));
+          await answerCall(r.sessionId, r.toolCallId, r.toolName, actionNotRun(r.toolName, outcome, by?.displayName ?? by?.userId));
           if (outcome === 'cancelled') return false; // the user said stop: do not continue the turn
         }
         return true;

@@ -39,6 +39,8 @@ export interface Gateway extends GatewayApi {
   recover(): Promise<void>;
   /** Resolves when no turn is queued or running. */
   idle(): Promise<void>;
+  /** Turns queued or running across all conversations. */
+  queueSize(): number;
   close(): Promise<void>;
 }
 
@@ -82,7 +84,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
         return undefined;
       });
       if (before && !(await before(controller.signal))) return;
-      const end = await runSteps(deps.turn, state, controller.signal);
+      const end = await runSteps(deps.turn, state, controller.signal, {
+        toolsStarting: (names) => {
+          port?.showProgress?.(state.conversation, `running ${names.join(', ')}`).catch(() => undefined);
+        },
+      });
       await finish(state, end);
     } catch (err) {
       log.error({ err: (err as Error).message, stack: (err as Error).stack, turnId: state.turnId }, 'turn failed');
@@ -215,6 +221,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     },
 
     idle: () => queue.idle(),
+    queueSize: () => queue.size(),
 
     async close() {
       closed = true;

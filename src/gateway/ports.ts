@@ -33,6 +33,8 @@ export interface OutboundPort {
   resolveApproval(conversation: Conversation, ref: MessageRef, view: ApprovalView, resolution: ApprovalResolution): Promise<void>;
   /** Shows that a turn is running; the returned function clears it (called in every case). */
   startWorking(conversation: Conversation, opts?: { replyTo?: string }): Promise<() => Promise<void>>;
+  /** Optional: a short note while a turn runs, e.g. "running fetch_url" (the terminal shows it). */
+  showProgress?(conversation: Conversation, note: string): Promise<void>;
   /** The platform's way to mention a user in text, e.g. `<@U123>`. */
   mention(userId: string): string;
 }

@@ -1,0 +1,140 @@
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { systemClock, type Clock } from './clock.js';
+import type { Config } from './config.js';
+import type { Store } from './store/store.js';
+import { openStore } from './store/open-store.js';
+import { createSessionStore } from './sessions/session-store.js';
+import { createApprovalStore } from './approvals/approval-store.js';
+import { createFactStore } from './memory/fact-store.js';
+import { createTokenCounter } from './context/token-counter.js';
+import { createOpenAIProvider } from './provider/openai-provider.js';
+import type { ModelProvider } from './provider/provider.js';
+import { ToolRegistry } from './tools/registry.js';
+import { ToolExecutor } from './tools/executor.js';
+import type { AnyTool } from './tools/tool-api.js';
+import { createNetClient } from './net/safe-fetch.js';
+import type { NetClient } from './net/net-client.js';
+import { createReminderStore } from './reminders/reminder-store.js';
+import { createReminderScheduler } from './reminders/scheduler.js';
+import { formatReminder } from './reminders/format-reminder.js';
+import { createTracer } from './trace/tracer.js';
+import { createRedactor } from './trace/redact.js';
+import { createGateway, type Gateway } from './gateway/gateway.js';
+import type { TurnDeps } from './agent/turn-runner.js';
+import { createStatusReporter } from './stats/status-text.js';
+
+export interface CoreOptions {
+  config: Config;
+  log: Logger;
+  clock?: Clock;
+  store?: Store;
+  /** Replaces the OpenAI provider (evaluation harness, benchmarks). */
+  provider?: ModelProvider;
+  /** Replaces the network client (tests that need a custom DNS lookup). */
+  net?: NetClient;
+  /** The tools to offer (main passes the built-in set from tools/index.ts). */
+  tools?: AnyTool[];
+  /** More tools on top (tests add gated test tools here). */
+  extraTools?: AnyTool[];
+  /** Start the reminder scheduler (default true). */
+  reminders?: boolean;
+}
+
+export interface Core {
+  gateway: Gateway;
+  store: Store;
+  config: Config;
+  log: Logger;
+  registry: ToolRegistry;
+  /** Call after adapters registered their ports: resumes interrupted work, starts reminders. */
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Wires the platform-neutral core: store, model, tools, gateway. Adapters plug in afterwards. */
+export async function createCore(opts: CoreOptions): Promise<Core> {
+  const { config, log } = opts;
+  const clock = opts.clock ?? systemClock;
+  const store = opts.store ?? (await openStore(config, log));
+  const sessions = createSessionStore(store, clock);
+  const approvals = createApprovalStore(store, clock);
+  const facts = createFactStore(store, clock);
+  const reminders = createReminderStore(store, clock);
+  const counter = createTokenCounter(config.model.name);
+  const redact = createRedactor([config.model.apiKey, config.slack?.botToken, config.slack?.signingSecret, config.slack?.appToken, config.discord?.token]);
+  const tracer = createTracer({ dir: path.join(config.dataDir, 'traces'), log, redact, now: () => clock.now() });
+  const provider =
+    opts.provider ??
+    createOpenAIProvider({ ...config.model, model: config.model.name, log });
+  const net = opts.net ?? createNetClient({ allow: config.netAllow, log });
+
+  const registry = new ToolRegistry(config.tools);
+  for (const tool of [...(opts.tools ?? []), ...(opts.extraTools ?? [])]) registry.register(tool);
+  const executor = new ToolExecutor({ registry, defaultTimeoutMs: config.limits.toolTimeoutMs, clock });
+
+  let scheduler: ReturnType<typeof createReminderScheduler> | undefined;
+  const turn: TurnDeps = {
+    provider, registry, executor, sessions, approvals, facts, counter, tracer, clock, log,
+    limits: {
+      maxSteps: config.limits.maxSteps,
+      contextTokens: config.limits.contextTokens,
+      approvalTtlMs: config.limits.approvalTtlMs,
+      factTokens: Math.max(200, Math.floor(config.limits.contextTokens / 10)),
+    },
+    timezone: config.timezone,
+    toolContext: (state, signal, toolName) => {
+      const userReminders = reminders.forUser(state.speaker, state.conversation, state.replyTo);
+      return {
+        signal, clock,
+        speaker: state.speaker,
+        isAdmin: state.isAdmin,
+        conversation: state.conversation,
+        facts: facts.forUser(state.speaker),
+        reminders: {
+          ...userReminders,
+          create: async (text, dueAt) => {
+            const r = await userReminders.create(text, dueAt);
+            scheduler?.poke();
+            return r;
+          },
+        },
+        net,
+        settings: registry.settingsFor(toolName).settings,
+        defaults: { timezone: config.timezone },
+        log: log.child({ tool: toolName, turnId: state.turnId }),
+      };
+    },
+  };
+
+  const status = createStatusReporter({ config, tracesDir: tracer.dir, provider, approvals, reminders, clock });
+  const gateway = createGateway({
+    store, sessions, approvals, facts, turn, clock, log,
+    admins: config.admins,
+    maxConcurrentTurns: config.limits.maxConcurrentTurns,
+    status: (speaker, isAdmin) => status.text(speaker, isAdmin, gateway.queueSize()),
+  });
+
+  scheduler = createReminderScheduler({
+    reminders, clock, log,
+    deliver: async (r, info) => {
+      const port = gateway.port(r.conversation.platform);
+      if (!port) throw new Error(`no ${r.conversation.platform} adapter is running to deliver reminder ${r.id}`);
+      await port.sendText(r.conversation, formatReminder(r, port.mention(r.speaker.userId), info.late), { replyTo: r.replyTo });
+    },
+  });
+
+  return {
+    gateway, store, config, log, registry,
+    async start() {
+      await gateway.recover();
+      if (opts.reminders !== false) await scheduler?.start();
+    },
+    async close() {
+      scheduler?.stop();
+      await gateway.close();
+      await tracer.flush();
+      if (!opts.store) await store.close();
+    },
+  };
+}

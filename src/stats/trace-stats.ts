@@ -1,0 +1,133 @@
+import { createReadStream } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+
+/** Usage and quality numbers computed from trace files (the traces are the only source of truth). */
+export interface TraceStats {
+  turns: number;
+  outcomes: Record<string, number>;
+  steps: { total: number; mean: number; max: number };
+  tokens: { prompt: number; completion: number; promptPerTurn: number };
+  modelCalls: { count: number; errors: number; p50Ms: number; p95Ms: number };
+  tools: Record<string, { calls: number; ok: number; successRate: number; p50Ms: number; p95Ms: number }>;
+  errors: Record<string, number>;
+}
+
+export interface StatsWindow {
+  since: number;
+  until: number;
+  /** Only turns started by this speaker (speakerKey); undefined = everyone. */
+  userKey?: string;
+}
+
+const MAX_FILES = 400;
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
+
+/** Reads the day files that overlap the window, line by line (bounded memory per line). */
+export async function readTraceStats(dir: string, window: StatsWindow): Promise<TraceStats> {
+  let files: string[] = [];
+  try {
+    files = (await readdir(dir)).filter((f) => /^\d{4}-\d{2}-\d{2}\.jsonl$/.test(f)).sort();
+  } catch {
+    files = [];
+  }
+  const firstDay = new Date(window.since).toISOString().slice(0, 10);
+  const lastDay = new Date(window.until).toISOString().slice(0, 10);
+  files = files.filter((f) => f.slice(0, 10) >= firstDay && f.slice(0, 10) <= lastDay).slice(-MAX_FILES);
+
+  const events: Array<Record<string, unknown>> = [];
+  const turnsOfUser = new Set<string>();
+  for (const f of files) {
+    const rl = createInterface({ input: createReadStream(path.join(dir, f), { encoding: 'utf8' }), crlfDelay: Infinity });
+    for await (const line of rl) {
+      if (!line) continue;
+      let e: Record<string, unknown>;
+      try {
+        e = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        continue; // a torn last line after a crash
+      }
+      const ts = Date.parse(String(e.ts));
+      if (!(ts >= window.since && ts <= window.until)) continue;
+      if (e.type === 'turn_start' && (!window.userKey || e.userKey === window.userKey)) turnsOfUser.add(String(e.turnId));
+      // Keep only what the numbers need: traces hold whole prompts.
+      events.push({ type: e.type, turnId: e.turnId, outcome: e.outcome, steps: e.steps, promptTokens: e.promptTokens, completionTokens: e.completionTokens, latencyMs: e.latencyMs, error: e.error, name: e.name, ok: e.ok, durationMs: e.durationMs, errorKind: e.errorKind });
+    }
+  }
+  return summarise(events.filter((e) => !window.userKey || turnsOfUser.has(String(e.turnId))));
+}
+
+/** Pure: events in, numbers out. */
+export function summarise(events: Array<Record<string, unknown>>): TraceStats {
+  const outcomes: Record<string, number> = {};
+  const errors: Record<string, number> = {};
+  const toolDur = new Map<string, number[]>();
+  const toolOk = new Map<string, number>();
+  const modelLat: number[] = [];
+  let turns = 0, steps = 0, maxSteps = 0, prompt = 0, completion = 0, modelErrors = 0;
+  for (const e of events) {
+    if (e.type === 'turn_end') {
+      turns++;
+      const o = String(e.outcome);
+      outcomes[o] = (outcomes[o] ?? 0) + 1;
+      const s = Number(e.steps) || 0;
+      steps += s;
+      maxSteps = Math.max(maxSteps, s);
+      prompt += Number(e.promptTokens) || 0;
+      completion += Number(e.completionTokens) || 0;
+      if (o.startsWith('model_error') || o === 'error') errors[o] = (errors[o] ?? 0) + 1;
+    } else if (e.type === 'model_call') {
+      modelLat.push(Number(e.latencyMs) || 0);
+      if (e.error) modelErrors++;
+    } else if (e.type === 'tool_call') {
+      const name = String(e.name);
+      (toolDur.get(name) ?? toolDur.set(name, []).get(name)!).push(Number(e.durationMs) || 0);
+      if (e.ok) toolOk.set(name, (toolOk.get(name) ?? 0) + 1);
+      else {
+        const k = `tool:${String(e.errorKind ?? 'failed')}`;
+        errors[k] = (errors[k] ?? 0) + 1;
+      }
+    }
+  }
+  modelLat.sort((a, b) => a - b);
+  const tools: TraceStats['tools'] = {};
+  for (const [name, durs] of toolDur) {
+    durs.sort((a, b) => a - b);
+    const ok = toolOk.get(name) ?? 0;
+    tools[name] = { calls: durs.length, ok, successRate: durs.length ? ok / durs.length : 0, p50Ms: percentile(durs, 50), p95Ms: percentile(durs, 95) };
+  }
+  return {
+    turns,
+    outcomes,
+    steps: { total: steps, mean: turns ? steps / turns : 0, max: maxSteps },
+    tokens: { prompt, completion, promptPerTurn: turns ? Math.round(prompt / turns) : 0 },
+    modelCalls: { count: modelLat.length, errors: modelErrors, p50Ms: percentile(modelLat, 50), p95Ms: percentile(modelLat, 95) },
+    tools,
+    errors,
+  };
+}
+
+export function formatStats(s: TraceStats, opts: { compact?: boolean } = {}): string[] {
+  if (s.turns === 0 && s.modelCalls.count === 0) return ['No turns in this window.'];
+  const lines = [
+    `Turns: ${s.turns} (${Object.entries(s.outcomes).map(([k, v]) => `${k} ${v}`).join(', ') || 'none finished'})`,
+    `Steps per turn: mean ${s.steps.mean.toFixed(1)}, max ${s.steps.max}`,
+    `Tokens: ${s.tokens.prompt} in, ${s.tokens.completion} out (${s.tokens.promptPerTurn} in per turn)`,
+    `Model calls: ${s.modelCalls.count}, errors ${s.modelCalls.errors}, latency p50 ${s.modelCalls.p50Ms} ms, p95 ${s.modelCalls.p95Ms} ms`,
+  ];
+  const tools = Object.entries(s.tools).sort((a, b) => b[1].calls - a[1].calls);
+  if (tools.length) {
+    lines.push('Tools:');
+    for (const [name, t] of tools.slice(0, opts.compact ? 8 : 100)) {
+      lines.push(`  ${name}: ${t.calls} calls, ${(t.successRate * 100).toFixed(0)}% ok, p50 ${t.p50Ms} ms, p95 ${t.p95Ms} ms`);
+    }
+  }
+  const errs = Object.entries(s.errors);
+  if (errs.length) lines.push(`Errors: ${errs.map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  return lines;
+}
