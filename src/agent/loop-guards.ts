@@ -99,12 +99,12 @@ export function createLoopGuard(rules: readonly LoopGuardRule[] = DEFAULT_LOOP_G
  * two identical calls look different), object keys are sorted, absent values dropped.
  */
 export function canonicalArgs(args: unknown): string {
-  let value = args;
-  if (typeof value === 'string') {
+  let value: unknown = args;
+  if (typeof args === 'string') {
     try {
-      value = JSON.parse(value);
+      value = JSON.parse(args);
     } catch {
-      return value.trim();
+      return args.trim();
     }
   }
   return JSON.stringify(sortKeys(value, 0)) ?? 'undefined';
