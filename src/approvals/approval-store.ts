@@ -114,7 +114,7 @@ export function createApprovalStore(store: Store, clock: Clock): ApprovalStore {
       if (r && OPEN_STATUSES.has(r.status)) open.push(present(r));
       else stale.push(ids[i]!);
     });
-    // An id whose record is missing or closed is left over from a crash between the two writes.
+    // A closed record's id is left over from a crash between the status write and the index write.
     if (stale.length) await removeFromIndex(stale);
     return open.sort((a, b) => a.createdAt - b.createdAt);
   }
@@ -128,10 +128,11 @@ export function createApprovalStore(store: Store, clock: Clock): ApprovalStore {
         createdAt: clock.now(),
         status: 'pending',
       };
-      // Index first: a crash in between leaves an id that listOpen prunes, never a pending
-      // record nobody can find after a restart.
-      await store.update<string[]>(OPEN_INDEX_KEY, (list) => [...(list ?? []), record.id]);
+      // Record first, so an indexed id always has a record and listOpen never prunes one that is
+      // being created. A crash in between leaves an unindexed record that was never shown to
+      // anyone; the turn's repair step then tells the model the call was interrupted.
       await store.set(recordKey(record.id), record);
+      await store.update<string[]>(OPEN_INDEX_KEY, (list) => [...(list ?? []), record.id]);
       return present(record);
     },
 

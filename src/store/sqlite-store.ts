@@ -12,9 +12,16 @@ export interface SqliteStoreOptions {
   log?: Logger;
   /** How long a write waits for another connection's lock before failing (SQLITE_BUSY). */
   busyTimeoutMs?: number;
+  /** How often rows past their TTL are deleted (also once at open). */
+  sweepIntervalMs?: number;
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
+const DEFAULT_SWEEP_INTERVAL_MS = 60 * 60 * 1000;
+// The adapter keeps rows past their TTL until someone reads them (it has no TTL support of its
+// own), so keys written once and never read again (inbound dedupe ids) would pile up forever.
+const SWEEP_EXPIRED_SQL =
+  "DELETE FROM keyv WHERE (CASE WHEN json_valid(value) THEN json_extract(value, '$.expires') END) < ?";
 
 /**
  * Opens the SQLite-backed store. WAL lets readers (a backup, `sqlite3` in a shell, the trace CLI)
@@ -45,6 +52,24 @@ export async function createSqliteStore(opts: SqliteStoreOptions): Promise<Store
     throw new Error(`cannot open the store at ${file}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
   }
 
+  const sweep = async (): Promise<void> => {
+    try {
+      await adapter.query(SWEEP_EXPIRED_SQL, Date.now());
+    } catch (error) {
+      opts.log?.warn({ err: error instanceof Error ? error.message : String(error) }, 'store: sweeping expired rows failed');
+    }
+  };
+  await sweep();
+  const timer = setInterval(() => void sweep(), opts.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS);
+  timer.unref();
+
   const keyv = new Keyv({ store: adapter, namespace: 'hermes', throwOnErrors: true });
-  return createKeyvStore(keyv, opts.log);
+  const store = createKeyvStore(keyv, opts.log);
+  return {
+    ...store,
+    close: async () => {
+      clearInterval(timer);
+      await store.close();
+    },
+  };
 }

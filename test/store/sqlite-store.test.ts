@@ -149,3 +149,22 @@ describe('sqlite store', () => {
     expect(unchanged).toEqual({ before: 2, after: 2 });
   });
 });
+
+describe('sqlite store sweeping', () => {
+  it('deletes rows past their TTL on open, without touching live ones', async () => {
+    const file = path.join(dir, 'hermes.sqlite');
+    const first = await createSqliteStore({ file });
+    await first.set('expiring', 'x', 30);
+    await first.set('ttl-live', 'y', 60_000);
+    await first.set('forever', 'z');
+    await first.close();
+    await new Promise((r) => setTimeout(r, 80));
+
+    const reopened = await openAt(file);
+    const probe = new KeyvSqlite({ uri: `sqlite://${file}` });
+    const rows = (await probe.query('SELECT key FROM keyv ORDER BY key')) as Array<{ key: string }>;
+    await probe.close();
+    expect(rows.map((r) => r.key)).toEqual(['hermes:forever', 'hermes:ttl-live']);
+    expect(await reopened.get('ttl-live')).toBe('y');
+  });
+});
