@@ -84,6 +84,13 @@ describe('OpenAI provider against the fake server', () => {
     expect(() => JSON.parse(r.toolCalls[0]!.arguments)).toThrow();
   });
 
+  it('sends broken arguments from the history wrapped in valid JSON, so strict servers accept it', async () => {
+    const history: ChatMessage[] = [...user('x'), { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 'calculator', arguments: '{"expression": "1+' }] }, { role: 'tool', toolCallId: 'c1', name: 'calculator', content: 'Error: not valid JSON' }];
+    await provider().complete({ messages: history, tools: [calculator] });
+    const assistant = fake.requests[0]?.messages[2];
+    expect(assistant?.role === 'assistant' && assistant.tool_calls?.[0]).toMatchObject({ id: 'c1', function: { name: 'calculator', arguments: JSON.stringify({ invalid_json_arguments: '{"expression": "1+' }) } });
+  });
+
   it('reads Hermes <tool_call> tags in native mode and strips them from the content', async () => {
     fake.enqueue({ text: 'Checking.\n<tool_call>\n{"name": "calculator", "arguments": {"expression": "2+2"}}\n</tool_call>' });
     const r = await provider().complete({ messages: user('x'), tools: [calculator] });
