@@ -10,7 +10,7 @@ import type { z } from 'zod';
  * Now the model gets one line per problem, the path first, unions expanded:
  *
  *   Invalid arguments for send_webhook:
- *   url: Invalid input: expected string, received number
+ *   url: required field is missing (expected string)
  *   method: Invalid option: expected one of "POST"|"PUT"
  *   headers.X-Id: Invalid input: expected string, received number
  *   Fix these and call send_webhook again.
@@ -36,6 +36,9 @@ export function issueLines(issues: readonly z.core.$ZodIssue[], prefix: readonly
     if (issue.code === 'invalid_union' && issue.errors.length > 0) {
       const alternatives = issue.errors.map((branch) => issueLines(branch, []).join('; '));
       lines.push(`${formatPath(path)}: ${issue.message}; none of the allowed forms matched (${alternatives.join(' | ')})`);
+    } else if (issue.code === 'invalid_type' && / received undefined$/.test(issue.message)) {
+      // zod's wording reads as if the model sent `undefined`; say plainly that the field is missing.
+      lines.push(`${formatPath(path)}: required field is missing (expected ${issue.expected})`);
     } else if (issue.code === 'unrecognized_keys') {
       lines.push(`${formatPath(path)}: unknown field(s) ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}; remove them`);
     } else {
