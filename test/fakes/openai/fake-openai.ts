@@ -58,6 +58,9 @@ export async function startFakeOpenAI(opts: { handler?: FakeHandler; latencyMs?:
       if (!res.headersSent && !res.destroyed) sendJson(res, 500, { error: { message: `fake server error: ${String(err)}`, type: 'server_error' } });
     });
   });
+  // Longer than clients' idle keep-alive, so a reused socket is never closed under a request
+  // (that race shows up as random ECONNRESETs in benchmarks). close() destroys idle sockets anyway.
+  server.keepAliveTimeout = 65_000;
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
