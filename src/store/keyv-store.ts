@@ -63,6 +63,7 @@ export function createKeyvStore(keyv: Keyv, log?: Logger): Store {
       });
     },
 
+    // The rewritten value has no TTL: keys that expire are written with set(), never update().
     update<T>(key: string, fn: (current: T | undefined) => T | undefined) {
       return serialiser.run(key, async () => {
         const before = await read<T>(key);

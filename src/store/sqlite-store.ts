@@ -63,7 +63,9 @@ export async function createSqliteStore(opts: SqliteStoreOptions): Promise<Store
   const timer = setInterval(() => void sweep(), opts.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS);
   timer.unref();
 
-  const keyv = new Keyv({ store: adapter, namespace: 'hermes', throwOnErrors: true });
+  // No Keyv namespace prefix: Keyv skips adding it when a key already starts with it, so
+  // storeKey('hermes', 'x') and 'x' would share a row. Our keys are unique as they are.
+  const keyv = new Keyv({ store: adapter, useKeyPrefix: false, throwOnErrors: true });
   const store = createKeyvStore(keyv, opts.log);
   return {
     ...store,

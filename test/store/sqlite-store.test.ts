@@ -51,6 +51,9 @@ describe('sqlite store', () => {
       ...ids.map((id) => storeKey('facts', 'slack', id)),
       storeKey('x:y', 'z'),
       storeKey('x', 'y:z'),
+      'plain',
+      storeKey('hermes', 'plain'),
+      storeKey('keyv', 'plain'),
     ];
     expect(new Set(keys).size).toBe(keys.length);
 
@@ -107,7 +110,7 @@ describe('sqlite store', () => {
 
   it('surfaces a closed database as StoreWriteError on write and StoreReadError on read', async () => {
     const adapter = new KeyvSqlite({ uri: `sqlite://${path.join(dir, 'hermes.sqlite')}` });
-    const store = createKeyvStore(new Keyv({ store: adapter, namespace: 'hermes', throwOnErrors: true }));
+    const store = createKeyvStore(new Keyv({ store: adapter, useKeyPrefix: false, throwOnErrors: true }));
     await store.set('k', 1);
     expect(await store.get('k')).toBe(1);
 
@@ -164,7 +167,7 @@ describe('sqlite store sweeping', () => {
     const probe = new KeyvSqlite({ uri: `sqlite://${file}` });
     const rows = (await probe.query('SELECT key FROM keyv ORDER BY key')) as Array<{ key: string }>;
     await probe.close();
-    expect(rows.map((r) => r.key)).toEqual(['hermes:forever', 'hermes:ttl-live']);
+    expect(rows.map((r) => r.key)).toEqual(['forever', 'ttl-live']);
     expect(await reopened.get('ttl-live')).toBe('y');
   });
 });
