@@ -95,6 +95,14 @@ export async function startFakeWeb(): Promise<FakeWeb> {
       received.push({ method: req.method ?? '', path: p, headers: req.headers, body });
       return send(res, 200, 'application/json', JSON.stringify({ method: req.method, headers: req.headers, body }));
     }
+    if (p === '/encoded') {
+      const text = Buffer.from('compressed hello '.repeat(100));
+      const enc = q.get('enc') ?? 'gzip';
+      const packed =
+        enc === 'br' ? zlib.brotliCompressSync(text) : enc === 'deflate' ? zlib.deflateSync(text) : enc === 'deflate-raw' ? zlib.deflateRawSync(text) : zlib.gzipSync(text);
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': enc === 'deflate-raw' ? 'deflate' : enc });
+      return void res.end(packed);
+    }
     if (p === '/huge') return streamHuge(res);
     if (p === '/bomb') return streamBomb(res);
     if (p === '/slow') {
