@@ -27,8 +27,11 @@ export interface ReminderStore {
   orphans(now: number, leaseMs: number, limit?: number): Promise<Reminder[]>;
   /** Compare-and-set scheduled → firing. True for exactly one caller. */
   claim(id: string): Promise<boolean>;
-  /** Compare-and-set of an orphaned claim to a fresh one marked maybeRepeat; the new record or undefined. */
-  takeOver(id: string, now: number, leaseMs: number): Promise<Reminder | undefined>;
+  /**
+   * Compare-and-set of an orphaned claim (still carrying the claimedAt the caller saw) to a fresh
+   * claim marked maybeRepeat; the new record, or undefined when someone else moved it first.
+   */
+  takeOver(id: string, seenClaimedAt: number | undefined): Promise<Reminder | undefined>;
   /** Counts a delivery attempt and renews the claim, so a slow retry is not taken for an orphan. */
   recordAttempt(id: string, error?: string): Promise<void>;
   markFired(id: string, late: boolean): Promise<void>;
@@ -219,11 +222,11 @@ export function createReminderStore(store: Store, clock: Clock): ReminderStore {
       return true;
     },
 
-    async takeOver(id, now, leaseMs) {
+    async takeOver(id, seenClaimedAt) {
       const claimedAt = clock.now();
       const after = await casRecord(
         id,
-        (r) => r.status === 'firing' && (r.claimedAt ?? 0) <= now - leaseMs,
+        (r) => r.status === 'firing' && r.claimedAt === seenClaimedAt,
         (r) => ({ ...r, claimedAt, maybeRepeat: true }),
       );
       if (!after) return undefined;

@@ -150,7 +150,7 @@ export function createReminderScheduler(opts: ReminderSchedulerOptions): Reminde
 
     for (const r of await reminders.orphans(now, leaseMs, room)) {
       if (inFlight.has(r.id)) continue;
-      const taken = await reminders.takeOver(r.id, now, leaseMs);
+      const taken = await reminders.takeOver(r.id, r.claimedAt);
       if (!taken) continue;
       log.warn({ reminderId: r.id, claimedAt: r.claimedAt }, 'reminder was claimed but never finished (crash mid-delivery?); redelivering marked as a possible repeat');
       launch(taken, clock.now() - taken.dueAt > lateAfterMs);
