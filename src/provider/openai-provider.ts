@@ -5,7 +5,15 @@ import { toJsonModeMessages } from './json-mode.js';
 import { ModelError, type ModelProvider, type ModelRequest, type ModelResponse } from './provider.js';
 import { classifyError, retryDelayMs, scrub, type ErrorContext, type Verdict } from './retry-policy.js';
 import { fromSdkToolCalls, toSdkMessages, toSdkTools } from './sdk-messages.js';
-import { hasHermesToolCalls, newCallId, parseHermesToolCalls, parseJsonModeAnswer, stripThinking, type IdFactory } from './tool-text.js';
+import {
+  hasHermesToolCalls,
+  newCallId,
+  parseBareJsonToolCalls,
+  parseHermesToolCalls,
+  parseJsonModeAnswer,
+  stripThinking,
+  type IdFactory,
+} from './tool-text.js';
 
 export interface OpenAIProviderOptions {
   apiKey: string;
@@ -99,7 +107,7 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): ModelProvider
       const started = Date.now();
       const result = await attempt(request);
       if (result.ok) {
-        const response = toModelResponse(result.completion);
+        const response = toModelResponse(result.completion, new Set(request.tools.map((t) => t.name)));
         log.debug({ attempt: n, latencyMs: Date.now() - started, usage: response.usage, toolCalls: response.toolCalls.length }, 'model call');
         return response;
       }
@@ -127,15 +135,17 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): ModelProvider
     throw new ModelError('transient', `The model server is unavailable after ${attempts} attempt${attempts === 1 ? '' : 's'} (last error: ${scrub(lastReason, errorContext)}). Try again in a minute.`);
   }
 
-  function toModelResponse(completion: ChatCompletion): ModelResponse {
+  function toModelResponse(completion: ChatCompletion, toolNames: ReadonlySet<string>): ModelResponse {
     const choice = completion.choices[0]!;
     const usage = { promptTokens: completion.usage?.prompt_tokens ?? 0, completionTokens: completion.usage?.completion_tokens ?? 0 };
     const base = { usage, finishReason: choice.finish_reason ?? 'unknown', model: completion.model || opts.model };
     const text = choice.message.content == null ? null : nullIfBlank(stripThinking(choice.message.content));
     const native = fromSdkToolCalls(choice.message, newId);
     if (native.toolCalls.length > 0 || native.parseErrors.length > 0) return { ...base, content: text, ...native };
-    if (opts.toolMode === 'json') return { ...base, ...parseJsonModeAnswer(text ?? '', newId) };
+    if (opts.toolMode === 'json') return { ...base, ...parseJsonModeAnswer(text ?? '', newId, toolNames) };
     if (text !== null && hasHermesToolCalls(text)) return { ...base, ...parseHermesToolCalls(text, newId) };
+    const bare = text !== null && toolNames.size > 0 ? parseBareJsonToolCalls(text, toolNames, newId) : null;
+    if (bare) return { ...base, ...bare };
     return { ...base, content: text, toolCalls: [], parseErrors: [] };
   }
 

@@ -104,12 +104,40 @@ function readHermesBlock(body: string, n: number, newId: IdFactory): { calls: To
 }
 
 /**
+ * Some models without a tool parser on the server (Llama 3.x) answer with a bare
+ * `{"name": …, "parameters": …}` object. That is read as a call only when the whole answer is such
+ * JSON (fences allowed) and every name is a tool offered in this request; otherwise it may be a
+ * user-facing answer that happens to be JSON, and null is returned.
+ */
+export function parseBareJsonToolCalls(text: string, toolNames: ReadonlySet<string>, newId: IdFactory = newCallId): TextToolParse | null {
+  const parsed = tryParse(unfence(text.trim()));
+  if (!parsed.ok) return null;
+  const items = Array.isArray(parsed.value) ? parsed.value : [parsed.value];
+  if (items.length === 0 || items.length > MAX_BLOCKS) return null;
+  const toolCalls: ToolCall[] = [];
+  for (const item of items) {
+    const call = bareCall(item, toolNames, newId);
+    if (!call) return null;
+    toolCalls.push(call);
+  }
+  return { content: null, toolCalls, parseErrors: [] };
+}
+
+function bareCall(item: unknown, toolNames: ReadonlySet<string>, newId: IdFactory): ToolCall | undefined {
+  if (!isRecord(item) || typeof item.name !== 'string' || !toolNames.has(item.name)) return undefined;
+  const args = item.arguments ?? item.parameters;
+  if (args !== undefined && typeof args !== 'string' && !isRecord(args)) return undefined;
+  return { id: newId(), name: item.name, arguments: encodeArguments(args) };
+}
+
+/**
  * Reads a JSON-mode answer. Every top-level JSON object in the text is a candidate (code fences
  * and prose around it do not matter). Objects with "action" become tool calls; one with
  * "final_answer" is the answer; text with neither is taken as a plain-prose final answer, unless
- * it clearly tried to be an action and is malformed.
+ * it clearly tried to be an action and is malformed. A `{"name", "arguments"}` object naming an
+ * offered tool counts as an action too (models trained on native calling drift into it).
  */
-export function parseJsonModeAnswer(text: string, newId: IdFactory = newCallId): TextToolParse {
+export function parseJsonModeAnswer(text: string, newId: IdFactory = newCallId, toolNames: ReadonlySet<string> = new Set()): TextToolParse {
   const cleaned = stripThinking(text);
   if (hasHermesToolCalls(cleaned)) {
     const hermes = parseHermesToolCalls(cleaned, newId);
@@ -130,7 +158,10 @@ export function parseJsonModeAnswer(text: string, newId: IdFactory = newCallId):
     const v = parsed.value;
     const hasFinal = v.final_answer !== undefined && v.final_answer !== null && v.final_answer !== '';
     const action = typeof v.action === 'string' ? v.action.trim() : v.action;
-    if (isFinalAction(action)) {
+    const bare = action === undefined ? bareCall(v, toolNames, newId) : undefined;
+    if (bare) {
+      toolCalls.push(bare);
+    } else if (isFinalAction(action)) {
       finalAnswer ??= asText(v.action_input ?? v.final_answer);
     } else if (typeof action === 'string' && action !== '') {
       if (hasFinal) {

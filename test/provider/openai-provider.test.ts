@@ -100,6 +100,16 @@ describe('OpenAI provider against the fake server', () => {
     expect(r.toolCalls[0]?.id).toMatch(/^call_[0-9a-f]+$/);
   });
 
+  it('reads a bare {"name", "parameters"} answer naming an offered tool, but not other JSON', async () => {
+    fake.enqueue({ text: '{"name": "calculator", "parameters": {"expression": "3*3"}}' }, { text: '{"name": "Ada"}' });
+    const p = provider();
+    const r = await p.complete({ messages: user('x'), tools: [calculator] });
+    expect(r.toolCalls.map((c) => [c.name, c.arguments])).toEqual([['calculator', '{"expression":"3*3"}']]);
+    expect(r.content).toBeNull();
+    const plain = await p.complete({ messages: user('x'), tools: [calculator] });
+    expect(plain).toMatchObject({ content: '{"name": "Ada"}', toolCalls: [] });
+  });
+
   it('waits as retry-after says on 429 and then succeeds', async () => {
     fake.enqueue({ status: 429, headers: { 'retry-after': '2' }, body: { error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' } } });
     fake.enqueue({ status: 429, headers: { 'retry-after-ms': '150' } });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   encodeArguments,
   normalizeArgumentsText,
+  parseBareJsonToolCalls,
   parseHermesToolCalls,
   parseJsonModeAnswer,
   stripThinking,
@@ -133,5 +134,22 @@ describe('parseJsonModeAnswer', () => {
 describe('topLevelObjects', () => {
   it('ignores braces inside strings and nested objects', () => {
     expect(topLevelObjects('a {"s": "}{", "n": {"x": 1}} b {}')).toEqual(['{"s": "}{", "n": {"x": 1}}', '{}']);
+  });
+});
+
+describe('parseBareJsonToolCalls', () => {
+  const tools = new Set(['calculator', 'get_current_time']);
+  it('reads a whole-answer {"name", "parameters"} object naming an offered tool', () => {
+    const r = parseBareJsonToolCalls('```json\n{"name": "calculator", "parameters": {"expression": "2^8"}}\n```', tools, ids());
+    expect(r).toEqual({ content: null, toolCalls: [{ id: 'call_t1', name: 'calculator', arguments: '{"expression":"2^8"}' }], parseErrors: [] });
+  });
+  it('leaves JSON alone when a name is not an offered tool or there is prose around it', () => {
+    expect(parseBareJsonToolCalls('{"name": "Ada", "arguments": {}}', tools)).toBeNull();
+    expect(parseBareJsonToolCalls('Here: {"name": "calculator", "arguments": {}}', tools)).toBeNull();
+    expect(parseBareJsonToolCalls('[{"name": "calculator"}, {"name": "Bob"}]', tools)).toBeNull();
+  });
+  it('counts in JSON mode when the name is an offered tool', () => {
+    const r = parseJsonModeAnswer('Calling: {"name": "get_current_time", "arguments": {"timezone": "UTC"}}', ids(), tools);
+    expect(r.toolCalls).toEqual([{ id: 'call_t1', name: 'get_current_time', arguments: '{"timezone":"UTC"}' }]);
   });
 });
