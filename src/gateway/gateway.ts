@@ -128,6 +128,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
   async function processMessage(msg: InboundMessage): Promise<void> {
     try {
       await inbox.markStarted(msg.id);
+      // The bot is about to answer in this thread: from now on it is part of it.
+      if (msg.conversation.threadId) await deps.sessions.markJoined(msg.conversation);
       const session = await deps.sessions.current(msg.conversation);
       await approvals.supersede(session.id);
       await approvals.repairHistory(session.id);

@@ -1,0 +1,135 @@
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createCore, type Core, type CoreOptions } from '../../src/app.js';
+import type { ApprovalResolution, ApprovalView, OutboundPort } from '../../src/gateway/ports.js';
+import type { Conversation, Platform, Speaker } from '../../src/types.js';
+import type { AnyTool } from '../../src/tools/tool-api.js';
+import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
+
+/**
+ * A real core (SQLite on disk, real OpenAI SDK against the fake server, real tools) with a
+ * recording port standing in for a chat platform. Platform adapters have their own e2e tests;
+ * these exercise the gateway and agent loop through the same OutboundPort contract.
+ */
+export type PortEvent =
+  | { kind: 'text'; conversation: Conversation; text: string; replyTo?: string }
+  | { kind: 'approval'; conversation: Conversation; view: ApprovalView; ref: string }
+  | { kind: 'resolved'; conversation: Conversation; ref: string; view: ApprovalView; resolution: ApprovalResolution }
+  | { kind: 'working'; conversation: Conversation }
+  | { kind: 'stopped'; conversation: Conversation };
+
+export interface RecordingPort extends OutboundPort {
+  events: PortEvent[];
+  texts(channelId?: string): string[];
+  approvals(): Array<Extract<PortEvent, { kind: 'approval' }>>;
+  waitFor<T extends PortEvent>(pred: (e: PortEvent) => e is T, timeoutMs?: number): Promise<T>;
+  waitForCount(pred: (e: PortEvent) => boolean, n: number, timeoutMs?: number): Promise<PortEvent[]>;
+}
+
+export function createRecordingPort(platform: Platform = 'slack'): RecordingPort {
+  const events: PortEvent[] = [];
+  const listeners = new Set<() => void>();
+  const push = (e: PortEvent) => {
+    events.push(e);
+    for (const l of [...listeners]) l();
+  };
+  let refs = 0;
+  const waitUntil = <R>(check: () => R | undefined, timeoutMs: number, what: string) =>
+    new Promise<R>((resolve, reject) => {
+      const first = check();
+      if (first !== undefined) return resolve(first);
+      const timer = setTimeout(() => {
+        listeners.delete(listener);
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; events: ${JSON.stringify(events.map((e) => e.kind))}`));
+      }, timeoutMs);
+      const listener = () => {
+        const r = check();
+        if (r !== undefined) {
+          clearTimeout(timer);
+          listeners.delete(listener);
+          resolve(r);
+        }
+      };
+      listeners.add(listener);
+    });
+  return {
+    platform,
+    events,
+    async sendText(conversation, text, opts) {
+      push({ kind: 'text', conversation, text, replyTo: opts?.replyTo });
+    },
+    async showApproval(conversation, view) {
+      const ref = `ref-${++refs}`;
+      push({ kind: 'approval', conversation, view, ref });
+      return ref;
+    },
+    async resolveApproval(conversation, ref, view, resolution) {
+      push({ kind: 'resolved', conversation, ref, view, resolution });
+    },
+    async startWorking(conversation) {
+      push({ kind: 'working', conversation });
+      return async () => push({ kind: 'stopped', conversation });
+    },
+    mention: (id) => `<@${id}>`,
+    texts: (channelId) => events.flatMap((e) => (e.kind === 'text' && (!channelId || e.conversation.channelId === channelId) ? [e.text] : [])),
+    approvals: () => events.filter((e): e is Extract<PortEvent, { kind: 'approval' }> => e.kind === 'approval'),
+    waitFor: (pred, timeoutMs = 10_000) => waitUntil(() => events.find(pred), timeoutMs, 'an event'),
+    waitForCount: (pred, n, timeoutMs = 10_000) =>
+      waitUntil(() => {
+        const found = events.filter(pred);
+        return found.length >= n ? found : undefined;
+      }, timeoutMs, `${n} events`),
+  };
+}
+
+export const isText = (e: PortEvent): e is Extract<PortEvent, { kind: 'text' }> => e.kind === 'text';
+export const isApproval = (e: PortEvent): e is Extract<PortEvent, { kind: 'approval' }> => e.kind === 'approval';
+export const isResolved = (e: PortEvent): e is Extract<PortEvent, { kind: 'resolved' }> => e.kind === 'resolved';
+
+export function conv(channelId: string, extra: Partial<Conversation> = {}): Conversation {
+  return { platform: 'slack', workspaceId: 'T1', channelId, isDm: false, ...extra };
+}
+
+export function user(userId: string, extra: Partial<Speaker> = {}): Speaker {
+  return { platform: 'slack', workspaceId: 'T1', userId, displayName: userId.toLowerCase(), ...extra };
+}
+
+export interface Harness {
+  fake: FakeOpenAI;
+  core: Core;
+  port: RecordingPort;
+  dataDir: string;
+  config: Config;
+  /** Closes the core and opens a new one on the same data dir (a restart). */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startHarness(opts: { env?: Record<string, string>; tools?: AnyTool[]; extraTools?: AnyTool[]; fake?: FakeOpenAI; core?: Partial<CoreOptions> } = {}): Promise<Harness> {
+  const fake = opts.fake ?? (await startFakeOpenAI());
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hermes-test-'));
+  const result = loadConfig({ OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'test-key', HERMES_MODEL_RETRIES: '0', HERMES_DATA_DIR: dataDir, HERMES_MODEL: 'gpt-4o-mini', ...opts.env }, dataDir);
+  if (!result.ok) throw new Error(result.errors.join('\n'));
+  const config = result.config;
+  const log = pino({ level: process.env.TEST_LOG ?? 'silent' });
+  const open = async () => {
+    const core = await createCore({ config, log, tools: opts.tools, extraTools: opts.extraTools, ...opts.core });
+    const port = createRecordingPort();
+    core.gateway.registerPort(port);
+    await core.start();
+    return { core, port };
+  };
+  const h = { fake, dataDir, config, ...(await open()) } as Harness;
+  h.restart = async () => {
+    await h.core.close();
+    Object.assign(h, await open());
+  };
+  h.close = async () => {
+    await h.core.close();
+    if (!opts.fake) await fake.close();
+  };
+  return h;
+}
