@@ -30,7 +30,7 @@ export interface DiscordAdapter extends Adapter {
 }
 
 export async function createDiscordAdapter(opts: DiscordAdapterOptions): Promise<DiscordAdapter> {
-  const log = opts.log.child({ adapter: 'discord' });
+  const log = opts.log;
   const connectOptions: ConnectOptions = { token: opts.config.token, apiUrl: opts.config.apiUrl, log, ...opts.timing };
   const client = createClient(connectOptions);
   const port = createDiscordPort(client.rest, log);
