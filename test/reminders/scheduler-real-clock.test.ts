@@ -1,0 +1,55 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock.js';
+import type { Reminder } from '../../src/reminders/reminder-record.js';
+import { createReminderStore } from '../../src/reminders/reminder-store.js';
+import { createReminderScheduler } from '../../src/reminders/scheduler.js';
+import type { Store } from '../../src/store/store.js';
+import { alice, channel, memoryLogger, tempStoreFile } from './fixtures.js';
+import { settle } from './manual-clock.js';
+
+describe('reminder scheduler (real clock, short delays)', () => {
+  let tmp: Awaited<ReturnType<typeof tempStoreFile>>;
+  let store: Store;
+
+  beforeEach(async () => {
+    tmp = await tempStoreFile();
+    store = await tmp.open();
+  });
+  afterEach(async () => {
+    await store.close();
+    await tmp.cleanup();
+  });
+
+  it('fires each reminder once, not before its time, via the timer rather than the poll', async () => {
+    const reminders = createReminderStore(store, systemClock);
+    const delivered: Array<{ id: string; at: number }> = [];
+    const scheduler = createReminderScheduler({
+      reminders,
+      clock: systemClock,
+      log: memoryLogger().log,
+      pollMs: 60_000, // far longer than the test: only the armed timer can fire these
+      deliver: async (r: Reminder) => {
+        delivered.push({ id: r.id, at: Date.now() });
+      },
+    });
+    await scheduler.start();
+    try {
+      const mine = reminders.forUser(alice, channel);
+      const start = Date.now();
+      const later = await mine.create('later', start + 600);
+      scheduler.poke();
+      const soon = await mine.create('soon', start + 250);
+      scheduler.poke();
+
+      await settle(() => delivered.length >= 2, 5_000);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(delivered.map((d) => d.id)).toEqual([soon.id, later.id]);
+      expect(delivered[0]!.at).toBeGreaterThanOrEqual(start + 250);
+      expect(delivered[1]!.at).toBeGreaterThanOrEqual(start + 600);
+      expect(delivered[1]!.at).toBeLessThan(start + 3_000);
+      await settle(async () => (await reminders.get(later.id))?.status === 'fired');
+    } finally {
+      scheduler.stop();
+    }
+  });
+});
