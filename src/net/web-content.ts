@@ -32,7 +32,6 @@ const HTML_OPTIONS: HtmlToTextOptions = {
     { selector: 'h4', options: { uppercase: false } },
     { selector: 'h5', options: { uppercase: false } },
     { selector: 'h6', options: { uppercase: false } },
-    { selector: 'th', options: { uppercase: false } },
     { selector: 'table', format: 'dataTable', options: { uppercaseHeaderCells: false } },
   ],
 };
@@ -58,12 +57,21 @@ function tidy(text: string): string {
     .trim();
 }
 
+function resolveHref(href: string, baseUrl: string): string {
+  try {
+    return new URL(href, baseUrl).toString();
+  } catch {
+    return href;
+  }
+}
+
 export function htmlToText(html: string, baseUrl?: string): string {
+  // html-to-text's own baseUrl only prefixes "/paths"; resolve every relative link properly instead.
   const options: HtmlToTextOptions = baseUrl
     ? {
         ...HTML_OPTIONS,
         selectors: HTML_OPTIONS.selectors?.map((s) =>
-          s.selector === 'a' ? { ...s, options: { ...s.options, baseUrl } } : s,
+          s.selector === 'a' ? { ...s, options: { ...s.options, pathRewrite: (href: string) => resolveHref(href, baseUrl) } } : s,
         ),
       }
     : HTML_OPTIONS;

@@ -1,0 +1,156 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NetRefusedError } from '../../src/net/net-client.js';
+import { createNetClient } from '../../src/net/safe-fetch.js';
+import { startFakeWeb, type FakeWeb } from '../fakes/web/fake-web.js';
+import { fakeLookup, silentLog } from './net-helpers.js';
+
+let a: FakeWeb;
+let b: FakeWeb;
+beforeAll(async () => {
+  [a, b] = await Promise.all([startFakeWeb(), startFakeWeb()]);
+});
+afterAll(async () => {
+  await Promise.all([a.close(), b.close()]);
+});
+
+function client(allow: string[], extra: Partial<Parameters<typeof createNetClient>[0]> = {}) {
+  return createNetClient({ allow, log: silentLog, lookup: fakeLookup({}), defaultTimeoutMs: 5_000, ...extra });
+}
+
+async function waitFor(check: () => boolean, ms = 3_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('allow list', () => {
+  it('host:port allows exactly that port; a bare host allows any port', async () => {
+    const ok = await client([`127.0.0.1:${a.port}`]).request({ url: a.url('/text') });
+    expect(ok.status).toBe(200);
+    expect(ok.body.toString()).toBe('just plain text\nsecond line');
+    await expect(client([`127.0.0.1:${b.port}`]).request({ url: a.url('/text') })).rejects.toThrow(NetRefusedError);
+    const any = await client(['127.0.0.1']).request({ url: b.url('/text') });
+    expect(any.status).toBe(200);
+  });
+
+  it('an allowed name is resolved once and the socket goes to that checked address, with Host kept', async () => {
+    const lookup = fakeLookup({ 'pinned.example': ['127.0.0.1'] });
+    const res = await client([`pinned.example:${a.port}`], { lookup }).request({ url: `http://pinned.example:${a.port}/echo` });
+    const echoed = JSON.parse(res.body.toString()) as { headers: Record<string, string> };
+    expect(echoed.headers.host).toBe(`pinned.example:${a.port}`);
+    // One lookup, ours; Node never resolved the name itself (it would fail offline).
+    expect(lookup.asked).toEqual(['pinned.example']);
+  });
+
+  it('only http(s), no user:pass@, no invalid URLs', async () => {
+    const c = client(['127.0.0.1']);
+    await expect(c.request({ url: `http://user:pw@127.0.0.1:${a.port}/text` })).rejects.toThrow(/^refused: URLs with a user name or password/);
+    await expect(c.request({ url: 'file:///etc/passwd' })).rejects.toThrow(/^refused: only http and https/);
+    await expect(c.request({ url: 'ftp://127.0.0.1/' })).rejects.toThrow(/^refused: only http and https/);
+    await expect(c.request({ url: 'not a url' })).rejects.toThrow(/^refused: .* is not a valid absolute URL/);
+  });
+});
+
+describe('redirects', () => {
+  it('every hop is re-checked: a redirect to a private address is refused and never reached', async () => {
+    const c = client([`127.0.0.1:${a.port}`], { lookup: fakeLookup({ 'evil.example': ['127.0.0.1'] }) });
+    const targets = [b.url('/private'), `http://localhost:${a.port}/private`, `http://evil.example:${a.port}/private`, 'http://169.254.169.254/latest/meta-data/', `http://[::1]:${a.port}/private`];
+    for (const to of targets) {
+      await expect(c.request({ url: a.url(`/redirect?to=${encodeURIComponent(to)}`) })).rejects.toThrow(/^refused: /);
+    }
+    expect(a.hits('/private')).toBe(0);
+    expect(b.hits('/private')).toBe(0);
+    expect(a.hits('/redirect')).toBe(targets.length);
+  });
+
+  it('follows up to 5 redirects and refuses the 6th', async () => {
+    const c = client([`127.0.0.1:${a.port}`]);
+    const five = await c.request({ url: a.url('/chain/5') });
+    expect(five.body.toString()).toBe('end of chain');
+    expect(five.url).toBe(a.url('/chain/0'));
+    const endHits = a.hits('/chain/0');
+    await expect(c.request({ url: a.url('/chain/6') })).rejects.toThrow('refused: more than 5 redirects');
+    expect(a.hits('/chain/0')).toBe(endHits);
+  });
+
+  it('credentials are dropped on a cross-origin hop and kept on a same-origin hop', async () => {
+    const c = client(['127.0.0.1']);
+    const headers = { authorization: 'Bearer secret-token', cookie: 'sid=1', 'x-api-key': 'k1', 'x-trace': 'keep-me' };
+    const cross = await c.request({ url: a.url(`/redirect?status=307&to=${encodeURIComponent(b.url('/echo'))}`), headers });
+    const seen = (JSON.parse(cross.body.toString()) as { headers: Record<string, string> }).headers;
+    expect(seen.authorization).toBeUndefined();
+    expect(seen.cookie).toBeUndefined();
+    expect(seen['x-api-key']).toBeUndefined();
+    expect(seen['x-trace']).toBe('keep-me');
+    const same = await c.request({ url: a.url('/redirect?to=/echo'), headers });
+    expect((JSON.parse(same.body.toString()) as { headers: Record<string, string> }).headers.authorization).toBe('Bearer secret-token');
+  });
+
+  it('303 turns a POST into a GET without body; 307 keeps method and body', async () => {
+    const c = client(['127.0.0.1']);
+    const post = { method: 'POST' as const, body: '{"x":1}', headers: { 'content-type': 'application/json' } };
+    const r303 = JSON.parse((await c.request({ url: a.url('/redirect?status=303&to=/echo'), ...post })).body.toString());
+    expect(r303).toMatchObject({ method: 'GET', body: '' });
+    expect(r303.headers['content-type']).toBeUndefined();
+    const r307 = JSON.parse((await c.request({ url: a.url('/redirect?status=307&to=/echo'), ...post })).body.toString());
+    expect(r307).toMatchObject({ method: 'POST', body: '{"x":1}' });
+  });
+});
+
+describe('caps', () => {
+  it('a huge body is cut at maxBytes and marked truncated', async () => {
+    const res = await client(['127.0.0.1']).request({ url: a.url('/huge'), maxBytes: 100_000 });
+    expect(res.body.length).toBe(100_000);
+    expect(res.truncated).toBe(true);
+  });
+
+  it('a 1 GB gzip bomb stops at the cap; the server is cut off early and memory stays bounded', async () => {
+    const before = process.memoryUsage();
+    const res = await client(['127.0.0.1']).request({ url: a.url('/bomb'), maxBytes: 2 * 1024 * 1024 });
+    const after = process.memoryUsage();
+    expect(res.body.length).toBe(2 * 1024 * 1024);
+    expect(res.truncated).toBe(true);
+    expect(res.body.every((byte) => byte === 0)).toBe(true);
+    // The server compressed only a few MB of its 1 GB before the client hung up.
+    expect(a.bombBytesProduced()).toBeLessThan(100 * 1024 * 1024);
+    expect(after.heapUsed + after.arrayBuffers - (before.heapUsed + before.arrayBuffers)).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it.each(['gzip', 'br', 'deflate', 'deflate-raw'])('decodes %s', async (enc) => {
+    const res = await client(['127.0.0.1']).request({ url: a.url(`/encoded?enc=${enc}`) });
+    expect(res.body.toString()).toBe('compressed hello '.repeat(100));
+    expect(res.truncated).toBe(false);
+  });
+
+  it('content types outside acceptTypes are refused', async () => {
+    const c = client(['127.0.0.1']);
+    await expect(c.request({ url: a.url('/image'), acceptTypes: ['text/'] })).rejects.toThrow(
+      'refused: 127.0.0.1:' + a.port + ' answered with content type "image/png"',
+    );
+    const text = await c.request({ url: a.url('/text'), acceptTypes: ['text/'] });
+    expect(text.status).toBe(200);
+  });
+
+  it('the time cap ends the request and closes the socket', async () => {
+    const closed = a.slowClosed();
+    const started = Date.now();
+    await expect(client(['127.0.0.1']).request({ url: a.url('/slow'), timeoutMs: 300 })).rejects.toThrow(/^timed out after 300 ms/);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    await waitFor(() => a.slowClosed() === closed + 1);
+  });
+
+  it("the caller's abort ends the request and closes the socket", async () => {
+    const closed = a.slowClosed();
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 150);
+    await expect(client(['127.0.0.1']).request({ url: a.url('/slow'), signal: ac.signal })).rejects.toThrow(/was cancelled/);
+    await waitFor(() => a.slowClosed() === closed + 1);
+  });
+
+  it('a DNS lookup that hangs is bounded by the time cap', async () => {
+    const never = Object.assign(async () => new Promise<never>(() => {}), {});
+    await expect(client([], { lookup: never }).request({ url: 'http://hang.example/', timeoutMs: 200 })).rejects.toThrow(/timed out after 200 ms/);
+  });
+});
