@@ -12,7 +12,17 @@ const NUMBER = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
 const MAX_DEPTH = 32;
 
 export function coerceArgs(value: unknown, schema: JsonSchema): unknown {
-  return coerce(value, schema, 0);
+  return coerce(wrapBareValue(value, schema), schema, 0);
+}
+
+/**
+ * A bare value (`"2+2"` instead of `{"expression": "2+2"}`) for a tool with exactly one
+ * parameter can only mean that parameter.
+ */
+function wrapBareValue(value: unknown, schema: JsonSchema): unknown {
+  if (value === null || typeof value === 'object') return value;
+  const props = isRecord(schema.properties) ? Object.keys(schema.properties) : [];
+  return props.length === 1 && props[0] !== undefined ? { [props[0]]: value } : value;
 }
 
 function coerce(value: unknown, schema: JsonSchema, depth: number): unknown {

@@ -78,5 +78,6 @@ describe('calculator', () => {
     expect(bad).toMatchObject({ ok: false, errorKind: 'failed' });
     expect(bad.content).toMatch(/^calculator failed: could not evaluate "2 \+"/);
     expect(await run({})).toMatchObject({ ok: false, errorKind: 'invalid_args' });
+    expect(await run('6 * 7')).toMatchObject({ ok: true, content: '42' });
   });
 });

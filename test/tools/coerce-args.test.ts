@@ -43,6 +43,12 @@ describe('coerceArgs', () => {
     expect(coerceArgs({ n: 1, list: '[1, "2"]', obj: '{"x": "3"}' }, schema)).toEqual({ n: 1, list: [1, 2], obj: { x: 3 } });
   });
 
+  it('reads a bare value as the only parameter of a one-parameter tool, and only then', () => {
+    const one = schemaOf(z.object({ expression: z.string() }));
+    expect(coerceArgs('2+2', one)).toEqual({ expression: '2+2' });
+    expect(coerceArgs('2+2', schema)).toBe('2+2');
+  });
+
   it('does not mutate its input', () => {
     const input = { n: '1' };
     coerceArgs(input, schema);
