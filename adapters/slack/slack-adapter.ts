@@ -10,7 +10,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import bolt from '@slack/bolt';
+import { App, HTTPReceiver, SocketModeReceiver } from '@slack/bolt';
 import type { Config } from '../../src/config.js';
 import type { Adapter, GatewayApi } from '../../src/gateway/ports.js';
 import type { Logger } from '../../src/log.js';
@@ -23,8 +23,6 @@ import { toSlackLogger } from './slack-logger.js';
 import { createSlackPort } from './slack-port.js';
 import { checkScopes, EVENTS_REMINDER, identifyBot, SlackStartupError } from './startup-check.js';
 import { createUserNames } from './user-names.js';
-
-const { App, HTTPReceiver, SocketModeReceiver } = bolt;
 
 export interface SlackAdapterOptions {
   config: NonNullable<Config['slack']>;
@@ -44,7 +42,7 @@ export interface SlackAdapter extends Adapter {
 
 export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<SlackAdapter> {
   const { config, gateway, store } = opts;
-  const log = opts.log.child({ adapter: 'slack' });
+  const { log } = opts;
   const slackLogger = toSlackLogger(log);
   const client = createOutboundClient(config.botToken, config.apiUrl, slackLogger);
 

@@ -1,0 +1,307 @@
+import { createHmac } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+/**
+ * A fake Slack on 127.0.0.1: the Web API (recording every call), a response_url receiver, and
+ * senders of signed Events API deliveries, block_actions clicks and slash commands to a bot's
+ * `/slack/events`. The real Bolt App and WebClient talk to it over HTTP, so signatures, form
+ * encodings, 429 handling and timeouts are exercised for real.
+ */
+
+export interface ApiCall {
+  method: string;
+  args: Record<string, unknown>;
+  /** The bearer token the call carried. */
+  token: string | undefined;
+  at: number;
+  /** Status we answered with (200 or 429). */
+  status: number;
+  /** ts we assigned, for chat.postMessage. */
+  ts?: string;
+}
+
+export interface ResponseUrlPost {
+  id: string;
+  body: Record<string, unknown>;
+}
+
+export interface FakeSlackOptions {
+  botUserId?: string;
+  botId?: string;
+  teamId?: string;
+  botToken?: string;
+  signingSecret?: string;
+  /** Sent in auth.test's x-oauth-scopes header; undefined → header omitted. */
+  scopes?: string[] | undefined;
+}
+
+export const FULL_SCOPES = [
+  'app_mentions:read', 'chat:write', 'im:history', 'im:read', 'channels:history', 'groups:history',
+  'reactions:write', 'users:read', 'commands',
+];
+
+export interface FakeSlack {
+  url: string;
+  /** Pass as SLACK_API_URL. */
+  apiUrl: string;
+  botUserId: string;
+  botId: string;
+  teamId: string;
+  botToken: string;
+  signingSecret: string;
+  calls: ApiCall[];
+  responses: ResponseUrlPost[];
+  callsTo(method: string): ApiCall[];
+  /** Bot posts (successful chat.postMessage calls) in order. */
+  posts(filter?: { channel?: string; thread_ts?: string }): Array<{ channel: string; ts: string; text: string; thread_ts?: string; args: Record<string, unknown> }>;
+  setScopes(scopes: string[] | undefined): void;
+  setUser(id: string, name: string): void;
+  /** The next `times` calls of `method` answer 429 with Retry-After. */
+  rateLimitNext(method: string, retryAfterS: number, times?: number): void;
+  /** The next call of `method` answers ok:false with `error`. */
+  failNext(method: string, error: string): void;
+  /** A fresh message ts, for events the "user" sends. */
+  nextTs(): string;
+  waitFor(what: string, predicate: () => boolean, timeoutMs?: number): Promise<void>;
+  sendEvent(target: string, event: Record<string, unknown>, opts?: { eventId?: string; retryNum?: number; secret?: string }): Promise<Response>;
+  sendCommand(target: string, cmd: { text: string; userId: string; channelId: string; userName?: string }): Promise<{ status: number; responseId: string }>;
+  sendClick(target: string, click: { actionId: string; value: string; userId: string; channelId: string; messageTs: string; threadTs?: string }): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeSlack> {
+  const botUserId = opts.botUserId ?? 'UBOT';
+  const botId = opts.botId ?? 'BBOT';
+  const teamId = opts.teamId ?? 'T0TEAM';
+  const botToken = opts.botToken ?? 'xoxb-fake-token';
+  const signingSecret = opts.signingSecret ?? 'fake-signing-secret';
+  let scopes: string[] | undefined = 'scopes' in opts ? opts.scopes : FULL_SCOPES;
+  const users = new Map<string, string>();
+  const rateLimits = new Map<string, { retryAfterS: number; times: number }>();
+  const failures = new Map<string, string>();
+  const calls: ApiCall[] = [];
+  const responses: ResponseUrlPost[] = [];
+  const sockets = new Set<Socket>();
+  let tsCounter = 0;
+  let eventCounter = 0;
+  let responseCounter = 0;
+  const nextTs = () => `${1_700_000_000 + ++tsCounter}.${String(tsCounter).padStart(6, '0')}`;
+
+  const server = http.createServer((req, res) => {
+    void route(req, res).catch((err: unknown) => {
+      if (!res.headersSent) json(res, 500, { ok: false, error: `fake_error: ${String(err)}` });
+    });
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  async function route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0]!;
+    const raw = await readBody(req);
+    if (path.startsWith('/response/')) {
+      responses.push({ id: path.slice('/response/'.length), body: JSON.parse(raw || '{}') as Record<string, unknown> });
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      return;
+    }
+    if (!path.startsWith('/api/')) return json(res, 404, { ok: false, error: 'unknown_path' });
+    const method = path.slice('/api/'.length);
+    const args = parseArgs(raw, req.headers['content-type'] ?? '');
+    const auth = req.headers.authorization;
+    const token = auth?.startsWith('Bearer ') ? auth.slice(7) : typeof args.token === 'string' ? args.token : undefined;
+    const call: ApiCall = { method, args, token, at: Date.now(), status: 200 };
+    calls.push(call);
+
+    const limit = rateLimits.get(method);
+    if (limit && limit.times > 0) {
+      limit.times -= 1;
+      call.status = 429;
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': String(limit.retryAfterS) });
+      res.end(JSON.stringify({ ok: false, error: 'ratelimited' }));
+      return;
+    }
+    if (token !== botToken) return json(res, 200, { ok: false, error: 'invalid_auth' });
+    const failure = failures.get(method);
+    if (failure) {
+      failures.delete(method);
+      return json(res, 200, { ok: false, error: failure });
+    }
+    return answer(call, res);
+  }
+
+  function answer(call: ApiCall, res: http.ServerResponse): void {
+    const { method, args } = call;
+    switch (method) {
+      case 'auth.test': {
+        const headers: Record<string, string> = { 'content-type': 'application/json' };
+        if (scopes !== undefined) headers['x-oauth-scopes'] = scopes.join(',');
+        res.writeHead(200, headers);
+        res.end(JSON.stringify({ ok: true, url: 'https://fake.slack.com/', team: 'Fake', user: 'hermes', team_id: teamId, user_id: botUserId, bot_id: botId }));
+        return;
+      }
+      case 'chat.postMessage': {
+        const ts = nextTs();
+        call.ts = ts;
+        return json(res, 200, { ok: true, channel: args.channel, ts, message: { text: args.text, ts, user: botUserId, bot_id: botId } });
+      }
+      case 'chat.update':
+        return json(res, 200, { ok: true, channel: args.channel, ts: args.ts, text: args.text });
+      case 'chat.postEphemeral':
+        return json(res, 200, { ok: true, message_ts: nextTs() });
+      case 'users.info': {
+        const id = String(args.user);
+        const name = users.get(id);
+        if (!name) return json(res, 200, { ok: false, error: 'user_not_found' });
+        return json(res, 200, { ok: true, user: { id, name: name.toLowerCase(), real_name: name, profile: { display_name: name, real_name: name } } });
+      }
+      case 'conversations.replies': {
+        const thread = calls.filter((c) => c.method === 'chat.postMessage' && c.status === 200 && c.args.thread_ts === args.ts);
+        return json(res, 200, { ok: true, messages: thread.map((c) => ({ text: c.args.text, user: botUserId })) });
+      }
+      default:
+        // reactions.add/remove, assistant.threads.setStatus and anything else: accepted.
+        return json(res, 200, { ok: true });
+    }
+  }
+
+  async function signedPost(target: string, body: string, contentType: string, extra: Record<string, string> = {}, secret = signingSecret): Promise<Response> {
+    const ts = Math.floor(Date.now() / 1000).toString();
+    const sig = 'v0=' + createHmac('sha256', secret).update(`v0:${ts}:${body}`).digest('hex');
+    return fetch(target, {
+      method: 'POST',
+      // Bolt compares the form content type exactly, so no charset suffix here.
+      headers: { 'content-type': contentType, 'x-slack-request-timestamp': ts, 'x-slack-signature': sig, ...extra },
+      body,
+      signal: AbortSignal.timeout(10_000),
+    });
+  }
+
+  const fake: FakeSlack = {
+    url,
+    apiUrl: `${url}/api/`,
+    botUserId,
+    botId,
+    teamId,
+    botToken,
+    signingSecret,
+    calls,
+    responses,
+    callsTo: (method) => calls.filter((c) => c.method === method),
+    posts(filter = {}) {
+      return calls
+        .filter((c) => c.method === 'chat.postMessage' && c.status === 200 && c.token === botToken)
+        .filter((c) => (filter.channel === undefined || c.args.channel === filter.channel) && (filter.thread_ts === undefined || c.args.thread_ts === filter.thread_ts))
+        .map((c) => ({ channel: String(c.args.channel), ts: c.ts ?? '', text: String(c.args.text ?? ''), thread_ts: c.args.thread_ts as string | undefined, args: c.args }));
+    },
+    setScopes: (s) => {
+      scopes = s;
+    },
+    setUser: (id, name) => {
+      users.set(id, name);
+    },
+    rateLimitNext: (method, retryAfterS, times = 1) => {
+      rateLimits.set(method, { retryAfterS, times });
+    },
+    failNext: (method, error) => {
+      failures.set(method, error);
+    },
+    nextTs,
+    async waitFor(what, predicate, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!predicate()) {
+        if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for: ${what}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    sendEvent(target, event, o = {}) {
+      const eventId = o.eventId ?? `Ev${String(++eventCounter).padStart(8, '0')}`;
+      const body = JSON.stringify({
+        token: 'legacy',
+        team_id: teamId,
+        api_app_id: 'A0APP',
+        type: 'event_callback',
+        event_id: eventId,
+        event_time: Math.floor(Date.now() / 1000),
+        authorizations: [{ team_id: teamId, user_id: botUserId, is_bot: true, is_enterprise_install: false }],
+        event: { event_ts: event.ts, team: teamId, ...event },
+      });
+      const extra: Record<string, string> = o.retryNum ? { 'x-slack-retry-num': String(o.retryNum), 'x-slack-retry-reason': 'http_timeout' } : {};
+      return signedPost(target, body, 'application/json', extra, o.secret);
+    },
+    async sendCommand(target, cmd) {
+      const responseId = `r${++responseCounter}`;
+      const body = new URLSearchParams({
+        token: 'legacy',
+        team_id: teamId,
+        team_domain: 'fake',
+        channel_id: cmd.channelId,
+        channel_name: 'general',
+        user_id: cmd.userId,
+        user_name: cmd.userName ?? cmd.userId.toLowerCase(),
+        command: '/hermes',
+        text: cmd.text,
+        api_app_id: 'A0APP',
+        response_url: `${url}/response/${responseId}`,
+        trigger_id: `trig${responseCounter}`,
+      }).toString();
+      const res = await signedPost(target, body, 'application/x-www-form-urlencoded');
+      return { status: res.status, responseId };
+    },
+    sendClick(target, click) {
+      const payload = {
+        type: 'block_actions',
+        team: { id: teamId, domain: 'fake' },
+        user: { id: click.userId, username: click.userId.toLowerCase(), name: click.userId.toLowerCase(), team_id: teamId },
+        api_app_id: 'A0APP',
+        token: 'legacy',
+        container: { type: 'message', message_ts: click.messageTs, channel_id: click.channelId, is_ephemeral: false, thread_ts: click.threadTs },
+        trigger_id: `trig${++responseCounter}`,
+        channel: { id: click.channelId, name: 'general' },
+        message: { type: 'message', ts: click.messageTs, thread_ts: click.threadTs, text: 'Approval needed', user: botUserId, bot_id: botId },
+        response_url: `${url}/response/a${responseCounter}`,
+        actions: [{ type: 'button', action_id: click.actionId, block_id: 'hermes_approval', value: click.value, text: { type: 'plain_text', text: 'x' }, action_ts: `${Date.now() / 1000}` }],
+      };
+      return signedPost(target, new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), 'application/x-www-form-urlencoded');
+    },
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  return fake;
+}
+
+function parseArgs(raw: string, contentType: string): Record<string, unknown> {
+  if (!raw) return {};
+  if (contentType.includes('application/json')) return JSON.parse(raw) as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of new URLSearchParams(raw)) {
+    if (v === 'true' || v === 'false') out[k] = v === 'true';
+    else if (/^[[{]/.test(v)) {
+      try {
+        out[k] = JSON.parse(v);
+      } catch {
+        out[k] = v;
+      }
+    } else out[k] = v;
+  }
+  return out;
+}
+
+function json(res: http.ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+function readBody(req: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}

@@ -1,0 +1,117 @@
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { createSlackAdapter, type SlackAdapter } from '../../adapters/slack/slack-adapter.js';
+import { createCore, type Core } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import type { GatewayApi } from '../../src/gateway/ports.js';
+import type { AnyTool } from '../../src/tools/tool-api.js';
+import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
+import { startFakeSlack, type FakeSlack, type FakeSlackOptions } from '../fakes/slack/fake-slack.js';
+
+/**
+ * The whole bot as it runs in production — real Bolt App and WebClient, real core on SQLite,
+ * real OpenAI SDK — against fake Slack and fake OpenAI servers on 127.0.0.1.
+ */
+export interface SlackHarness {
+  slack: FakeSlack;
+  ai: FakeOpenAI;
+  core: Core;
+  adapter: SlackAdapter;
+  /** The bot's POST /slack/events URL. */
+  target: string;
+  base: string;
+  config: Config;
+  ready: boolean;
+  /** Closes adapter and core, then opens both again on the same data dir. */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+  /** A user's top-level channel post mentioning the bot: the app_mention and message.channels pair. */
+  mention(channel: string, user: string, text: string, opts?: { threadTs?: string; pair?: boolean }): Promise<string>;
+  /** A user's DM to the bot. */
+  dm(channel: string, user: string, text: string, opts?: { threadTs?: string }): Promise<string>;
+  /** A plain channel message (thread reply when threadTs is set). */
+  say(channel: string, user: string, text: string, opts?: { threadTs?: string }): Promise<string>;
+}
+
+export interface HarnessOptions {
+  extraTools?: AnyTool[];
+  env?: Record<string, string>;
+  slack?: FakeSlackOptions;
+  /** Wraps the core's gateway (to inject faults at the adapter boundary). */
+  wrapGateway?: (g: GatewayApi) => GatewayApi;
+}
+
+export async function startSlackHarness(opts: HarnessOptions = {}): Promise<SlackHarness> {
+  const slack = await startFakeSlack(opts.slack);
+  const ai = await startFakeOpenAI();
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hermes-slack-'));
+  const result = loadConfig(
+    {
+      OPENAI_BASE_URL: ai.url,
+      OPENAI_API_KEY: 'test',
+      HERMES_MODEL_RETRIES: '0',
+      HERMES_DATA_DIR: dataDir,
+      SLACK_BOT_TOKEN: slack.botToken,
+      SLACK_SIGNING_SECRET: slack.signingSecret,
+      // Without the trailing slash on purpose: the adapter must normalise it.
+      SLACK_API_URL: slack.apiUrl.replace(/\/$/, ''),
+      PORT: '0',
+      ...opts.env,
+    },
+    dataDir,
+  );
+  if (!result.ok) throw new Error(result.errors.join('\n'));
+  const config = result.config;
+  const log = pino({ level: process.env.TEST_LOG ?? 'silent' });
+
+  const h = { slack, ai, config, ready: false } as SlackHarness;
+  const open = async () => {
+    const core = await createCore({ config, log, extraTools: opts.extraTools, reminders: false });
+    const gateway = opts.wrapGateway ? opts.wrapGateway(core.gateway) : core.gateway;
+    // The wrapper must still deliver the port to the real gateway.
+    const adapter = await createSlackAdapter({ config: config.slack!, httpPort: 0, gateway, store: core.store, log, isReady: () => h.ready, retries: 0 });
+    await adapter.start();
+    await core.start();
+    h.ready = true;
+    const base = `http://127.0.0.1:${adapter.listeningPort()}`;
+    Object.assign(h, { core, adapter, base, target: `${base}/slack/events` });
+  };
+  await open();
+
+  h.restart = async () => {
+    h.ready = false;
+    await h.adapter.stop();
+    await h.core.close();
+    await open();
+  };
+  h.close = async () => {
+    await h.adapter.stop();
+    await h.core.close();
+    await Promise.all([slack.close(), ai.close()]);
+  };
+  h.mention = async (channel, user, text, o = {}) => {
+    const ts = slack.nextTs();
+    const common = { user, text: `<@${slack.botUserId}> ${text}`, ts, channel, ...(o.threadTs ? { thread_ts: o.threadTs } : {}) };
+    await expectOk(slack.sendEvent(h.target, { type: 'app_mention', ...common }));
+    if (o.pair !== false) await expectOk(slack.sendEvent(h.target, { type: 'message', channel_type: 'channel', ...common }));
+    return ts;
+  };
+  h.dm = async (channel, user, text, o = {}) => {
+    const ts = slack.nextTs();
+    await expectOk(slack.sendEvent(h.target, { type: 'message', channel_type: 'im', user, text, ts, channel, ...(o.threadTs ? { thread_ts: o.threadTs } : {}) }));
+    return ts;
+  };
+  h.say = async (channel, user, text, o = {}) => {
+    const ts = slack.nextTs();
+    await expectOk(slack.sendEvent(h.target, { type: 'message', channel_type: 'channel', user, text, ts, channel, ...(o.threadTs ? { thread_ts: o.threadTs } : {}) }));
+    return ts;
+  };
+  return h;
+}
+
+async function expectOk(res: Promise<Response>): Promise<void> {
+  const r = await res;
+  if (r.status !== 200) throw new Error(`bot answered ${r.status} to an event`);
+}
