@@ -115,7 +115,7 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): ModelProvider
       if (verdict.kind === 'fail') {
         if (adjustments < 2 && adaptToRefusal(verdict.error)) {
           adjustments += 1;
-          n -= 1; // an adjusted request is a new request, not a retry
+          n -= 1; // an adjusted request is a new request, not a retry; bounded: each flag flips once
           continue;
         }
         log.warn({ attempt: n, status: verdict.error.status, kind: verdict.error.kind, reason: verdict.error.message }, 'model call failed');

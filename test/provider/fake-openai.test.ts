@@ -81,6 +81,18 @@ describe('fake OpenAI server with the real SDK', () => {
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 
+  it('close() cuts a request that is still hanging', async () => {
+    fake.enqueue({ hang: true });
+    const pending = client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] }).then(() => 'answered', () => 'failed');
+    for (let i = 0; i < 200 && fake.requests.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(fake.requests).toHaveLength(1);
+    const started = Date.now();
+    await fake.close();
+    expect(await pending).toBe('failed');
+    expect(Date.now() - started).toBeLessThan(1_000);
+    fake = await startFakeOpenAI(); // afterEach closes it
+  });
+
   it('lists models and adds configured latency', async () => {
     const models = await client.models.list();
     expect(models.data[0]?.id).toBe('fake-model');
