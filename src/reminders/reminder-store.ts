@@ -38,6 +38,8 @@ export interface ReminderStore {
   markFailed(id: string, error: string): Promise<void>;
   /** Earliest dueAt among scheduled reminders. */
   nextDueAt(): Promise<number | undefined>;
+  /** Index sizes for status output: upcoming reminders and deliveries in progress (may include a few stale entries). */
+  counts(): Promise<{ scheduled: number; firing: number }>;
 }
 
 type Entry = [id: string, at: number];
@@ -255,6 +257,11 @@ export function createReminderStore(store: Store, clock: Clock): ReminderStore {
     async nextDueAt() {
       const entries = (await store.get<Entry[]>(DUE_KEY)) ?? [];
       return entries[0]?.[1];
+    },
+
+    async counts() {
+      const [due, firing] = await Promise.all([store.get<Entry[]>(DUE_KEY), store.get<Entry[]>(FIRING_KEY)]);
+      return { scheduled: due?.length ?? 0, firing: firing?.length ?? 0 };
     },
   };
 }

@@ -84,6 +84,7 @@ describe('reminder store (SQLite)', () => {
     const other = createReminderStore(store, clock);
     const wins = await Promise.all([...Array(10)].map((_, i) => (i % 2 ? reminders : other).claim(v.id)));
     expect(wins.filter(Boolean)).toHaveLength(1);
+    expect(await reminders.counts()).toEqual({ scheduled: 0, firing: 1 });
     expect(await a.cancel(v.id)).toBe(false);
     expect(await reminders.due(T0 + 2 * MIN)).toEqual([]);
     // Still listed until it has fired (the claim may be a delivery in progress).
