@@ -20,11 +20,17 @@ export function editDistance(a: string, b: string): number {
   return prev[t.length] ?? 0;
 }
 
-/** The candidates nearest to `name`, best first (ties keep the candidates' order). */
+/**
+ * The candidates nearest to `name`, best first (ties keep the candidates' order). A candidate
+ * that contains the name or is contained in it ("time" → "get_current_time") ranks first: a
+ * shortened name is a likelier mistake than an unrelated short one.
+ */
 export function closestMatches(name: string, candidates: readonly string[], limit = 1): string[] {
+  const lower = name.toLowerCase();
+  const contains = (c: string) => (lower !== '' && c.toLowerCase().includes(lower)) || (c !== '' && lower.includes(c.toLowerCase()));
   return candidates
-    .map((c, index) => ({ c, index, d: editDistance(name, c) }))
-    .sort((x, y) => x.d - y.d || x.index - y.index)
+    .map((c, index) => ({ c, index, near: contains(c) ? 0 : 1, d: editDistance(name, c) }))
+    .sort((x, y) => x.near - y.near || x.d - y.d || x.index - y.index)
     .slice(0, Math.max(0, limit))
     .map((x) => x.c);
 }

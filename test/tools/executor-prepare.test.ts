@@ -110,3 +110,16 @@ describe('ToolExecutor.prepareCall', () => {
     expect(ready(setup({ get_weather: { needsApproval: true } }).prepareCall(call('get_weather', '{"city":"x"}'), user)).needsApproval).toBe(true);
   });
 });
+
+describe('closest match for unknown tools', () => {
+  it('prefers a tool whose name contains the shortened name', () => {
+    const o = rejected(setup().prepareCall(call('time', '{}'), user));
+    expect(o.content).toContain('Did you mean "get_current_time"?');
+  });
+
+  it('says so when no tools are available at all', () => {
+    const executor = new ToolExecutor({ registry: new ToolRegistry({}), defaultTimeoutMs: 1000 });
+    const o = rejected(executor.prepareCall(call('anything', '{}'), user));
+    expect(o.content).toContain('no tools are available right now');
+  });
+});
