@@ -6,7 +6,7 @@ import type { Store } from '../../src/store/store.js';
 import { createClient, loginUntilReady, type ConnectOptions } from './connect.js';
 import { toInbound } from './inbound.js';
 import { handleButton, handleSlashCommand, type InteractionDeps } from './interactions.js';
-import { createDiscordPort } from './outbound-port.js';
+import { createDiscordPort, type DiscordPort } from './outbound-port.js';
 import { registerCommands } from './register-commands.js';
 
 /**
@@ -21,10 +21,11 @@ export interface DiscordAdapterOptions {
   store: Store;
   log: Logger;
   /** Test and tuning knobs; the defaults suit production. */
-  timing?: Pick<ConnectOptions, 'restTimeoutMs' | 'readyTimeoutMs' | 'waitGuildTimeoutMs'>;
+  timing?: Pick<ConnectOptions, 'restTimeoutMs' | 'readyTimeoutMs' | 'waitGuildTimeoutMs'> & { typingRenewMs?: number };
 }
 
 export interface DiscordAdapter extends Adapter {
+  readonly port: DiscordPort;
   /** The live discord.js client (null before start and after stop). */
   readonly client: Client | null;
 }
@@ -33,7 +34,7 @@ export async function createDiscordAdapter(opts: DiscordAdapterOptions): Promise
   const log = opts.log;
   const connectOptions: ConnectOptions = { token: opts.config.token, apiUrl: opts.config.apiUrl, log, ...opts.timing };
   const client = createClient(connectOptions);
-  const port = createDiscordPort(client.rest, log);
+  const port = createDiscordPort(client.rest, log, opts.timing?.typingRenewMs);
   opts.gateway.registerPort(port);
   let live: Client | null = null;
 
@@ -54,7 +55,10 @@ export async function createDiscordAdapter(opts: DiscordAdapterOptions): Promise
     const botId = client.user?.id;
     if (!botId) return;
     const inbound = toInbound(message, botId);
-    if (!inbound) return;
+    if (!inbound) {
+      log.debug({ messageId: message.id }, 'discord: message is not for the bot (bot author, system message or empty)');
+      return;
+    }
     const verdict = await opts.gateway.handleMessage(inbound);
     log.debug({ messageId: message.id, verdict }, 'discord: message handed to the gateway');
   }

@@ -1,6 +1,7 @@
 import { MessageFlags, type ButtonInteraction, type ChatInputCommandInteraction } from 'discord.js';
 import { isPrivateCommand } from '../../src/gateway/commands.js';
-import type { ApprovalOutcome, CommandReply, GatewayApi } from '../../src/gateway/ports.js';
+import type { CommandReply, GatewayApi } from '../../src/gateway/ports.js';
+import { approvalAlreadyDecided } from '../../src/gateway/user-messages.js';
 import type { Logger } from '../../src/log.js';
 import { splitMessage } from './chunk.js';
 import { conversationOf, speakerOf } from './inbound.js';
@@ -26,7 +27,6 @@ export function interactionTokenExpired(createdAt: number, now: number): boolean
 const NO_PINGS = { parse: [], users: [], roles: [] };
 
 export const USER_TEXT = {
-  already: (outcome: ApprovalOutcome) => `This request was already ${outcome}; nothing more to do.`,
   commandFailed: 'Sorry, that command failed on my side. Please try again in a moment.',
   approvalFailed: 'Sorry, I could not record your decision. Please try again in a moment.',
   taskEcho: (userId: string, text: string) => `<@${userId}> asked: ${text.length > 1800 ? `${text.slice(0, 1800)}…` : text}`,
@@ -47,7 +47,7 @@ export async function handleButton(interaction: ButtonInteraction, deps: Interac
   try {
     const result = await deps.gateway.decideApproval({ approvalId: parsed.approvalId, decision: parsed.action, decidedBy });
     // 'applied': the gateway edits the prompt through resolveApproval; nothing to say privately.
-    if (result.kind === 'already') privateText = USER_TEXT.already(result.outcome);
+    if (result.kind === 'already') privateText = approvalAlreadyDecided(result.outcome);
     else if (result.kind === 'not_allowed' || result.kind === 'unknown') privateText = result.text;
   } catch (err) {
     deps.log.error({ err: String(err), approvalId: parsed.approvalId }, 'discord: approval decision failed');

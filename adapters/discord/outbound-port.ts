@@ -19,11 +19,13 @@ export const TYPING_RENEW_MS = 8000;
 const TYPING_MAX_MS = 15 * 60_000;
 
 export interface DiscordPort extends OutboundPort {
+  /** Typing loops still running (a turn that never stopped would show here). */
+  activeTyping(): number;
   /** Stops every typing loop (adapter shutdown). */
   stopAll(): void;
 }
 
-export function createDiscordPort(rest: REST, log: Logger): DiscordPort {
+export function createDiscordPort(rest: REST, log: Logger, typingRenewMs = TYPING_RENEW_MS): DiscordPort {
   const typingLoops = new Set<() => void>();
 
   const post = async (channelId: string, body: object): Promise<APIMessage> =>
@@ -56,7 +58,7 @@ export function createDiscordPort(rest: REST, log: Logger): DiscordPort {
         rest.post(route).catch((err: unknown) => log.debug({ err: String(err) }, 'discord: typing indicator failed'));
       };
       sendTyping();
-      const timer = setInterval(sendTyping, TYPING_RENEW_MS);
+      const timer = setInterval(sendTyping, typingRenewMs);
       const cap = setTimeout(() => stop(), TYPING_MAX_MS);
       timer.unref();
       cap.unref();
@@ -71,6 +73,10 @@ export function createDiscordPort(rest: REST, log: Logger): DiscordPort {
     },
 
     mention,
+
+    activeTyping(): number {
+      return typingLoops.size;
+    },
 
     stopAll(): void {
       for (const stop of [...typingLoops]) stop();

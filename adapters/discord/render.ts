@@ -9,6 +9,7 @@ import {
   type RESTPostAPIChannelMessageJSONBody,
 } from 'discord-api-types/v10';
 import type { ApprovalResolution, ApprovalView } from '../../src/gateway/ports.js';
+import { approvalOutcomeLine } from '../../src/gateway/user-messages.js';
 
 /**
  * Message bodies the adapter sends, as the REST API takes them. Pure, so the exact wire shape is
@@ -73,18 +74,9 @@ export function resolvedApprovalMessage(view: ApprovalView, resolution: Approval
   };
 }
 
+/** The outcome wording is the gateway's, shared by every platform; only the mention is Discord's. */
 export function outcomeLine(r: ApprovalResolution): string {
-  const by = r.decidedBy ? ` by ${mention(r.decidedBy.userId)}` : '';
-  switch (r.outcome) {
-    case 'approved':
-      return `✅ **Approved**${by}.`;
-    case 'denied':
-      return `❌ **Denied**${by}. The action did not run.`;
-    case 'expired':
-      return '⌛ **Expired**: nobody decided in time. The action did not run.';
-    case 'cancelled':
-      return `🚫 **Cancelled**${by}: a newer message replaced this request. The action did not run.`;
-  }
+  return approvalOutcomeLine(r.outcome, r.decidedBy ? mention(r.decidedBy.userId) : undefined);
 }
 
 export function mention(userId: string): string {

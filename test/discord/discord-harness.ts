@@ -26,11 +26,13 @@ export interface Bot {
   /** Every JSON log line the bot wrote. */
   logs: Array<Record<string, unknown>>;
   riskyRuns: Array<{ target: string }>;
+  /** Resolves with the first log line (past or future) that matches. */
+  waitForLog(pred: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
   restart(): Promise<void>;
   close(): Promise<void>;
 }
 
-export const FAST_TIMING = { restTimeoutMs: 5000, readyTimeoutMs: 10_000, waitGuildTimeoutMs: 500 };
+export const FAST_TIMING = { restTimeoutMs: 5000, readyTimeoutMs: 10_000, waitGuildTimeoutMs: 500, typingRenewMs: 200 };
 
 export async function startBot(opts: { env?: Record<string, string>; heartbeatIntervalMs?: number; discord?: FakeDiscord } = {}): Promise<Bot> {
   const discord = opts.discord ?? (await startFakeDiscord({ heartbeatIntervalMs: opts.heartbeatIntervalMs }));
@@ -51,12 +53,32 @@ export async function startBot(opts: { env?: Record<string, string>; heartbeatIn
   if (!result.ok) throw new Error(result.errors.join('\n'));
   const config = result.config;
   const logs: Array<Record<string, unknown>> = [];
+  const logListeners = new Set<() => void>();
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
       for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) logs.push(JSON.parse(line) as Record<string, unknown>);
+      for (const l of [...logListeners]) l();
       done();
     },
   });
+  const waitForLog = (pred: (line: Record<string, unknown>) => boolean, timeoutMs = 5000): Promise<Record<string, unknown>> =>
+    new Promise((resolve, reject) => {
+      const check = (): boolean => {
+        const hit = logs.find(pred);
+        if (hit) {
+          clearTimeout(timer);
+          logListeners.delete(listener);
+          resolve(hit);
+        }
+        return hit !== undefined;
+      };
+      const listener = (): void => void check();
+      const timer = setTimeout(() => {
+        logListeners.delete(listener);
+        reject(new Error(`no matching log line within ${timeoutMs} ms; last lines:\n${logs.slice(-15).map((l) => JSON.stringify(l)).join('\n')}`));
+      }, timeoutMs);
+      if (!check()) logListeners.add(listener);
+    });
   const log = createLogger('debug', sink);
   const riskyRuns: Array<{ target: string }> = [];
   const risky = defineTool({
@@ -92,6 +114,7 @@ export async function startBot(opts: { env?: Record<string, string>; heartbeatIn
     config,
     logs,
     riskyRuns,
+    waitForLog,
     async restart() {
       await parts.adapter.stop();
       await parts.core.close();
