@@ -43,7 +43,6 @@ export const fetchUrlTool = defineTool({
       method: 'GET',
       headers: { accept: 'text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.1' },
       maxBytes: positiveNumber(ctx.settings.maxBytes) ?? DEFAULT_MAX_BYTES,
-      timeoutMs: positiveNumber(ctx.settings.timeoutMs),
       signal: ctx.signal,
       acceptTypes: ACCEPT_TYPES,
     });
