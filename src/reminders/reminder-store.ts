@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { storeKey, type Store } from '../store/store.js';
 import type { ReminderView, UserReminders } from '../tools/tool-api.js';
-import { speakerKey, type Conversation, type Speaker } from '../types.js';
+import { conversationKey, speakerKey, type Conversation, type Speaker } from '../types.js';
 import { LIMITS, ReminderInputError, type Reminder } from './reminder-record.js';
 
 /**
@@ -69,9 +69,17 @@ function insertSorted(entries: Entry[], entry: Entry): Entry[] {
   return out;
 }
 
+export const PRIVATE_TEXT = '(text hidden: set in a direct message; list there to see it)';
+
 function toView(r: Reminder): ReminderView {
   const status = r.status === 'cancelled' ? 'cancelled' : r.status === 'scheduled' || r.status === 'firing' ? 'scheduled' : 'fired';
   return { id: r.id, text: r.text, dueAt: r.dueAt, createdAt: r.createdAt, status };
+}
+
+/** A reminder set in a DM must not have its text read out in a channel others can see. */
+function viewFrom(r: Reminder, here: Conversation): ReminderView {
+  const view = toView(r);
+  return r.conversation.isDm && conversationKey(r.conversation) !== conversationKey(here) ? { ...view, text: PRIVATE_TEXT } : view;
 }
 
 export function createReminderStore(store: Store, clock: Clock): ReminderStore {
@@ -160,7 +168,7 @@ export function createReminderStore(store: Store, clock: Clock): ReminderStore {
           else stale.push(id);
         }
         await removeIds(ownerKey(owner), stale);
-        return mine.sort((a, b) => a.dueAt - b.dueAt).map(toView);
+        return mine.sort((a, b) => a.dueAt - b.dueAt).map((r) => viewFrom(r, conversation));
       },
 
       async cancel(rawId) {

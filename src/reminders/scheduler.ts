@@ -94,7 +94,8 @@ export function createReminderScheduler(opts: ReminderSchedulerOptions): Reminde
     const timeout = new Promise<Attempt>((resolve) => {
       cancel = clock.setTimer(() => resolve({ ok: false, error: `delivery timed out after ${deliverTimeoutMs} ms`, timedOut: true }), deliverTimeoutMs);
     });
-    const attempt = deliver(r, info).then(
+    // Promise.resolve().then: a deliver that throws synchronously is a failed attempt like any other.
+    const attempt = Promise.resolve().then(() => deliver(r, info)).then(
       (): Attempt => ({ ok: true }),
       (error: unknown): Attempt => ({ ok: false, error: error instanceof Error ? error.message : String(error), timedOut: false }),
     );

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createReminderStore, type ReminderStore } from '../../src/reminders/reminder-store.js';
+import { createReminderStore, PRIVATE_TEXT, type ReminderStore } from '../../src/reminders/reminder-store.js';
 import { LIMITS, ReminderInputError } from '../../src/reminders/reminder-record.js';
 import type { Store } from '../../src/store/store.js';
 import { alice, bob, channel, otherChannel, tempStoreFile } from './fixtures.js';
@@ -51,6 +51,16 @@ describe('reminder store (SQLite)', () => {
     expect((await a.list()).map((v) => v.id)).toEqual([a2.id]);
     // A cancelled reminder is no longer due for the scheduler.
     expect((await reminders.due(T0 + 60 * MIN)).map((r) => r.id).sort()).toEqual([a2.id, b1.id].sort());
+  });
+
+  it('does not read out the text of a reminder set in a DM when listing elsewhere', async () => {
+    const dm = { platform: 'slack' as const, workspaceId: 'T1', channelId: 'D1', isDm: true };
+    const v = await reminders.forUser(alice, dm).create('take my medication', T0 + MIN);
+    expect((await reminders.forUser(alice, dm).list())[0]?.text).toBe('take my medication');
+    const inChannel = await reminders.forUser(alice, channel).list();
+    expect(inChannel).toEqual([expect.objectContaining({ id: v.id, text: PRIVATE_TEXT })]);
+    // Still the owner's to cancel from anywhere.
+    expect(await reminders.forUser(alice, channel).cancel(v.id)).toBe(true);
   });
 
   it('keeps users apart across workspaces and platforms even with the same user id', async () => {

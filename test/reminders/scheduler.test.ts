@@ -207,7 +207,8 @@ describe('reminder scheduler (injected clock, SQLite)', () => {
     const s = scheduler({
       log,
       retryDelaysMs: [SEC, 5 * SEC],
-      deliver: async () => {
+      // Throws synchronously (not a rejected promise): still just a failed attempt.
+      deliver: () => {
         attempts++;
         throw new Error('channel_not_found');
       },
