@@ -32,9 +32,12 @@ export const REPLY_PRIMING = 3;
 const TOOL_CALL_OVERHEAD = 4;
 const TOOL_SPEC_OVERHEAD = 8;
 
-/** Strings this long are cached by content: a session's history is recounted before every call. */
-const CACHE_MIN_CHARS = 64;
-const CACHE_MAX_ENTRIES = 4000;
+/**
+ * Counts are cached by content: a session's history is recounted before every model call, and the
+ * store hands back new string objects each time. Bounded by total characters held (~40 MB).
+ */
+const CACHE_MAX_CHARS = 20_000_000;
+const CACHE_MAX_ENTRIES = 100_000;
 
 export function encodingForModelName(model: string): TokenEncodingName {
   // OpenRouter-style "openai/gpt-4o" and Azure-style deployment names keep the model after a slash.
@@ -102,18 +105,21 @@ export function createTokenCounter(model: string): TokenCounter {
       : (text) => countBpe(encoderFor(encoding), text);
 
   const cache = new Map<string, number>();
+  let cachedChars = 0;
   function count(text: string): number {
     if (!text) return 0;
-    if (text.length < CACHE_MIN_CHARS) return raw(text);
     const hit = cache.get(text);
     if (hit !== undefined) return hit;
     const n = raw(text);
-    if (cache.size >= CACHE_MAX_ENTRIES) {
-      // Map iterates in insertion order: dropping the first entry is a cheap FIFO eviction.
-      const oldest = cache.keys().next().value;
-      if (oldest !== undefined) cache.delete(oldest);
+    if (text.length > CACHE_MAX_CHARS / 10) return n;
+    // Map iterates in insertion order: dropping the first entries is a cheap FIFO eviction.
+    for (const oldest of cache.keys()) {
+      if (cachedChars + text.length <= CACHE_MAX_CHARS && cache.size < CACHE_MAX_ENTRIES) break;
+      cache.delete(oldest);
+      cachedChars -= oldest.length;
     }
     cache.set(text, n);
+    cachedChars += text.length;
     return n;
   }
 
