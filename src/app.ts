@@ -71,6 +71,8 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
 
   const registry = new ToolRegistry(config.tools);
   for (const tool of [...(opts.tools ?? []), ...(opts.extraTools ?? [])]) registry.register(tool);
+  const unknown = registry.unknownConfiguredTools();
+  if (unknown.length) log.warn({ tools: unknown }, 'hermes.config tools section names tools that do not exist (typo?)');
   const executor = new ToolExecutor({ registry, defaultTimeoutMs: config.limits.toolTimeoutMs, clock });
 
   let scheduler: ReturnType<typeof createReminderScheduler> | undefined;

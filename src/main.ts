@@ -59,6 +59,9 @@ async function main(): Promise<void> {
     }
   }
 
+  // The terminal needs no connection, and recovery must show a pending approval before the
+  // first piped line is read; chat platforms must be connected before recovery posts anything.
+  if (shellMode) await core.start();
   try {
     for (const a of adapters) await a.start();
   } catch (err) {
@@ -67,7 +70,7 @@ async function main(): Promise<void> {
     await shutdown(1);
     return;
   }
-  await core.start();
+  if (!shellMode) await core.start();
   ready = true;
   log.info({ adapters: adapters.map((a) => a.port.platform), model: config.model.name }, 'ready');
 }

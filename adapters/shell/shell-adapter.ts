@@ -45,6 +45,7 @@ export function createShellAdapter(opts: ShellAdapterOptions): Adapter {
 
   const port: OutboundPort = {
     platform: 'shell',
+    promptsVanish: true,
     async sendText(_c, markdown) {
       out(`hermes> ${markdown}`);
       settled();

@@ -135,6 +135,10 @@ export async function runSteps(deps: TurnDeps, state: TurnState, signal: AbortSi
     await deps.sessions.append(state.sessionId, [{ role: 'assistant', content: response.content, toolCalls: response.toolCalls }]);
     const paused = await runToolCalls(deps, state, response.toolCalls, guard, signal, hooks);
     if (paused) return { kind: 'paused', approval: paused };
+    if (response.parseErrors.length > 0) {
+      // Some calls were understood and ran; the ones that were not must not vanish silently.
+      await deps.sessions.append(state.sessionId, [{ role: 'user', content: `[system note] ${unparseableToolCalls(response.parseErrors)}` }]);
+    }
   }
   return { kind: 'step_limit' };
 }

@@ -105,25 +105,27 @@ export function createApprovalFlow(deps: FlowDeps) {
     timers.set(r.id, cancel);
   }
 
-  return {
-    /** Posts the prompt for a record that is already stored. */
-    async show(r: ApprovalRecord): Promise<void> {
-      const port = deps.portFor(r.conversation);
-      try {
-        if (!port) throw new Error(`no adapter for ${r.conversation.platform}`);
-        const ref = await port.showApproval(r.conversation, viewOf(r), { replyTo: r.replyTo });
-        await deps.approvals.setMessageRef(r.id, ref);
-        if (r.conversation.threadId) await deps.sessions.markJoined(r.conversation);
-        arm(r);
-      } catch (err) {
-        log.error({ err: (err as Error).message, approvalId: r.id }, 'could not post the approval prompt; cancelling it');
-        const { applied } = await deps.approvals.decide(r.id, 'cancelled');
-        if (applied) {
-          await answerCall(r.sessionId, r.toolCallId, r.toolName, actionNotRun(r.toolName, 'cancelled'));
-          await port?.sendText(r.conversation, `I needed your approval to run ${r.toolName}, but could not post the approval prompt, so it did not run.`, { replyTo: r.replyTo }).catch(() => undefined);
-        }
+  /** Posts the prompt for a record that is already stored. */
+  async function show(r: ApprovalRecord): Promise<void> {
+    const port = deps.portFor(r.conversation);
+    try {
+      if (!port) throw new Error(`no adapter for ${r.conversation.platform}`);
+      const ref = await port.showApproval(r.conversation, viewOf(r), { replyTo: r.replyTo });
+      await deps.approvals.setMessageRef(r.id, ref);
+      if (r.conversation.threadId) await deps.sessions.markJoined(r.conversation);
+      arm(r);
+    } catch (err) {
+      log.error({ err: (err as Error).message, approvalId: r.id }, 'could not post the approval prompt; cancelling it');
+      const { applied } = await deps.approvals.decide(r.id, 'cancelled');
+      if (applied) {
+        await answerCall(r.sessionId, r.toolCallId, r.toolName, actionNotRun(r.toolName, 'cancelled'));
+        await port?.sendText(r.conversation, `I needed your approval to run ${r.toolName}, but could not post the approval prompt, so it did not run.`, { replyTo: r.replyTo }).catch(() => undefined);
       }
-    },
+    }
+  }
+
+  return {
+    show,
 
     async decide(input: { approvalId: string; decision: 'approve' | 'deny'; decidedBy: Speaker }): Promise<DecisionResult> {
       const r = await deps.approvals.get(input.approvalId);
@@ -196,6 +198,7 @@ export function createApprovalFlow(deps: FlowDeps) {
       for (const r of await deps.approvals.listOpen()) {
         if (r.status === 'pending') {
           if (deps.clock.now() >= r.expiresAt) await expire(r.id);
+          else if (deps.portFor(r.conversation)?.promptsVanish) await show(r);
           else arm(r);
         } else if (r.status === 'approved') {
           resume(r, 'approved', r.decidedBy);

@@ -35,6 +35,11 @@ export interface OutboundPort {
   startWorking(conversation: Conversation, opts?: { replyTo?: string }): Promise<() => Promise<void>>;
   /** Optional: a short note while a turn runs, e.g. "running fetch_url" (the terminal shows it). */
   showProgress?(conversation: Conversation, note: string): Promise<void>;
+  /**
+   * True when a posted approval prompt does not outlive the process (the terminal): after a
+   * restart the gateway shows pending prompts again. Chat platforms keep their buttons.
+   */
+  readonly promptsVanish?: boolean;
   /** The platform's way to mention a user in text, e.g. `<@U123>`. */
   mention(userId: string): string;
 }
