@@ -30,10 +30,8 @@ export interface NetClientOptions {
 const DEFAULT_TIMEOUT_MS = 15_000;
 const DEFAULT_MAX_BYTES = 5 * 1024 * 1024;
 
-interface Target {
-  address: string;
-  family: 4 | 6;
-}
+/** Every address here passed the policy; the socket may use any of them (happy eyeballs). */
+type Target = Array<{ address: string; family: 4 | 6 }>;
 
 const systemLookup: LookupFn = async (host) => {
   const found = await dns.promises.lookup(host, { all: true, verbatim: true });
@@ -82,7 +80,7 @@ export function createNetClient(opts: NetClientOptions): NetClient {
     const first = checkHost(url.hostname, port, allow);
     if (!first.ok) refuse(log, url.host, first.reason);
     const literal = parseIpLiteral(url.hostname);
-    if (literal) return literal;
+    if (literal) return [literal];
     let addresses: Array<{ address: string; family: 4 | 6 }>;
     try {
       addresses = await raceAbort(lookup(url.hostname), signal);
@@ -92,30 +90,29 @@ export function createNetClient(opts: NetClientOptions): NetClient {
     }
     const verdict = checkResolved(url.hostname, port, addresses.map((a) => a.address), allow);
     if (!verdict.ok) refuse(log, url.host, verdict.reason);
-    const chosen = addresses[0];
-    if (!chosen) refuse(log, url.host, `refused: ${url.hostname} did not resolve to any address`);
-    return chosen;
+    return addresses.map((a) => ({ address: a.address, family: a.family }));
   }
 
   function send(hop: HopRequest, target: Target, signal: AbortSignal): Promise<{ res: http.IncomingMessage; close: () => void }> {
     const { url } = hop;
-    const isName = !parseIpLiteral(url.hostname);
-    // The socket gets the checked address; Host and SNI keep the name the URL used.
+    const literal = parseIpLiteral(url.hostname);
+    const first = target[0] ?? { address: '', family: 4 };
+    // The socket gets the checked addresses; Host and SNI keep the name the URL used.
     const pinned: LookupFunction = (_host, options, cb) => {
-      if (options.all) cb(null, [{ address: target.address, family: target.family }]);
-      else cb(null, target.address, target.family);
+      if (options.all) cb(null, target);
+      else cb(null, first.address, first.family);
     };
     const headers: Record<string, string> = { ...hop.headers, host: url.host };
     if (hop.body !== undefined) headers['content-length'] = String(Buffer.byteLength(hop.body));
     const options: https.RequestOptions = {
       method: hop.method,
-      host: isName ? url.hostname : target.address,
+      host: literal ? literal.address : url.hostname,
       port: portOf(url),
       path: `${url.pathname}${url.search}`,
       headers,
       agent: false,
       lookup: pinned,
-      ...(url.protocol === 'https:' && isName ? { servername: url.hostname } : {}),
+      ...(url.protocol === 'https:' && !literal ? { servername: url.hostname } : {}),
     };
     return new Promise((resolve, reject) => {
       let req: http.ClientRequest;

@@ -44,6 +44,13 @@ describe('allow list', () => {
     expect(lookup.asked).toEqual(['pinned.example']);
   });
 
+  it('an operator may allow a normally refused name such as localhost', async () => {
+    const lookup = fakeLookup({ localhost: ['127.0.0.1', '::1'] });
+    const res = await client([`localhost:${a.port}`], { lookup }).request({ url: `http://localhost:${a.port}/text` });
+    expect(res.status).toBe(200);
+    await expect(client([`localhost:${b.port}`], { lookup }).request({ url: `http://localhost:${a.port}/text` })).rejects.toThrow(/^refused: localhost is a loopback host name/);
+  });
+
   it('only http(s), no user:pass@, no invalid URLs', async () => {
     const c = client(['127.0.0.1']);
     await expect(c.request({ url: `http://user:pw@127.0.0.1:${a.port}/text` })).rejects.toThrow(/^refused: URLs with a user name or password/);
