@@ -95,7 +95,7 @@ export function createReminderStore(store: Store, clock: Clock): ReminderStore {
     await store.update<Entry[]>(key, (cur) => (cur?.some(([id]) => ids.includes(id)) ? cur.filter(([id]) => !ids.includes(id)) : undefined));
   }
 
-  /** Applies `change` to the record when `when` holds; true when it was applied (a compare-and-set). */
+  /** Compare-and-set: applies `change` when `when` holds on the current record; the new record, or undefined. */
   async function casRecord(id: string, when: (r: Reminder) => boolean, change: (r: Reminder) => Reminder): Promise<Reminder | undefined> {
     let applied: Reminder | undefined;
     await store.update<Reminder>(recordKey(id), (cur) => {
