@@ -73,7 +73,13 @@ export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<Sla
           },
         ],
       });
-  const receiver = httpReceiver ?? new SocketModeReceiver({ appToken: config.appToken!, logger: slackLogger });
+  const receiver = httpReceiver ?? new SocketModeReceiver({
+      appToken: config.appToken!,
+      logger: slackLogger,
+      // Bolt hands installerOptions.clientOptions to the Socket Mode client: the only way to point
+      // apps.connections.open at SLACK_API_URL. No installer is created (no OAuth client id).
+      installerOptions: { clientOptions: { slackApiUrl: normaliseApiUrl(config.apiUrl), timeout: SLACK_CALL_TIMEOUT_MS } },
+    });
 
   const app = new App({
     token: config.botToken,
