@@ -44,7 +44,7 @@ export async function handleRest(state: RestState, req: IncomingMessage, res: Se
   const raw = await readBody(req);
   const body: unknown = raw ? JSON.parse(raw) : null;
   if (!url.pathname.startsWith('/api/v10/')) return send(res, 404, { message: '404: Not Found', code: 0 });
-  const path = url.pathname.slice('/api/v10'.length);
+  const path = decodeURIComponent(url.pathname.slice('/api/v10'.length));
   const call: RestCall = { method, path, query: Object.fromEntries(url.searchParams), body, at: Date.now() };
   const reply = (status: number, payload?: unknown): void => {
     call.response = payload;
