@@ -1,0 +1,79 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+describe('config', () => {
+  it('has working defaults with nothing set', () => {
+    const r = loadConfig({}, os.tmpdir());
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.config.model.name).toBe('gpt-4o-mini');
+    expect(r.config.model.temperature).toBe(0.2);
+    expect(r.config.model.maxTokens).toBe(2048);
+    expect(r.config.model.timeoutMs).toBe(60_000);
+    expect(r.config.limits).toMatchObject({ maxSteps: 10, toolTimeoutMs: 30_000, approvalTtlMs: 1_800_000 });
+    expect(r.config.port).toBe(3000);
+    expect(r.config.slack).toBeUndefined();
+    expect(r.config.discord).toBeUndefined();
+    expect(r.config.dataDir).toBe(path.join(os.tmpdir(), 'data'));
+  });
+
+  it('reports one line per problem, naming the variable and the fix', () => {
+    const r = loadConfig({
+      HERMES_MAX_STEPS: 'ten',
+      OPENAI_BASE_URL: 'localhost:11434',
+      SLACK_BOT_TOKEN: 'xoxb-123',
+      HERMES_ADMINS: 'U123',
+      HERMES_NET_ALLOW: 'http://x',
+      HERMES_TIMEZONE: 'Mars/Olympus',
+      DISCORD_API_URL: 'https://discord.com/api/v10',
+      DISCORD_TOKEN: 'abc',
+    }, os.tmpdir());
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    const joined = r.errors.join('\n');
+    for (const name of ['HERMES_MAX_STEPS', 'OPENAI_BASE_URL', 'SLACK_SIGNING_SECRET', 'HERMES_ADMINS', 'HERMES_NET_ALLOW', 'HERMES_TIMEZONE', 'DISCORD_API_URL']) {
+      expect(joined).toContain(name);
+    }
+    expect(r.errors.every((e) => !e.includes('\n'))).toBe(true);
+    expect(r.errors.length).toBe(7);
+  });
+
+  it('accepts Slack HTTP mode, Socket Mode and Discord settings', () => {
+    const r = loadConfig({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 's', SLACK_APP_TOKEN: 'xapp-1', SLACK_API_URL: 'http://127.0.0.1:9/api', DISCORD_TOKEN: 't', DISCORD_GUILD_ID: '123', HERMES_ADMINS: 'slack:U1, discord:42' }, os.tmpdir());
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.config.slack).toMatchObject({ botToken: 'xoxb-1', signingSecret: 's', appToken: 'xapp-1' });
+    expect(r.config.discord).toMatchObject({ token: 't', guildId: '123' });
+    expect(r.config.admins).toEqual(['slack:U1', 'discord:42']);
+  });
+
+  it('validates the tool settings file', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-cfg-'));
+    await writeFile(path.join(dir, 'hermes.config.yaml'), 'tools:\n  send_webhook:\n    needsApproval: false\n    timeoutMs: 5000\n');
+    const ok = loadConfig({}, dir);
+    expect(ok.ok && ok.config.tools.send_webhook).toEqual({ needsApproval: false, timeoutMs: 5000 });
+    await writeFile(path.join(dir, 'hermes.config.yaml'), 'tools:\n  send_webhook:\n    needsAproval: false\n');
+    const bad = loadConfig({}, dir);
+    expect(bad.ok).toBe(false);
+    expect(!bad.ok && bad.errors[0]).toMatch(/hermes.config.yaml: tools.send_webhook/);
+  });
+
+  it('npm start exits 2 with clear lines on a bad value', () => {
+    const r = spawnSync('npm', ['start', '--silent'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, HERMES_MAX_STEPS: '0', SLACK_BOT_TOKEN: 'xoxb-1' },
+      encoding: 'utf8',
+      timeout: 60_000,
+      input: '',
+    });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/HERMES_MAX_STEPS/);
+    expect(r.stderr).toMatch(/SLACK_SIGNING_SECRET/);
+  });
+});
