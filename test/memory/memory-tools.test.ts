@@ -9,6 +9,8 @@ import type { Store } from '../../src/store/store.js';
 import type { ToolContext, ToolResult } from '../../src/tools/tool-api.js';
 import type { Speaker } from '../../src/types.js';
 import { makeToolContext } from '../tools/context-helper.js';
+import { ToolExecutor } from '../../src/tools/executor.js';
+import { ToolRegistry } from '../../src/tools/registry.js';
 
 const ada: Speaker = { platform: 'discord', workspaceId: 'G1', userId: '111', displayName: 'Ada' };
 const bo: Speaker = { platform: 'discord', workspaceId: 'G1', userId: '222', displayName: 'Bo' };
@@ -71,5 +73,22 @@ describe('memory tools', () => {
   it('lets the store refusal reach the model as the error text', async () => {
     await expect(rememberFactTool.run({ fact: 'my password is hunter2' }, ctxFor(ada))).rejects.toThrow(FACT_ERRORS.secret);
     expect(await facts.list(ada)).toEqual([]);
+  });
+
+  it('runs through the real executor without approval, the refusal reading as a failure', async () => {
+    const registry = new ToolRegistry({});
+    for (const t of memoryTools) registry.register(t);
+    const executor = new ToolExecutor({ registry, defaultTimeoutMs: 2000 });
+    const call = (name: string, args: object) => {
+      const p = executor.prepareCall({ id: `call_${name}`, name, arguments: JSON.stringify(args) }, { isAdmin: false });
+      if (p.kind !== 'ready') throw new Error(`expected ${name} to run without approval, got ${p.kind}`);
+      return executor.runPrepared(p, ctxFor(ada));
+    };
+    expect(await call('remember_fact', { fact: 'Likes tea.' })).toMatchObject({ ok: true, content: expect.stringMatching(/^Saved fact f[0-9a-f]{5}: Likes tea\.$/) });
+    expect(await call('remember_fact', { fact: 'api key: sk-abcdefghijklmnopqrstuvwx' })).toMatchObject({
+      ok: false,
+      errorKind: 'failed',
+      content: `remember_fact failed: ${FACT_ERRORS.secret}`,
+    });
   });
 });
