@@ -25,6 +25,8 @@ export type { RestCall } from './fake-rest.js';
 
 export interface FakeDiscordOptions {
   heartbeatIntervalMs?: number;
+  /** The bot token REST accepts; unset = any. */
+  token?: string;
 }
 
 export interface FakeDiscord {
@@ -80,6 +82,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     },
     openDm: (userId) => dmFor(userId),
     gatewayUrl: () => `ws://127.0.0.1:${port}/gateway`,
+    ...(opts.token !== undefined && { token: opts.token }),
   };
   const listeners = new Set<() => void>();
   const notify = (): void => {

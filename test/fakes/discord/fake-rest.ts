@@ -34,6 +34,8 @@ export interface RestState {
   channel(id: string): APIChannel | undefined;
   openDm(userId: string): string;
   gatewayUrl(): string;
+  /** When set, REST calls without `Authorization: Bot <token>` get 401 like Discord's. */
+  token?: string;
 }
 
 type Json = Record<string, unknown>;
@@ -51,6 +53,7 @@ export async function handleRest(state: RestState, req: IncomingMessage, res: Se
     state.calls.push(call);
     send(res, status, payload);
   };
+  if (state.token !== undefined && req.headers.authorization !== `Bot ${state.token}`) return reply(401, { message: '401: Unauthorized', code: 0 });
   const seg = path.split('/').filter(Boolean);
   const app = state.applicationId;
 
