@@ -88,20 +88,22 @@ export async function runSteps(deps: TurnDeps, state: TurnState, signal: AbortSi
     if (signal.aborted) return { kind: 'aborted' };
     const session = await deps.sessions.get(state.sessionId);
     if (!session) throw new Error(`session ${state.sessionId} vanished`);
-    const history = await deps.sessions.history(state.sessionId);
+    // Only what the running summary does not cover yet: long sessions stay cheap to load.
+    const base = session.summarizedUpTo;
+    const history = await deps.sessions.history(state.sessionId, base);
     const lastUser = [...history].reverse().find((m) => m.role === 'user');
     const facts = await deps.facts.promptFacts(state.speaker, lastUser?.content ?? '', deps.limits.factTokens, deps.counter);
     const tools: ToolSpec[] = deps.registry.specsFor(view);
     const system = buildSystemPrompt({ now: new Date(deps.clock.now()), timezone: deps.timezone, conversation: state.conversation, speaker: state.speaker, facts });
     const { messages } = await buildContext({
       system,
-      session,
+      session: { ...session, summarizedUpTo: 0 },
       history,
       budgetTokens: deps.limits.contextTokens,
       tools,
       counter: deps.counter,
       summarize: (prev, msgs) => summarizeTurns(deps.provider, prev, msgs, signal),
-      saveSummary: (summary, upTo) => deps.sessions.setSummary(state.sessionId, summary, upTo),
+      saveSummary: (summary, upTo) => deps.sessions.setSummary(state.sessionId, summary, base + upTo),
       log: deps.log,
     });
 
