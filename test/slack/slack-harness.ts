@@ -39,6 +39,8 @@ export interface HarnessOptions {
   extraTools?: AnyTool[];
   env?: Record<string, string>;
   slack?: FakeSlackOptions;
+  /** Connect over Socket Mode (SLACK_APP_TOKEN) instead of HTTP. */
+  socketMode?: boolean;
   /** Wraps the core's gateway (to inject faults at the adapter boundary). */
   wrapGateway?: (g: GatewayApi) => GatewayApi;
 }
@@ -58,6 +60,7 @@ export async function startSlackHarness(opts: HarnessOptions = {}): Promise<Slac
       // Without the trailing slash on purpose: the adapter must normalise it.
       SLACK_API_URL: slack.apiUrl.replace(/\/$/, ''),
       PORT: '0',
+      ...(opts.socketMode ? { SLACK_APP_TOKEN: slack.appToken } : {}),
       ...opts.env,
     },
     dataDir,

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
 
 /**
  * A fake Slack on 127.0.0.1: the Web API (recording every call), a response_url receiver, and
@@ -31,6 +32,8 @@ export interface FakeSlackOptions {
   botId?: string;
   teamId?: string;
   botToken?: string;
+  /** App-level token accepted by apps.connections.open (Socket Mode). */
+  appToken?: string;
   signingSecret?: string;
   /** Sent in auth.test's x-oauth-scopes header; undefined → header omitted. */
   scopes?: string[] | undefined;
@@ -49,6 +52,7 @@ export interface FakeSlack {
   botId: string;
   teamId: string;
   botToken: string;
+  appToken: string;
   signingSecret: string;
   calls: ApiCall[];
   responses: ResponseUrlPost[];
@@ -67,6 +71,10 @@ export interface FakeSlack {
   sendEvent(target: string, event: Record<string, unknown>, opts?: { eventId?: string; retryNum?: number; secret?: string }): Promise<Response>;
   sendCommand(target: string, cmd: { text: string; userId: string; channelId: string; userName?: string }): Promise<{ status: number; responseId: string }>;
   sendClick(target: string, click: { actionId: string; value: string; userId: string; channelId: string; messageTs: string; threadTs?: string }): Promise<Response>;
+  /** Open Socket Mode connections (after apps.connections.open + hello). */
+  socketCount(): number;
+  /** Pushes an Events API envelope over Socket Mode; resolves when the app acknowledges it. */
+  sendSocketEvent(event: Record<string, unknown>, opts?: { eventId?: string }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -75,6 +83,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
   const botId = opts.botId ?? 'BBOT';
   const teamId = opts.teamId ?? 'T0TEAM';
   const botToken = opts.botToken ?? 'xoxb-fake-token';
+  const appToken = opts.appToken ?? 'xapp-fake-token';
   const signingSecret = opts.signingSecret ?? 'fake-signing-secret';
   let scopes: string[] | undefined = 'scopes' in opts ? opts.scopes : FULL_SCOPES;
   const users = new Map<string, string>();
@@ -96,6 +105,18 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
   server.on('connection', (s) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
+  });
+  const wss = new WebSocketServer({ server, path: '/socket' });
+  const sockets4Mode = new Set<WebSocket>();
+  const acks = new Map<string, () => void>();
+  wss.on('connection', (ws) => {
+    sockets4Mode.add(ws);
+    ws.on('close', () => sockets4Mode.delete(ws));
+    ws.on('message', (data) => {
+      const msg = JSON.parse(String(data)) as { envelope_id?: string };
+      if (msg.envelope_id) acks.get(msg.envelope_id)?.();
+    });
+    ws.send(JSON.stringify({ type: 'hello', num_connections: 1, connection_info: { app_id: 'A0APP' } }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -124,6 +145,10 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
       res.end(JSON.stringify({ ok: false, error: 'ratelimited' }));
       return;
     }
+    if (method === 'apps.connections.open') {
+      if (token !== appToken) return json(res, 200, { ok: false, error: 'invalid_auth' });
+      return json(res, 200, { ok: true, url: `${url.replace('http:', 'ws:')}/socket` });
+    }
     if (token !== botToken) return json(res, 200, { ok: false, error: 'invalid_auth' });
     const failure = failures.get(method);
     if (failure) {
@@ -131,6 +156,19 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
       return json(res, 200, { ok: false, error: failure });
     }
     return answer(call, res);
+  }
+
+  function envelope(event: Record<string, unknown>, eventId: string): Record<string, unknown> {
+    return {
+      token: 'legacy',
+      team_id: teamId,
+      api_app_id: 'A0APP',
+      type: 'event_callback',
+      event_id: eventId,
+      event_time: Math.floor(Date.now() / 1000),
+      authorizations: [{ team_id: teamId, user_id: botUserId, is_bot: true, is_enterprise_install: false }],
+      event: { event_ts: event.ts, team: teamId, ...event },
+    };
   }
 
   function answer(call: ApiCall, res: http.ServerResponse): void {
@@ -187,6 +225,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     botId,
     teamId,
     botToken,
+    appToken,
     signingSecret,
     calls,
     responses,
@@ -219,16 +258,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     },
     sendEvent(target, event, o = {}) {
       const eventId = o.eventId ?? `Ev${String(++eventCounter).padStart(8, '0')}`;
-      const body = JSON.stringify({
-        token: 'legacy',
-        team_id: teamId,
-        api_app_id: 'A0APP',
-        type: 'event_callback',
-        event_id: eventId,
-        event_time: Math.floor(Date.now() / 1000),
-        authorizations: [{ team_id: teamId, user_id: botUserId, is_bot: true, is_enterprise_install: false }],
-        event: { event_ts: event.ts, team: teamId, ...event },
-      });
+      const body = JSON.stringify(envelope(event, eventId));
       const extra: Record<string, string> = o.retryNum ? { 'x-slack-retry-num': String(o.retryNum), 'x-slack-retry-reason': 'http_timeout' } : {};
       return signedPost(target, body, 'application/json', extra, o.secret);
     },
@@ -267,7 +297,25 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
       };
       return signedPost(target, new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), 'application/x-www-form-urlencoded');
     },
+    socketCount: () => sockets4Mode.size,
+    sendSocketEvent(event, o = {}) {
+      const ws = [...sockets4Mode][0];
+      if (!ws) return Promise.reject(new Error('no Socket Mode connection'));
+      const eventId = o.eventId ?? `Ev${String(++eventCounter).padStart(8, '0')}`;
+      const envelopeId = `env-${eventId}`;
+      return new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no ack for ${envelopeId} within 3 s`)), 3_000);
+        acks.set(envelopeId, () => {
+          clearTimeout(timer);
+          acks.delete(envelopeId);
+          resolve();
+        });
+        ws.send(JSON.stringify({ envelope_id: envelopeId, type: 'events_api', accepts_response_payload: false, retry_attempt: 0, payload: envelope(event, eventId) }));
+      });
+    },
     async close() {
+      for (const ws of sockets4Mode) ws.terminate();
+      wss.close();
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
