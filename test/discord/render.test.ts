@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { ApplicationCommandType, ButtonStyle, ComponentType, MessageFlags, type APIApplicationCommand } from 'discord-api-types/v10';
+import { conversationOf, readableText } from '../../adapters/discord/inbound.js';
+import { interactionTokenExpired } from '../../adapters/discord/interactions.js';
+import { HERMES_COMMAND, sameCommand } from '../../adapters/discord/register-commands.js';
+import { approvalCustomId, approvalMessage, parseApprovalCustomId, resolvedApprovalMessage, textMessage } from '../../adapters/discord/render.js';
+import type { ApprovalView } from '../../src/gateway/ports.js';
+
+const view: ApprovalView = {
+  id: 'ap_123',
+  toolName: 'send_webhook',
+  argsJson: JSON.stringify({ url: 'https://example.com/hook', body: { text: 'hi ```x```' } }, null, 2),
+  requester: { platform: 'discord', workspaceId: 'g1', userId: '42' },
+  expiresAt: Date.UTC(2030, 0, 1),
+};
+
+describe('discord message bodies', () => {
+  it('a text part suppresses embeds, pings nobody and references the message it answers', () => {
+    expect(textMessage('hi', '777')).toEqual({
+      content: 'hi',
+      flags: MessageFlags.SuppressEmbeds,
+      allowed_mentions: { parse: [], users: [], roles: [], replied_user: true },
+      message_reference: { message_id: '777', fail_if_not_exists: false },
+    });
+    expect(textMessage('more')).not.toHaveProperty('message_reference');
+    expect(textMessage('more').allowed_mentions?.replied_user).toBe(false);
+  });
+
+  it('an approval prompt shows tool and arguments in a json block, with Approve and Deny buttons', () => {
+    const body = approvalMessage(view, '9');
+    expect(body.content).toContain('`send_webhook`');
+    expect(body.content).toContain('<@42>');
+    expect(body.content).toContain('```json\n{\n  "url": "https://example.com/hook"');
+    // A ``` inside the arguments cannot end the code block early.
+    expect(body.content!.split('\n').filter((l) => l.startsWith('```'))).toHaveLength(2);
+    const row = body.components![0] as { type: number; components: Array<{ style: number; label: string; custom_id: string }> };
+    expect(row.type).toBe(ComponentType.ActionRow);
+    expect(row.components.map((b) => [b.label, b.style, b.custom_id])).toEqual([
+      ['Approve', ButtonStyle.Success, 'hermes:approve:ap_123'],
+      ['Deny', ButtonStyle.Danger, 'hermes:deny:ap_123'],
+    ]);
+  });
+
+  it('shortens huge arguments for display only and says so', () => {
+    const big = { ...view, argsJson: JSON.stringify({ data: 'z'.repeat(5000) }) };
+    const body = approvalMessage(big);
+    expect(body.content!.length).toBeLessThan(2000);
+    expect(body.content).toMatch(/more characters not shown/);
+  });
+
+  it('a resolved prompt has no buttons and names the outcome and who decided', () => {
+    const approved = resolvedApprovalMessage(view, { outcome: 'approved', decidedBy: { platform: 'discord', workspaceId: 'g1', userId: '42' } });
+    expect(approved.components).toEqual([]);
+    expect(approved.content).toMatch(/Approved by <@42>/);
+    expect(resolvedApprovalMessage(view, { outcome: 'expired' }).content).toMatch(/Expired/);
+    expect(resolvedApprovalMessage(view, { outcome: 'denied', decidedBy: view.requester }).content).toMatch(/Denied by <@42>/);
+  });
+
+  it('custom ids carry only the approval id, stay within 100 characters and round-trip', () => {
+    expect(parseApprovalCustomId(approvalCustomId('deny', 'abc'))).toEqual({ action: 'deny', approvalId: 'abc' });
+    expect(parseApprovalCustomId('someone-else:approve:1')).toBeNull();
+    expect(() => approvalCustomId('approve', 'x'.repeat(100))).toThrow(RangeError);
+  });
+});
+
+describe('discord inbound helpers', () => {
+  const users = new Map([['5', { username: 'carol', globalName: 'Carol' }]]);
+
+  it("strips the bot's mention in both forms and makes other mentions readable", () => {
+    expect(readableText('<@99> hello <@!99> and <@5>, <@6>', '99', users)).toBe('hello and @Carol, <@6>');
+  });
+
+  it('maps channels, threads and DMs to conversations', () => {
+    expect(conversationOf('c1', 'g1', false)).toEqual({ platform: 'discord', workspaceId: 'g1', channelId: 'c1', isDm: false });
+    expect(conversationOf('t1', 'g1', true)).toEqual({ platform: 'discord', workspaceId: 'g1', channelId: 't1', threadId: 't1', isDm: false });
+    expect(conversationOf('d1', null, false)).toEqual({ platform: 'discord', workspaceId: '@dm', channelId: 'd1', isDm: true });
+  });
+
+  it('treats an interaction token as expired shortly before its 15 minutes are up', () => {
+    expect(interactionTokenExpired(0, 10 * 60_000)).toBe(false);
+    expect(interactionTokenExpired(0, 14 * 60_000 + 45_000)).toBe(true);
+  });
+});
+
+describe('/hermes definition', () => {
+  const registered = (over: Partial<APIApplicationCommand> = {}): APIApplicationCommand =>
+    ({ ...HERMES_COMMAND, id: '1', application_id: '2', version: '3', default_member_permissions: null, type: ApplicationCommandType.ChatInput, ...over }) as APIApplicationCommand;
+
+  it('matches what Discord returns for the same definition', () => {
+    expect(sameCommand(registered(), HERMES_COMMAND)).toBe(true);
+  });
+
+  it('notices a changed description or option', () => {
+    expect(sameCommand(registered({ description: 'old' }), HERMES_COMMAND)).toBe(false);
+    expect(sameCommand(registered({ options: [] }), HERMES_COMMAND)).toBe(false);
+  });
+});
