@@ -72,7 +72,8 @@ export function estimateTokens(text: string): number {
 /**
  * js-tiktoken's merge step is quadratic in the length of one pre-tokenised piece: 8,000 "x" in a row
  * take ~6 s. Long runs of letters (also CJK text without spaces), of punctuation or of whitespace are
- * therefore counted in short chunks; this can only add a token per chunk, never lose one.
+ * therefore counted in short chunks; splitting a piece can only add tokens at the cuts, so the
+ * count errs high, never low, on such text.
  */
 const LONG_RUN = /[\p{L}\p{M}]{64,}|[^\s\p{L}\p{N}]{64,}|\s{64,}/gu;
 const RUN_CHUNK = 32;

@@ -16,7 +16,7 @@ import type { ChatMessage } from '../types.js';
  */
 export function turnStarts(history: readonly ChatMessage[]): number[] {
   const callAt = new Map<string, number>();
-  // blockedFrom[i] > 0 means a call/result pair spans index i: cutting right before i splits it.
+  // Running sum of delta at i > 0 means a call/result pair spans i: cutting right before i splits it.
   const delta = new Array<number>(history.length + 1).fill(0);
   history.forEach((m, i) => {
     if (m.role === 'assistant') {
