@@ -33,6 +33,8 @@ export interface SlackAdapterOptions {
   isReady: () => boolean;
   /** Retries of Bolt's own WebClient (used for nothing that posts); tests pass 0. */
   retries?: number;
+  /** Timeout of one Web API call (default 10 s); tests shorten it. */
+  callTimeoutMs?: number;
 }
 
 export interface SlackAdapter extends Adapter {
@@ -44,7 +46,7 @@ export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<Sla
   const { config, gateway, store } = opts;
   const { log } = opts;
   const slackLogger = toSlackLogger(log);
-  const client = createOutboundClient(config.botToken, config.apiUrl, slackLogger);
+  const client = createOutboundClient(config.botToken, config.apiUrl, slackLogger, opts.callTimeoutMs);
 
   const identity = await identifyBot(client);
   const scopeReport = checkScopes(identity.scopes);

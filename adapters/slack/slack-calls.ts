@@ -13,10 +13,10 @@ export const SLACK_CALL_TIMEOUT_MS = 10_000;
 const MAX_RETRY_AFTER_S = 60;
 const MAX_RATE_LIMIT_WAITS = 3;
 
-export function createOutboundClient(botToken: string, apiUrl: string | undefined, logger: webApi.Logger): webApi.WebClient {
+export function createOutboundClient(botToken: string, apiUrl: string | undefined, logger: webApi.Logger, timeoutMs = SLACK_CALL_TIMEOUT_MS): webApi.WebClient {
   return new webApi.WebClient(botToken, {
     slackApiUrl: normaliseApiUrl(apiUrl),
-    timeout: SLACK_CALL_TIMEOUT_MS,
+    timeout: timeoutMs,
     retryConfig: { retries: 0 },
     rejectRateLimitedCalls: true,
     logger,

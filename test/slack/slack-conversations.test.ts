@@ -186,6 +186,28 @@ describe('slack conversations (real Bolt, fake Slack, fake model)', () => {
     expect(h.slack.posts()).toHaveLength(1);
   });
 
+  it('never repeats a post that timed out (it may have landed)', async () => {
+    h = await startSlackHarness({ callTimeoutMs: 300 });
+    h.slack.delayNext('chat.postMessage', 700);
+    h.ai.enqueue({ text: 'slow post' });
+    await h.dm('D1', 'U1', 'hi');
+    await h.slack.waitFor('the post attempt', () => h!.slack.callsTo('chat.postMessage').length === 1);
+    await h.core.gateway.idle();
+    await new Promise((r) => setTimeout(r, 900));
+    expect(h.slack.callsTo('chat.postMessage')).toHaveLength(1);
+  });
+
+  it('answers Slack\'s URL verification challenge', async () => {
+    h = await startSlackHarness();
+    const body = JSON.stringify({ token: 'legacy', challenge: 'c-123', type: 'url_verification' });
+    const ts = String(Math.floor(Date.now() / 1000));
+    const { createHmac } = await import('node:crypto');
+    const sig = 'v0=' + createHmac('sha256', h.slack.signingSecret).update(`v0:${ts}:${body}`).digest('hex');
+    const res = await fetch(h.target, { method: 'POST', headers: { 'content-type': 'application/json', 'x-slack-request-timestamp': ts, 'x-slack-signature': sig }, body });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('c-123');
+  });
+
   it('tells the user in the thread when the model is down, and clears the reaction', async () => {
     h = await startSlackHarness();
     h.ai.enqueue({ status: 500, body: { error: { message: 'upstream exploded', type: 'server_error' } } });

@@ -39,6 +39,8 @@ export interface HarnessOptions {
   extraTools?: AnyTool[];
   env?: Record<string, string>;
   slack?: FakeSlackOptions;
+  /** Timeout of one Slack Web API call. */
+  callTimeoutMs?: number;
   /** Connect over Socket Mode (SLACK_APP_TOKEN) instead of HTTP. */
   socketMode?: boolean;
   /** Wraps the core's gateway (to inject faults at the adapter boundary). */
@@ -74,7 +76,7 @@ export async function startSlackHarness(opts: HarnessOptions = {}): Promise<Slac
     const core = await createCore({ config, log, extraTools: opts.extraTools, reminders: false });
     const gateway = opts.wrapGateway ? opts.wrapGateway(core.gateway) : core.gateway;
     // The wrapper must still deliver the port to the real gateway.
-    const adapter = await createSlackAdapter({ config: config.slack!, httpPort: 0, gateway, store: core.store, log, isReady: () => h.ready, retries: 0 });
+    const adapter = await createSlackAdapter({ config: config.slack!, httpPort: 0, gateway, store: core.store, log, isReady: () => h.ready, retries: 0, callTimeoutMs: opts.callTimeoutMs });
     await adapter.start();
     await core.start();
     h.ready = true;

@@ -65,6 +65,8 @@ export interface FakeSlack {
   rateLimitNext(method: string, retryAfterS: number, times?: number): void;
   /** The next call of `method` answers ok:false with `error`. */
   failNext(method: string, error: string): void;
+  /** The next call of `method` is performed (recorded) but answered only after `ms`. */
+  delayNext(method: string, ms: number): void;
   /** A fresh message ts, for events the "user" sends. */
   nextTs(): string;
   waitFor(what: string, predicate: () => boolean, timeoutMs?: number): Promise<void>;
@@ -89,6 +91,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
   const users = new Map<string, string>();
   const rateLimits = new Map<string, { retryAfterS: number; times: number }>();
   const failures = new Map<string, string>();
+  const delays = new Map<string, number>();
   const calls: ApiCall[] = [];
   const responses: ResponseUrlPost[] = [];
   const sockets = new Set<Socket>();
@@ -150,6 +153,11 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
       return json(res, 200, { ok: true, url: `${url.replace('http:', 'ws:')}/socket` });
     }
     if (token !== botToken) return json(res, 200, { ok: false, error: 'invalid_auth' });
+    const delay = delays.get(method);
+    if (delay !== undefined) {
+      delays.delete(method);
+      await new Promise((r) => setTimeout(r, delay));
+    }
     const failure = failures.get(method);
     if (failure) {
       failures.delete(method);
@@ -247,6 +255,9 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     },
     failNext: (method, error) => {
       failures.set(method, error);
+    },
+    delayNext: (method, ms) => {
+      delays.set(method, ms);
     },
     nextTs,
     async waitFor(what, predicate, timeoutMs = 10_000) {
