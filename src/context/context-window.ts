@@ -134,9 +134,13 @@ export function fitContext(input: FitInput): FitResult {
     if (e && e.msg.role === 'user') {
       const room = budget - (total - e.cost);
       const msg = truncateToFit(e.msg, room, counter);
-      total += counter.countMessage(msg) - e.cost;
-      e.msg = msg;
-      e.cost = counter.countMessage(msg);
+      const cost = counter.countMessage(msg);
+      // A short message cut to nothing plus the marker would only grow: then leave it whole.
+      if (cost < e.cost) {
+        total += cost - e.cost;
+        e.msg = msg;
+        e.cost = cost;
+      }
     }
   }
 
