@@ -46,15 +46,16 @@ export function speakerOf(user: User, guildId: string | null, memberName?: strin
 }
 
 /**
- * Removes the bot's own mention (`<@id>` and the legacy `<@!id>`) and turns other user mentions
- * into `@name`, so the model reads names, not snowflakes.
+ * Removes the bot's own mention (`<@id>` and the legacy `<@!id>`) and shows other user mentions as
+ * `@Name (<@id>)`: the name to reason with, and the raw mention so an answer can mention them
+ * (it renders as a mention but pings nobody: see render.ts).
  */
 export function readableText(content: string, botId: string, mentionedUsers: ReadonlyMap<string, Pick<User, 'username' | 'globalName'>>): string {
   return content
     .replace(/<@!?(\d+)>/g, (whole, id: string) => {
       if (id === botId) return '';
       const user = mentionedUsers.get(id);
-      return user ? `@${user.globalName ?? user.username}` : whole;
+      return user ? `@${user.globalName ?? user.username} (<@${id}>)` : whole;
     })
     .replace(/[ \t]{2,}/g, ' ')
     .trim();

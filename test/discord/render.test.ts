@@ -67,7 +67,7 @@ describe('discord inbound helpers', () => {
   const users = new Map([['5', { username: 'carol', globalName: 'Carol' }]]);
 
   it("strips the bot's mention in both forms and makes other mentions readable", () => {
-    expect(readableText('<@99> hello <@!99> and <@5>, <@6>', '99', users)).toBe('hello and @Carol, <@6>');
+    expect(readableText('<@99> hello <@!99> and <@5>, <@6>', '99', users)).toBe('hello and @Carol (<@5>), <@6>');
   });
 
   it('maps channels, threads and DMs to conversations', () => {
