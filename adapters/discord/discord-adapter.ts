@@ -47,6 +47,7 @@ export async function createDiscordAdapter(opts: DiscordAdapterOptions): Promise
     void onInteraction(interaction).catch((err: unknown) => log.error({ err: String(err), interactionId: interaction.id }, 'discord: interaction handling failed'));
   });
   client.on(Events.Error, (err) => log.error({ err: String(err) }, 'discord: client error'));
+  client.on(Events.Warn, (message) => log.warn({ detail: message }, 'discord: client warning'));
   client.on(Events.ShardError, (err) => log.warn({ err: String(err) }, 'discord: gateway connection error'));
   client.on(Events.ShardResume, (_id, replayed) => log.info({ replayed }, 'discord: gateway session resumed'));
   client.on(Events.ShardReconnecting, () => log.info('discord: gateway reconnecting'));

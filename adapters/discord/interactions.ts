@@ -74,8 +74,12 @@ export async function handleSlashCommand(interaction: ChatInputCommandInteractio
   let replyTo: string | undefined;
   if (!privately) {
     // The public echo is what the task's answer replies to, so the channel sees question and answer together.
-    const echo = await interaction.editReply({ content: USER_TEXT.taskEcho(interaction.user.id, text), allowedMentions: NO_PINGS });
-    replyTo = echo.id;
+    // If the echo fails the task still runs; its answer is then a plain channel message.
+    const echo = await interaction.editReply({ content: USER_TEXT.taskEcho(interaction.user.id, text), allowedMentions: NO_PINGS }).catch((err: unknown) => {
+      deps.log.warn({ err: String(err) }, 'discord: could not show the /hermes task echo');
+      return undefined;
+    });
+    replyTo = echo?.id;
   }
 
   let reply: CommandReply;

@@ -67,6 +67,18 @@ describe('/hermes on discord', () => {
     expect(body(await original(token)).content?.length).toBeGreaterThan(0);
   });
 
+  it('a task started in a thread is answered in that thread', async () => {
+    const { discord, openai } = bot;
+    const threadId = '400000000000000077';
+    openai.enqueue({ text: 'thread hello' }, { text: 'thread task done' });
+    discord.sendThreadMessage({ author: DEFAULT_USER, content: 'open a thread', threadId, mentionBot: true });
+    await discord.waitForCall((c) => c.method === 'POST' && c.path === `/channels/${threadId}/messages` && body(c).content === 'thread hello');
+    discord.runSlashCommand({ user: DEFAULT_USER, text: 'summarise this thread', channelId: threadId });
+    await discord.waitForCall((c) => c.method === 'POST' && c.path === `/channels/${threadId}/messages` && body(c).content === 'thread task done');
+    // Same session as the thread: the model saw the earlier exchange.
+    expect(JSON.stringify(openai.requests.at(-1)!.messages)).toContain('thread hello');
+  });
+
   it('does not register again on restart when nothing changed', async () => {
     const puts = () => bot.discord.calls.filter((c) => c.method === 'PUT' && c.path.endsWith('/commands')).length;
     expect(puts()).toBe(1);
