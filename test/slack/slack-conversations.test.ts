@@ -56,6 +56,22 @@ describe('slack conversations (real Bolt, fake Slack, fake model)', () => {
     expect(h.ai.requests).toHaveLength(2);
   });
 
+  it('acknowledges at once while the model is slow, and remembers its threads across a restart', async () => {
+    h = await startSlackHarness();
+    h.ai.setLatency(1500);
+    h.ai.enqueue({ text: 'slow first' });
+    const started = Date.now();
+    const root = await h.mention('C2', 'U1', 'take your time');
+    expect(Date.now() - started).toBeLessThan(1000);
+    await h.slack.waitFor('first answer', () => h!.slack.posts().length === 1, 10_000);
+    h.ai.setLatency(0);
+    await h.restart();
+    h.ai.enqueue({ text: 'still here' });
+    await h.say('C2', 'U1', 'follow-up without a mention', { threadTs: root });
+    await h.slack.waitFor('answer after restart', () => h!.slack.posts().length === 2);
+    expect(h.slack.posts()[1]).toMatchObject({ channel: 'C2', thread_ts: root, text: 'still here' });
+  });
+
   it('ignores bots, itself, edits and joins', async () => {
     h = await startSlackHarness();
     const base = { type: 'message', channel_type: 'im', channel: 'D1', text: 'x' };

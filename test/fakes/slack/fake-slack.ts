@@ -1,7 +1,7 @@
-import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { clickForm, commandForm, eventEnvelope, signedPost, type Click, type Workspace } from './payloads.js';
 
 /**
  * A fake Slack on 127.0.0.1: the Web API (recording every call), a response_url receiver, and
@@ -72,7 +72,7 @@ export interface FakeSlack {
   waitFor(what: string, predicate: () => boolean, timeoutMs?: number): Promise<void>;
   sendEvent(target: string, event: Record<string, unknown>, opts?: { eventId?: string; retryNum?: number; secret?: string }): Promise<Response>;
   sendCommand(target: string, cmd: { text: string; userId: string; channelId: string; userName?: string }): Promise<{ status: number; responseId: string }>;
-  sendClick(target: string, click: { actionId: string; value: string; userId: string; channelId: string; messageTs: string; threadTs?: string }): Promise<Response>;
+  sendClick(target: string, click: Click): Promise<Response>;
   /** Open Socket Mode connections (after apps.connections.open + hello). */
   socketCount(): number;
   /** Pushes an Events API envelope over Socket Mode; resolves when the app acknowledges it. */
@@ -112,14 +112,14 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
   const wss = new WebSocketServer({ server, path: '/socket' });
   const sockets4Mode = new Set<WebSocket>();
   const acks = new Map<string, () => void>();
-  wss.on('connection', (ws) => {
-    sockets4Mode.add(ws);
-    ws.on('close', () => sockets4Mode.delete(ws));
-    ws.on('message', (data) => {
+  wss.on('connection', (socket) => {
+    sockets4Mode.add(socket);
+    socket.on('close', () => sockets4Mode.delete(socket));
+    socket.on('message', (data) => {
       const msg = JSON.parse(String(data)) as { envelope_id?: string };
       if (msg.envelope_id) acks.get(msg.envelope_id)?.();
     });
-    ws.send(JSON.stringify({ type: 'hello', num_connections: 1, connection_info: { app_id: 'A0APP' } }));
+    socket.send(JSON.stringify({ type: 'hello', num_connections: 1, connection_info: { app_id: 'A0APP' } }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -166,19 +166,6 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     return answer(call, res);
   }
 
-  function envelope(event: Record<string, unknown>, eventId: string): Record<string, unknown> {
-    return {
-      token: 'legacy',
-      team_id: teamId,
-      api_app_id: 'A0APP',
-      type: 'event_callback',
-      event_id: eventId,
-      event_time: Math.floor(Date.now() / 1000),
-      authorizations: [{ team_id: teamId, user_id: botUserId, is_bot: true, is_enterprise_install: false }],
-      event: { event_ts: event.ts, team: teamId, ...event },
-    };
-  }
-
   function answer(call: ApiCall, res: http.ServerResponse): void {
     const { method, args } = call;
     switch (method) {
@@ -214,17 +201,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     }
   }
 
-  async function signedPost(target: string, body: string, contentType: string, extra: Record<string, string> = {}, secret = signingSecret): Promise<Response> {
-    const ts = Math.floor(Date.now() / 1000).toString();
-    const sig = 'v0=' + createHmac('sha256', secret).update(`v0:${ts}:${body}`).digest('hex');
-    return fetch(target, {
-      method: 'POST',
-      // Bolt compares the form content type exactly, so no charset suffix here.
-      headers: { 'content-type': contentType, 'x-slack-request-timestamp': ts, 'x-slack-signature': sig, ...extra },
-      body,
-      signal: AbortSignal.timeout(10_000),
-    });
-  }
+  const ws: Workspace = { teamId, botUserId, botId };
 
   const fake: FakeSlack = {
     url,
@@ -269,49 +246,24 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     },
     sendEvent(target, event, o = {}) {
       const eventId = o.eventId ?? `Ev${String(++eventCounter).padStart(8, '0')}`;
-      const body = JSON.stringify(envelope(event, eventId));
+      const body = JSON.stringify(eventEnvelope(ws, event, eventId));
       const extra: Record<string, string> = o.retryNum ? { 'x-slack-retry-num': String(o.retryNum), 'x-slack-retry-reason': 'http_timeout' } : {};
-      return signedPost(target, body, 'application/json', extra, o.secret);
+      return signedPost(target, body, 'application/json', o.secret ?? signingSecret, extra);
     },
     async sendCommand(target, cmd) {
       const responseId = `r${++responseCounter}`;
-      const body = new URLSearchParams({
-        token: 'legacy',
-        team_id: teamId,
-        team_domain: 'fake',
-        channel_id: cmd.channelId,
-        channel_name: 'general',
-        user_id: cmd.userId,
-        user_name: cmd.userName ?? cmd.userId.toLowerCase(),
-        command: '/hermes',
-        text: cmd.text,
-        api_app_id: 'A0APP',
-        response_url: `${url}/response/${responseId}`,
-        trigger_id: `trig${responseCounter}`,
-      }).toString();
-      const res = await signedPost(target, body, 'application/x-www-form-urlencoded');
+      const body = commandForm(ws, cmd, `${url}/response/${responseId}`, `trig${responseCounter}`);
+      const res = await signedPost(target, body, 'application/x-www-form-urlencoded', signingSecret);
       return { status: res.status, responseId };
     },
     sendClick(target, click) {
-      const payload = {
-        type: 'block_actions',
-        team: { id: teamId, domain: 'fake' },
-        user: { id: click.userId, username: click.userId.toLowerCase(), name: click.userId.toLowerCase(), team_id: teamId },
-        api_app_id: 'A0APP',
-        token: 'legacy',
-        container: { type: 'message', message_ts: click.messageTs, channel_id: click.channelId, is_ephemeral: false, thread_ts: click.threadTs },
-        trigger_id: `trig${++responseCounter}`,
-        channel: { id: click.channelId, name: 'general' },
-        message: { type: 'message', ts: click.messageTs, thread_ts: click.threadTs, text: 'Approval needed', user: botUserId, bot_id: botId },
-        response_url: `${url}/response/a${responseCounter}`,
-        actions: [{ type: 'button', action_id: click.actionId, block_id: 'hermes_approval', value: click.value, text: { type: 'plain_text', text: 'x' }, action_ts: `${Date.now() / 1000}` }],
-      };
-      return signedPost(target, new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), 'application/x-www-form-urlencoded');
+      const n = ++responseCounter;
+      return signedPost(target, clickForm(ws, click, `${url}/response/a${n}`, `trig${n}`), 'application/x-www-form-urlencoded', signingSecret);
     },
     socketCount: () => sockets4Mode.size,
     sendSocketEvent(event, o = {}) {
-      const ws = [...sockets4Mode][0];
-      if (!ws) return Promise.reject(new Error('no Socket Mode connection'));
+      const socket = [...sockets4Mode][0];
+      if (!socket) return Promise.reject(new Error('no Socket Mode connection'));
       const eventId = o.eventId ?? `Ev${String(++eventCounter).padStart(8, '0')}`;
       const envelopeId = `env-${eventId}`;
       return new Promise<void>((resolve, reject) => {
@@ -321,11 +273,11 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
           acks.delete(envelopeId);
           resolve();
         });
-        ws.send(JSON.stringify({ envelope_id: envelopeId, type: 'events_api', accepts_response_payload: false, retry_attempt: 0, payload: envelope(event, eventId) }));
+        socket.send(JSON.stringify({ envelope_id: envelopeId, type: 'events_api', accepts_response_payload: false, retry_attempt: 0, payload: eventEnvelope(ws, event, eventId) }));
       });
     },
     async close() {
-      for (const ws of sockets4Mode) ws.terminate();
+      for (const socket of sockets4Mode) socket.terminate();
       wss.close();
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
