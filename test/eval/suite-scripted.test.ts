@@ -1,0 +1,55 @@
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadCases, type EvalCase } from '../../src/eval/case-schema.js';
+import { runSuite, type SuiteResult } from '../../src/eval/run-suite.js';
+import { startScriptedFake, type ScriptedFake } from './scripted-fake.js';
+
+/** Every shipped case passes when the model plays its ideal script: the harness itself works. */
+let cases: EvalCase[];
+let sf: ScriptedFake;
+let result: SuiteResult;
+
+beforeAll(async () => {
+  cases = await loadCases(path.resolve('evals'));
+  sf = await startScriptedFake();
+  result = await runSuite(cases, { env: sf.env, timeoutMs: 20_000, scripted: true }, sf.hooks);
+}, 60_000);
+afterAll(() => sf?.close());
+
+describe('the shipped eval suite against its scripts', () => {
+  it('has at least 25 cases covering every category', () => {
+    expect(cases.length).toBeGreaterThanOrEqual(25);
+    const tags = new Set(cases.flatMap((c) => c.tags));
+    for (const t of ['single-tool', 'sequence', 'conditional', 'memory', 'approval', 'decline', 'realtime', 'recovery', 'long']) expect(tags, t).toContain(t);
+    expect(cases.some((c) => c.approvals.includes('deny'))).toBe(true);
+    expect(cases.some((c) => c.messages.length >= 12)).toBe(true);
+    expect(cases.every((c) => c.script && c.script.length > 0)).toBe(true);
+  });
+
+  it('passes every case, each check of it', () => {
+    const failures = result.cases.filter((r) => !r.passed).map((r) => `${r.name}: ${r.checks.filter((k) => !k.ok).map((k) => `${k.check} (${k.detail})`).join('; ')}${r.error ? ` error: ${r.error}` : ''}`);
+    expect(failures).toEqual([]);
+    expect(result.summary.successRate).toBe(1);
+    expect(result.cases.every((r) => r.checks.length > 0)).toBe(true);
+  });
+
+  it('went through the HTTP model: every step is a request the fake server saw, with real token counts', () => {
+    const steps = result.cases.reduce((n, r) => n + r.steps, 0);
+    expect(sf.fake.requests.length).toBe(steps);
+    expect(result.summary.tokensIn).toBeGreaterThan(0);
+    expect(result.summary.tokensOut).toBeGreaterThan(0);
+    const long = result.cases.find((r) => r.name === 'long-budget-from-first-message');
+    expect(long?.steps).toBe(15);
+    // The 13th message's request still carries the first message.
+    const last = sf.fake.requests.find((r) => JSON.stringify(r.messages).includes('can we afford 3 laptops'));
+    expect(JSON.stringify(last?.messages)).toContain('4200 euros');
+  });
+
+  it('measures tool-call accuracy as expected calls matched over calls made', () => {
+    const byName = new Map(result.cases.map((r) => [r.name, r]));
+    expect(byName.get('what-time-is-it')?.toolAccuracy).toBe(1);
+    // An invented tool name first, then the right one: 1 of 2 calls was expected.
+    expect(byName.get('recover-bad-tool-name')?.toolAccuracy).toBe(0.5);
+    expect(byName.get('decline-email')?.toolAccuracy).toBe(1);
+  });
+});
