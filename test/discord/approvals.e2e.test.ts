@@ -23,7 +23,7 @@ async function requestApproval(target: string, channelId: string): Promise<{ pro
   openai.enqueue({ toolCalls: [{ name: 'risky_action', arguments: { target } }] });
   const start = discord.calls.length;
   const userMessageId = discord.sendGuildMessage({ author: DEFAULT_USER, content: `please do it to ${target}`, mentionBot: true, channelId });
-  const call = await discord.waitForCall((c) => discord.calls.indexOf(c) >= start && c.method === 'POST' && c.path === `/channels/${channelId}/messages` && (body(c).components?.length ?? 0) > 0, 8000, 'the approval prompt');
+  const call = await discord.waitForCall((c) => discord.calls.indexOf(c) >= start && c.method === 'POST' && c.path === `/channels/${channelId}/messages` && (body(c).components?.length ?? 0) > 0, 15_000, 'the approval prompt');
   return { prompt: call.response as APIMessage, userMessageId };
 }
 
@@ -36,7 +36,7 @@ function buttonId(prompt: APIMessage, label: 'Approve' | 'Deny'): string {
 }
 
 const edits = (messageId: string) => bot.discord.calls.filter((c) => c.method === 'PATCH' && c.path.endsWith(`/messages/${messageId}`));
-const callbackFor = (interactionId: string) => bot.discord.waitForCall((c) => c.method === 'POST' && c.path.startsWith(`/interactions/${interactionId}/`), 3000, 'the interaction callback');
+const callbackFor = (interactionId: string) => bot.discord.waitForCall((c) => c.method === 'POST' && c.path.startsWith(`/interactions/${interactionId}/`), 15_000, 'the interaction callback');
 
 describe('discord approvals', () => {
   it('posts the prompt with tool, exact arguments and two buttons; Approve runs the tool once and edits the prompt', async () => {
@@ -128,9 +128,9 @@ describe('discord approvals', () => {
     await bot.restart();
     openai.enqueue({ text: 'Done after the restart.' });
     discord.clickButton({ user: DEFAULT_USER, message: prompt, customId: buttonId(prompt, 'Approve') });
-    const edit = await discord.waitForCall((c) => c.method === 'PATCH' && c.path === `/channels/${channelId}/messages/${prompt.id}`, 8000);
+    const edit = await discord.waitForCall((c) => c.method === 'PATCH' && c.path === `/channels/${channelId}/messages/${prompt.id}`, 15_000);
     expect(body(edit).content).toContain(`Approved by <@${DEFAULT_USER.id}>`);
-    await discord.waitForCall((c) => c.method === 'POST' && body(c).content === 'Done after the restart.', 8000);
+    await discord.waitForCall((c) => c.method === 'POST' && body(c).content === 'Done after the restart.', 15_000);
     await bot.core.gateway.idle();
     expect(bot.riskyRuns.slice(runs)).toEqual([{ target: 'after-restart' }]);
     expect(discord.gateway.identifies.length).toBe(2);

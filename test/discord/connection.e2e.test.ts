@@ -88,7 +88,7 @@ describe('discord connection', () => {
     const bot: Bot = await startBot({ discord });
     cleanups.push(() => bot.close());
     discord.gateway.ackHeartbeats = false;
-    const deadline = Date.now() + 8000;
+    const deadline = Date.now() + 15_000;
     while (discord.gateway.resumes.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(discord.gateway.resumes.length).toBeGreaterThanOrEqual(1);
     discord.gateway.ackHeartbeats = true;
@@ -96,7 +96,7 @@ describe('discord connection', () => {
 
     bot.openai.enqueue({ text: 'still here' });
     const id = discord.sendGuildMessage({ author: DEFAULT_USER, content: 'you ok?', mentionBot: true });
-    const reply = await discord.waitForCall((c) => c.method === 'POST' && (c.body as { content?: string } | null)?.content === 'still here', 8000);
+    const reply = await discord.waitForCall((c) => c.method === 'POST' && (c.body as { content?: string } | null)?.content === 'still here', 15_000);
     expect((reply.body as { message_reference?: { message_id: string } }).message_reference?.message_id).toBe(id);
     await bot.waitForLog((l) => l.msg === 'discord: gateway session resumed');
   });

@@ -32,7 +32,7 @@ export interface Bot {
   close(): Promise<void>;
 }
 
-export const FAST_TIMING = { restTimeoutMs: 5000, readyTimeoutMs: 10_000, waitGuildTimeoutMs: 500, typingRenewMs: 200 };
+export const FAST_TIMING = { restTimeoutMs: 5000, readyTimeoutMs: 20_000, waitGuildTimeoutMs: 500, typingRenewMs: 200 };
 
 export async function startBot(opts: { env?: Record<string, string>; heartbeatIntervalMs?: number; discord?: FakeDiscord } = {}): Promise<Bot> {
   const discord = opts.discord ?? (await startFakeDiscord({ heartbeatIntervalMs: opts.heartbeatIntervalMs }));
@@ -61,7 +61,7 @@ export async function startBot(opts: { env?: Record<string, string>; heartbeatIn
       done();
     },
   });
-  const waitForLog = (pred: (line: Record<string, unknown>) => boolean, timeoutMs = 5000): Promise<Record<string, unknown>> =>
+  const waitForLog = (pred: (line: Record<string, unknown>) => boolean, timeoutMs = 15_000): Promise<Record<string, unknown>> =>
     new Promise((resolve, reject) => {
       const check = (): boolean => {
         const hit = logs.find(pred);

@@ -131,7 +131,7 @@ describe('discord messages', () => {
     const resumes = discord.gateway.resumes.length;
     discord.gateway.replayFrom = seqBefore;
     discord.gateway.drop(4000);
-    await bot.waitForLog((l) => l.messageId === id && l.verdict === 'duplicate', 8000);
+    await bot.waitForLog((l) => l.messageId === id && l.verdict === 'duplicate', 15_000);
     expect(discord.gateway.resumes.length).toBe(resumes + 1);
     await bot.core.gateway.idle();
     expect(openai.requests.length).toBe(requests);

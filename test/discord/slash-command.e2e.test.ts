@@ -18,11 +18,11 @@ type Body = RESTPostAPIChannelMessageJSONBody & { type?: number; data?: { flags?
 const body = (c: RestCall) => (c.body ?? {}) as Body;
 
 async function deferral(interactionId: string): Promise<Body> {
-  const call = await bot.discord.waitForCall((c) => c.method === 'POST' && c.path.startsWith(`/interactions/${interactionId}/`), 3000, 'the deferral');
+  const call = await bot.discord.waitForCall((c) => c.method === 'POST' && c.path.startsWith(`/interactions/${interactionId}/`), 15_000, 'the deferral');
   return body(call);
 }
 const original = (token: string) =>
-  bot.discord.waitForCall((c) => c.method === 'PATCH' && c.path === `/webhooks/${bot.discord.applicationId}/${token}/messages/@original`, 5000, 'the edited reply');
+  bot.discord.waitForCall((c) => c.method === 'PATCH' && c.path === `/webhooks/${bot.discord.applicationId}/${token}/messages/@original`, 15_000, 'the edited reply');
 
 describe('/hermes on discord', () => {
   it('registered /hermes globally at start', () => {

@@ -177,7 +177,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       return { interactionId: payload.id, token: payload.token };
     },
 
-    waitForCall(pred, timeoutMs = 5000, label = 'a matching REST call') {
+    waitForCall(pred, timeoutMs = 15_000, label = 'a matching REST call') {
       const found = state.calls.find(pred);
       if (found) return Promise.resolve(found);
       return new Promise((resolve, reject) => {
