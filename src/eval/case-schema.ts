@@ -95,7 +95,12 @@ export const evalCaseSchema = z
         /** ISO 8601 instant the injected clock reports for the whole case. */
         clock: z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date-time like 2026-03-14T09:26:53Z').optional(),
         timezone: z.string().optional(),
-        pages: z.record(z.string().regex(/^\//, 'page paths start with /'), page).default({}),
+        pages: z
+          .record(z.string(), page)
+          .superRefine((pages, ctx) => {
+            for (const p of Object.keys(pages)) if (!p.startsWith('/')) ctx.addIssue({ code: 'custom', path: [p], message: 'page paths start with / (like /status)' });
+          })
+          .default({}),
         sink: z.object({ status: z.number().int().min(100).max(599).default(200), body: z.string().optional() }).strict().optional(),
       })
       .strict()

@@ -92,6 +92,7 @@ export function matchToolCalls(expected: ExpectedCall[], actual: CaseObservation
 const REALTIME_PATTERNS: RegExp[] = [
   /\b\d{1,2}:\d{2}\b/,
   /\b\d{1,2}\s?(am|pm)\b/i,
+  /\b(noon|midnight)\b/i,
   /\b\d{4}-\d{2}-\d{2}\b/,
   /\b(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sep(tember)?|oct(ober)?|nov(ember)?|dec(ember)?)\.? \d{1,2}\b/i,
   /\b\d{1,2} (january|february|march|april|may|june|july|august|september|october|november|december)\b/i,
