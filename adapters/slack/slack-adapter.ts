@@ -10,7 +10,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { App, HTTPReceiver, SocketModeReceiver } from '@slack/bolt';
+import { App, HTTPReceiver, SocketModeReceiver, type Logger as SlackLogger } from '@slack/bolt';
 import type { Config } from '../../src/config.js';
 import type { Adapter, GatewayApi } from '../../src/gateway/ports.js';
 import type { Logger } from '../../src/log.js';
@@ -43,8 +43,7 @@ export interface SlackAdapter extends Adapter {
 }
 
 export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<SlackAdapter> {
-  const { config, gateway, store } = opts;
-  const { log } = opts;
+  const { config, gateway, store, log } = opts;
   const slackLogger = toSlackLogger(log);
   const client = createOutboundClient(config.botToken, config.apiUrl, slackLogger, opts.callTimeoutMs);
 
@@ -54,34 +53,8 @@ export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<Sla
   if (scopeReport.errors.length) throw new SlackStartupError(scopeReport.errors.join('\n'));
   log.info({ team: identity.teamId, botUser: identity.botUserId }, `slack: token ok. ${EVENTS_REMINDER}`);
 
-  const socketMode = config.appToken !== undefined;
-  const httpReceiver = socketMode
-    ? undefined
-    : new HTTPReceiver({
-        signingSecret: config.signingSecret ?? '',
-        endpoints: ['/slack/events'],
-        port: opts.httpPort,
-        logger: slackLogger,
-        processBeforeResponse: false,
-        customRoutes: [
-          {
-            path: '/healthz',
-            method: ['GET'],
-            handler: (_req, res) => {
-              const ready = opts.isReady();
-              res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' });
-              res.end(ready ? 'ok' : 'starting');
-            },
-          },
-        ],
-      });
-  const receiver = httpReceiver ?? new SocketModeReceiver({
-      appToken: config.appToken!,
-      logger: slackLogger,
-      // Bolt hands installerOptions.clientOptions to the Socket Mode client: the only way to point
-      // apps.connections.open at SLACK_API_URL. No installer is created (no OAuth client id).
-      installerOptions: { clientOptions: { slackApiUrl: normaliseApiUrl(config.apiUrl), timeout: SLACK_CALL_TIMEOUT_MS } },
-    });
+  const httpReceiver = config.appToken === undefined ? createHttpReceiver(opts, slackLogger) : undefined;
+  const receiver = httpReceiver ?? createSocketReceiver(config, slackLogger);
 
   const app = new App({
     token: config.botToken,
@@ -129,4 +102,37 @@ export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<Sla
       server = undefined;
     },
   };
+}
+
+/** Events, interactivity and commands on one path, plus the health check on the same server. */
+function createHttpReceiver(opts: SlackAdapterOptions, logger: SlackLogger): HTTPReceiver {
+  return new HTTPReceiver({
+    signingSecret: opts.config.signingSecret ?? '',
+    endpoints: ['/slack/events'],
+    port: opts.httpPort,
+    logger,
+    // Acknowledge first, then run listeners: the 3-second budget never depends on our work.
+    processBeforeResponse: false,
+    customRoutes: [
+      {
+        path: '/healthz',
+        method: ['GET'],
+        handler: (_req, res) => {
+          const ready = opts.isReady();
+          res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' });
+          res.end(ready ? 'ok' : 'starting');
+        },
+      },
+    ],
+  });
+}
+
+function createSocketReceiver(config: SlackAdapterOptions['config'], logger: SlackLogger): SocketModeReceiver {
+  return new SocketModeReceiver({
+    appToken: config.appToken ?? '',
+    logger,
+    // Bolt hands installerOptions.clientOptions to the Socket Mode client: the only way to point
+    // apps.connections.open at SLACK_API_URL. No installer is created (no OAuth client id).
+    installerOptions: { clientOptions: { slackApiUrl: normaliseApiUrl(config.apiUrl), timeout: SLACK_CALL_TIMEOUT_MS } },
+  });
 }
