@@ -49,8 +49,20 @@ export async function createDiscordAdapter(opts: DiscordAdapterOptions): Promise
   client.on(Events.Error, (err) => log.error({ err: String(err) }, 'discord: client error'));
   client.on(Events.Warn, (message) => log.warn({ detail: message }, 'discord: client warning'));
   client.on(Events.ShardError, (err) => log.warn({ err: String(err) }, 'discord: gateway connection error'));
-  client.on(Events.ShardResume, (_id, replayed) => log.info({ replayed }, 'discord: gateway session resumed'));
-  client.on(Events.ShardReconnecting, () => log.info('discord: gateway reconnecting'));
+  // discord.js retries every ~0.5 s while Discord is unreachable: say it once, not per attempt.
+  let reconnecting = false;
+  client.on(Events.ShardReconnecting, () => {
+    if (!reconnecting) log.warn('discord: gateway connection lost; reconnecting');
+    reconnecting = true;
+  });
+  client.on(Events.ShardResume, (_id, replayed) => {
+    reconnecting = false;
+    log.info({ replayed }, 'discord: gateway session resumed');
+  });
+  client.on(Events.ShardReady, () => {
+    if (reconnecting) log.info('discord: gateway reconnected with a new session');
+    reconnecting = false;
+  });
 
   async function onMessage(message: Message): Promise<void> {
     const botId = client.user?.id;
