@@ -8,7 +8,6 @@ import { loadConfig, type Config } from '../src/config.js';
 import { systemClock } from '../src/clock.js';
 import { defineTool, type AnyTool } from '../src/tools/tool-api.js';
 import type { NetClient } from '../src/net/net-client.js';
-import type { OutboundPort } from '../src/gateway/ports.js';
 import type { Conversation, Speaker } from '../src/types.js';
 import { createSqliteStore } from '../src/store/sqlite-store.js';
 import { createSessionStore } from '../src/sessions/session-store.js';
@@ -20,6 +19,7 @@ import { ToolRegistry } from '../src/tools/registry.js';
 import { ToolExecutor } from '../src/tools/executor.js';
 import { createTracer } from '../src/trace/tracer.js';
 import { newTurnState, runSteps, type TurnDeps } from '../src/agent/turn-runner.js';
+import { waitingPort } from './waiting-port.js';
 import { FINAL_ANSWER, LOOKUP_DESCRIPTION, lookupValue, TURN_PROMPT } from './step-script.js';
 
 /** A runner does one whole scripted turn per call and throws if the turn did not end as scripted. */
@@ -49,37 +49,6 @@ export async function benchConfig(modelUrl: string, env: Record<string, string> 
 const speaker = (i: number): Speaker => ({ platform: 'slack', workspaceId: 'TBENCH', userId: `U${i % 50}`, displayName: `user${i % 50}` });
 // A fresh DM per turn: every framework starts each scripted turn with an empty conversation.
 const dm = (i: number): Conversation => ({ platform: 'slack', workspaceId: 'TBENCH', channelId: `D${i}`, isDm: true });
-
-/** Answers delivered to the port resolve the waiter registered for that channel. */
-function waitingPort(): { port: OutboundPort; wait(channelId: string): Promise<string> } {
-  const waiters = new Map<string, (text: string) => void>();
-  const port: OutboundPort = {
-    platform: 'slack',
-    async sendText(c, text) {
-      waiters.get(c.channelId)?.(text);
-      waiters.delete(c.channelId);
-    },
-    async showApproval() {
-      throw new Error('the bench turn has no approvals');
-    },
-    async resolveApproval() {},
-    async startWorking() {
-      return async () => {};
-    },
-    mention: (id) => `<@${id}>`,
-  };
-  return {
-    port,
-    wait: (channelId) =>
-      new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no answer in ${channelId} within ${TURN_TIMEOUT_MS} ms`)), TURN_TIMEOUT_MS);
-        waiters.set(channelId, (t) => {
-          clearTimeout(timer);
-          resolve(t);
-        });
-      }),
-  };
-}
 
 /** The full production path: gateway (dedupe, queue, sessions on SQLite, traces) → agent loop → port. */
 export async function hermesGatewayRunner(modelUrl: string): Promise<TurnRunner> {
