@@ -1,0 +1,111 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { pathToFileURL } from 'node:url';
+import pino from 'pino';
+import { loadConfig } from '../config.js';
+import { createOpenAIProvider } from '../provider/openai-provider.js';
+import { toToolSpec } from '../tools/json-schema.js';
+import { builtinTools } from '../../tools/index.js';
+import { formatReplay, replaySteps, selectModelCalls } from './replay.js';
+import { readTraceEvents } from './trace-reader.js';
+import type { CliIo } from './eval-cli.js';
+
+const USAGE = `Usage: npm run replay -- (--turn ID | --session ID) [options]
+
+Re-sends each recorded model request of a turn (or of every turn of a session) to a model and
+shows, step by step, where the tool-call path differs from the recorded one.
+
+Options:
+  --turn ID          a turn id (a unique prefix is enough)
+  --session ID       every turn of this session, in order
+  --traces DIR       trace folder (default $HERMES_DATA_DIR/traces, else ./data/traces)
+  --model NAME       model to ask (default HERMES_MODEL)
+  --base-url URL     OpenAI-compatible server (default OPENAI_BASE_URL)
+  --system-file F    replace the recorded system prompt with the text of F
+  --max-steps N      replay at most N model calls (default 50)
+  --json             print the steps as JSON
+  --help`;
+
+export async function main(argv: string[], io: CliIo): Promise<number> {
+  let args;
+  try {
+    args = parseArgs({
+      args: argv,
+      options: {
+        turn: { type: 'string' },
+        session: { type: 'string' },
+        traces: { type: 'string' },
+        model: { type: 'string' },
+        'base-url': { type: 'string' },
+        'system-file': { type: 'string' },
+        'max-steps': { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean' },
+      },
+    });
+  } catch (err) {
+    io.err(`${(err as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  const o = args.values;
+  if (o.help) {
+    io.out(USAGE);
+    return 0;
+  }
+  const maxSteps = o['max-steps'] === undefined ? 50 : Number(o['max-steps']);
+  if (!(Number.isInteger(maxSteps) && maxSteps > 0)) {
+    io.err('--max-steps must be a whole number above 0');
+    return 2;
+  }
+  // Platform settings play no part in a replay; an invalid one must not stop it.
+  const env = Object.fromEntries(Object.entries(io.env).filter(([k]) => !/^(SLACK_|DISCORD_|PORT$)/.test(k)));
+  if (o.model) env.HERMES_MODEL = o.model;
+  if (o['base-url']) env.OPENAI_BASE_URL = o['base-url'];
+  const loaded = loadConfig(env, io.cwd);
+  if (!loaded.ok) {
+    for (const e of loaded.errors) io.err(e);
+    return 2;
+  }
+  const config = loaded.config;
+  const tracesDir = path.resolve(io.cwd, o.traces ?? path.join(config.dataDir, 'traces'));
+
+  let system: string | undefined;
+  if (o['system-file']) {
+    try {
+      system = await readFile(path.resolve(io.cwd, o['system-file']), 'utf8');
+    } catch (err) {
+      io.err(`--system-file ${o['system-file']}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      return 2;
+    }
+  }
+
+  let calls;
+  try {
+    calls = selectModelCalls(await readTraceEvents(tracesDir), { turnId: o.turn, sessionId: o.session });
+  } catch (err) {
+    io.err(`${(err as Error).message} (traces read from ${tracesDir})`);
+    return 2;
+  }
+
+  // Every built-in tool, visible here or not: the replay offers exactly what the recording offered.
+  const specs = builtinTools().map((t) => toToolSpec(t));
+  const provider = createOpenAIProvider({ ...config.model, model: config.model.name, log: pino({ level: 'silent' }) });
+  const steps = await replaySteps(calls, { provider, specs, system, maxSteps });
+  if (o.json) io.out(JSON.stringify({ model: config.model.name, steps }, null, 2));
+  else {
+    const recordedModel = calls[0]?.model ?? 'recorded';
+    for (const line of formatReplay(steps, { recorded: recordedModel, replayed: `${config.model.name}${system !== undefined ? ', new system prompt' : ''}` })) io.out(line);
+  }
+  return 0;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  main(process.argv.slice(2), { out: (l) => console.log(l), err: (l) => console.error(l), env: process.env, cwd: process.cwd() }).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      console.error(`Replay failed: ${(err as Error).stack ?? String(err)}`);
+      process.exit(1);
+    },
+  );
+}
