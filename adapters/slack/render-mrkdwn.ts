@@ -11,6 +11,9 @@
  */
 
 const FENCE = /^\s*(`{3,}|~{3,})/;
+const TABLE_ROW = /^\s*\|.*\|\s*$/;
+/** The `|---|:-:|` line under a table header: only pipes, colons, dashes and spaces, with both a pipe and a dash. */
+const TABLE_RULE = /^(?=[^-]*-)(?=[^|]*\|)\s*[|:\- ]+$/;
 const ZWJ = '\u2060';
 
 /** Escapes Slack's three control characters. */
@@ -27,7 +30,8 @@ export function renderMrkdwn(markdown: string): string {
   const out: string[] = [];
   const lines = markdown.replace(/\r\n?/g, '\n').split('\n');
   let fence: string | undefined;
-  for (const line of lines) {
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
     const fenceMatch = FENCE.exec(line);
     if (fence !== undefined) {
       if (fenceMatch && fenceMatch[1]!.startsWith(fence[0]!) && fenceMatch[1]!.length >= fence.length && line.trim() === fenceMatch[1]) {
@@ -42,6 +46,14 @@ export function renderMrkdwn(markdown: string): string {
       // The language tag has no meaning in Slack; drop it so it is not shown as code.
       fence = fenceMatch[1]!;
       out.push('```');
+      continue;
+    }
+    if (TABLE_ROW.test(line) && TABLE_RULE.test(lines[i + 1] ?? '')) {
+      // Slack has no tables; a code block at least keeps the columns aligned.
+      out.push('```');
+      while (i < lines.length && TABLE_ROW.test(lines[i]!)) out.push(escapeSlack(lines[i++]!));
+      out.push('```');
+      i--;
       continue;
     }
     out.push(renderLine(line));
@@ -71,7 +83,7 @@ function stripStrong(text: string): string {
 
 // Inline code, Markdown links, raw autolinks, and the Slack mentions we let through.
 const INLINE_TOKEN =
-  /(`+)([\s\S]*?[^`])\1(?!`)|\[([^\]\n]+)\]\(\s*<?((?:https?:\/\/|mailto:)[^\s)>]+)>?(?:\s+"[^"]*")?\s*\)|<((?:https?:\/\/|mailto:)[^\s<>|]+)>|<([@#][UWC][A-Z0-9]{2,})(?:\|[^<>]*)?>/g;
+  /(`+)([\s\S]*?[^`])\1(?!`)|\[([^\]\n]+)\]\(\s*<?((?:https?:\/\/|mailto:)(?:[^\s()<>]|\([^\s()<>]*\))+)>?(?:\s+"[^"]*")?\s*\)|<((?:https?:\/\/|mailto:)[^\s<>|]+)>|<([@#][UWC][A-Z0-9]{2,})(?:\|[^<>]*)?>/g;
 
 export function renderInline(text: string): string {
   let out = '';
@@ -102,6 +114,7 @@ const BOLD = '\u0001';
 function renderPlain(text: string): string {
   if (!text) return '';
   let s = neutraliseBroadcastWords(escapeSlack(text.replace(/\u0001/g, '')));
+  s = s.replace(/\*\*\*(?=\S)([\s\S]*?\S)\*\*\*/g, `${BOLD}_$1_${BOLD}`);
   s = s.replace(/\*\*(?=\S)([\s\S]*?\S)\*\*|__(?=\S)([\s\S]*?\S)__/g, (_m, a: string | undefined, b: string | undefined) => `${BOLD}${a ?? b}${BOLD}`);
   s = s.replace(/(^|[^\w*])\*(?=\S)([^*\n]*?\S)\*(?![\w*])/g, '$1_$2_');
   s = s.replace(/~~(?=\S)([\s\S]*?\S)~~/g, '~$1~');

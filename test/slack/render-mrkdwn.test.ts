@@ -45,6 +45,12 @@ describe('renderMrkdwn', () => {
     expect(renderMrkdwn('thanks <@U123ABC> in <#C999|general>')).toBe('thanks <@U123ABC> in <#C999>');
   });
 
+  it('handles bold italics, links with parentheses, and tables (as code, for alignment)', () => {
+    expect(renderMrkdwn('***both***')).toBe('*_both_*');
+    expect(renderMrkdwn('[w](https://en.wikipedia.org/wiki/Foo_(bar)) after')).toBe('<https://en.wikipedia.org/wiki/Foo_(bar)|w> after');
+    expect(renderMrkdwn('| a | b |\n|---|:-:|\n| 1 | <2> |\nafter')).toBe('```\n| a | b |\n|---|:-:|\n| 1 | &lt;2&gt; |\n```\nafter');
+  });
+
   it('keeps quotes working', () => {
     expect(renderMrkdwn('> quoted **text**')).toBe('> quoted *text*');
   });
