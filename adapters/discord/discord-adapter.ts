@@ -1,4 +1,5 @@
 import { Events, type Client, type Interaction, type Message } from 'discord.js';
+import { systemClock, type Clock } from '../../src/clock.js';
 import type { Config } from '../../src/config.js';
 import type { Adapter, GatewayApi } from '../../src/gateway/ports.js';
 import type { Logger } from '../../src/log.js';
@@ -20,6 +21,8 @@ export interface DiscordAdapterOptions {
   /** Unused today: everything durable (dedupe, participation, approvals) lives in the gateway. */
   store: Store;
   log: Logger;
+  /** Judges interaction token age (default: system time). */
+  clock?: Clock;
   /** Test and tuning knobs; the defaults suit production. */
   timing?: Pick<ConnectOptions, 'restTimeoutMs' | 'readyTimeoutMs' | 'waitGuildTimeoutMs'> & { typingRenewMs?: number };
 }
@@ -38,7 +41,8 @@ export async function createDiscordAdapter(opts: DiscordAdapterOptions): Promise
   opts.gateway.registerPort(port);
   let live: Client | null = null;
 
-  const deps: InteractionDeps = { gateway: opts.gateway, log };
+  const clock = opts.clock ?? systemClock;
+  const deps: InteractionDeps = { gateway: opts.gateway, log, now: () => clock.now() };
 
   client.on(Events.MessageCreate, (message: Message) => {
     void onMessage(message).catch((err: unknown) => log.error({ err: String(err), messageId: message.id }, 'discord: message handling failed'));

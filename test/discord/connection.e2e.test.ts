@@ -1,47 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Writable } from 'node:stream';
 import { createDiscordAdapter } from '../../adapters/discord/discord-adapter.js';
-import { createLogger } from '../../src/log.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
-import type { GatewayApi, OutboundPort } from '../../src/gateway/ports.js';
-import type { InboundMessage } from '../../src/types.js';
+import { captureLog, recordingGateway } from './recording-gateway.js';
 import { DEFAULT_USER, startFakeDiscord, type FakeDiscord } from '../fakes/discord/fake-discord.js';
 import { FAST_TIMING, startBot, type Bot } from './discord-harness.js';
 
-/** The gateway connection: refused intents, bad tokens, and a zombie connection that resumes. */
+/** The connection (refused intents, bad tokens, a zombie connection that resumes) and interaction token expiry, against a recording gateway. */
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-/** A gateway stand-in that records what the adapter hands over; enough for connection tests. */
-function recordingGateway(): GatewayApi & { messages: InboundMessage[]; ports: OutboundPort[] } {
-  const messages: InboundMessage[] = [];
-  const ports: OutboundPort[] = [];
-  return {
-    messages,
-    ports,
-    handleMessage: async (m) => {
-      messages.push(m);
-      return 'queued';
-    },
-    handleCommand: async () => ({ kind: 'private', text: 'ok' }),
-    decideApproval: async () => ({ kind: 'unknown', text: 'unknown' }),
-    registerPort: (p) => void ports.push(p),
-  };
-}
-
-function captureLog(): { log: ReturnType<typeof createLogger>; lines: Array<Record<string, unknown>> } {
-  const lines: Array<Record<string, unknown>> = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const l of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(l) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { log: createLogger('info', sink), lines };
-}
 
 async function fake(opts: { heartbeatIntervalMs?: number; token?: string } = {}): Promise<FakeDiscord> {
   const d = await startFakeDiscord(opts);
@@ -99,5 +68,23 @@ describe('discord connection', () => {
     const reply = await discord.waitForCall((c) => c.method === 'POST' && (c.body as { content?: string } | null)?.content === 'still here', 15_000);
     expect((reply.body as { message_reference?: { message_id: string } }).message_reference?.message_id).toBe(id);
     await bot.waitForLog((l) => l.msg === 'discord: gateway session resumed');
+  });
+
+  it('sends a private answer that comes after the 15-minute interaction token to the user by DM', async () => {
+    const discord = await fake();
+    const { log } = captureLog();
+    const gateway = recordingGateway({ kind: 'private', text: 'You have 2 facts stored.' });
+    // The adapter's clock says the interaction is 16 minutes old by the time the answer is ready.
+    const clock = { now: () => Date.now() + 16 * 60_000, setTimer: () => () => undefined };
+    const adapter = await createDiscordAdapter({ config: { token: 't', apiUrl: discord.apiUrl }, gateway, store: createMemoryStore(), log, clock, timing: FAST_TIMING });
+    cleanups.push(() => adapter.stop());
+    await adapter.start();
+    const { token } = discord.runSlashCommand({ user: DEFAULT_USER, text: 'memory' });
+    await discord.waitForCall((c) => c.method === 'POST' && c.path === '/users/@me/channels');
+    const dm = await discord.waitForCall((c) => c.method === 'POST' && /^\/channels\/\d+\/messages$/.test(c.path));
+    expect((dm.body as { content: string }).content).toBe('You have 2 facts stored.');
+    expect(dm.path).not.toBe(`/channels/${discord.channelId}/messages`);
+    expect(discord.calls.filter((c) => c.path.includes(`/webhooks/${discord.applicationId}/${token}`))).toEqual([]);
+    expect(gateway.commands[0]).toMatchObject({ text: 'memory', speaker: { userId: DEFAULT_USER.id, workspaceId: discord.guildId } });
   });
 });
