@@ -1,0 +1,116 @@
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { pathToFileURL } from 'node:url';
+import { speakerKey, type Platform } from '../types.js';
+import { formatStats, readTraceStats } from './trace-stats.js';
+
+/** `npm run stats`: usage and quality numbers from the trace files, for a time window. */
+
+const USAGE = `Usage: npm run stats [-- options]
+
+Options:
+  --since WHEN   start of the window: 30m, 24h, 7d, 2w ago, or an ISO date/time (default 24h)
+  --until WHEN   end of the window, same forms (default now)
+  --user KEY     only turns started by platform:workspace:user, e.g. slack:T0123:U0456
+  --traces DIR   trace folder (default $HERMES_DATA_DIR/traces, else ./data/traces)
+  --json         print the numbers as JSON
+  --help`;
+
+export interface StatsIo {
+  out(line: string): void;
+  err(line: string): void;
+  env: Record<string, string | undefined>;
+  cwd: string;
+  now?: () => number;
+}
+
+const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
+
+/** `24h` → now minus 24 hours; an ISO date or date-time → that instant; anything else → undefined. */
+export function parseWhen(text: string, now: number): number | undefined {
+  const rel = /^(\d{1,6})\s*([mhdw])$/i.exec(text.trim());
+  if (rel) return now - Number(rel[1]) * UNIT_MS[rel[2]!.toLowerCase()]!;
+  if (!/^\d{4}-\d{2}-\d{2}/.test(text.trim())) return undefined;
+  const at = Date.parse(text.trim());
+  return Number.isNaN(at) ? undefined : at;
+}
+
+/** `slack:T1:U1` → the speakerKey the traces use (each part URI-encoded, as speakerKey does). */
+export function parseUserKey(text: string): string | undefined {
+  const parts = text.split(':');
+  if (parts.length !== 3 || parts.some((p) => p === '')) return undefined;
+  const [platform, workspaceId, userId] = parts.map((p) => {
+    try {
+      return decodeURIComponent(p);
+    } catch {
+      return p;
+    }
+  }) as [string, string, string];
+  if (!['slack', 'discord', 'shell'].includes(platform)) return undefined;
+  return speakerKey({ platform: platform as Platform, workspaceId, userId });
+}
+
+export async function main(argv: string[], io: StatsIo): Promise<number> {
+  let args;
+  try {
+    args = parseArgs({
+      args: argv,
+      options: {
+        since: { type: 'string' },
+        until: { type: 'string' },
+        user: { type: 'string' },
+        traces: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean' },
+      },
+    });
+  } catch (err) {
+    io.err(`${(err as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  const o = args.values;
+  if (o.help) {
+    io.out(USAGE);
+    return 0;
+  }
+  const now = io.now?.() ?? Date.now();
+  const since = parseWhen(o.since ?? '24h', now);
+  const until = o.until === undefined ? now : parseWhen(o.until, now);
+  if (since === undefined || until === undefined) {
+    io.err(`--${since === undefined ? 'since' : 'until'} ${JSON.stringify(since === undefined ? o.since : o.until)} is not a time: use 30m, 24h, 7d, 2w or an ISO date like 2026-03-14 or 2026-03-14T09:00:00Z`);
+    return 2;
+  }
+  if (since > until) {
+    io.err('--since is after --until: the window is empty; swap them');
+    return 2;
+  }
+  let userKey: string | undefined;
+  if (o.user !== undefined) {
+    userKey = parseUserKey(o.user);
+    if (!userKey) {
+      io.err(`--user ${JSON.stringify(o.user)} is not a user key: use platform:workspace:user, e.g. slack:T0123:U0456 or discord:987654321:123456789 (platform slack, discord or shell)`);
+      return 2;
+    }
+  }
+  const dataDir = path.resolve(io.cwd, io.env.HERMES_DATA_DIR?.trim() || './data');
+  const dir = path.resolve(io.cwd, o.traces ?? path.join(dataDir, 'traces'));
+  const stats = await readTraceStats(dir, { since, until, userKey });
+  const window = { since: new Date(since).toISOString(), until: new Date(until).toISOString(), ...(userKey ? { user: userKey } : {}) };
+  if (o.json) {
+    io.out(JSON.stringify({ traces: dir, window, stats }, null, 2));
+    return 0;
+  }
+  io.out(`Traces in ${dir}, ${window.since} to ${window.until}${userKey ? `, user ${userKey}` : ', all users'}`);
+  for (const line of formatStats(stats)) io.out(line);
+  return 0;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  main(process.argv.slice(2), { out: (l) => console.log(l), err: (l) => console.error(l), env: process.env, cwd: process.cwd() }).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      console.error(`Stats failed: ${(err as Error).stack ?? String(err)}`);
+      process.exit(1);
+    },
+  );
+}
