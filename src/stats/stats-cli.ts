@@ -31,7 +31,9 @@ export function parseWhen(text: string, now: number): number | undefined {
   const rel = /^(\d{1,6})\s*([mhdw])$/i.exec(text.trim());
   if (rel) return now - Number(rel[1]) * UNIT_MS[rel[2]!.toLowerCase()]!;
   if (!/^\d{4}-\d{2}-\d{2}/.test(text.trim())) return undefined;
-  const at = Date.parse(text.trim());
+  // A date-time without an offset means UTC, like the trace timestamps (not the machine's zone).
+  const t = text.trim();
+  const at = Date.parse(/T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(t) ? `${t}Z` : t);
   return Number.isNaN(at) ? undefined : at;
 }
 

@@ -66,6 +66,8 @@ describe('window and user parsing', () => {
     expect(parseWhen('30m', NOW)).toBe(NOW - 1_800_000);
     expect(parseWhen('2w', NOW)).toBe(NOW - 14 * 86_400_000);
     expect(parseWhen('2026-03-01', NOW)).toBe(Date.parse('2026-03-01T00:00:00Z'));
+    expect(parseWhen('2026-03-01T10:00', NOW)).toBe(Date.parse('2026-03-01T10:00:00Z'));
+    expect(parseWhen('2026-03-01T10:00:00+02:00', NOW)).toBe(Date.parse('2026-03-01T08:00:00Z'));
     expect(parseWhen('2026-13-45', NOW)).toBeUndefined();
     expect(parseWhen('7 days', NOW)).toBeUndefined();
   });
