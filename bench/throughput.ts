@@ -1,0 +1,209 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { startFakeOpenAI } from '../test/fakes/openai/fake-openai.js';
+import { startFakeSlack, type ApiCall, type FakeSlack } from '../test/fakes/slack/fake-slack.js';
+import type { BotMessage, BotStats } from './slack-bot-process.js';
+import { BENCH_DIR } from './peer-loader.js';
+import { percentile, round, withDeadline } from './stats.js';
+
+/**
+ * Section 2: the Slack adapter in HTTP mode under N concurrent sessions (one channel each). Every
+ * session posts a mention (app_mention + message event, as Slack delivers them), waits until the
+ * fake Slack sees the bot's chat.postMessage in that channel, and posts the next one: a closed
+ * loop, so at best each session completes one reply per model latency. The bot runs in its own
+ * process (slack-bot-process.ts); fakes and load generator run here.
+ */
+export interface ThroughputSizes { sessions: number[]; rounds: (sessions: number) => number; modelLatencyMs: number }
+
+export interface ThroughputRow {
+  sessions: number;
+  replies: number;
+  seconds: number;
+  repliesPerSecond: number;
+  physicalLimit: number;
+  percentOfLimit: number;
+  replyAboveModelP50Ms: number;
+  replyAboveModelP99Ms: number;
+  ackP99Ms: number;
+  eventLoopLagP99Ms: number;
+  peakRssMb: number;
+  failures: number;
+}
+
+export interface ThroughputResult { modelLatencyMs: number; maxConcurrentTurns: number; rows: ThroughputRow[]; errors: string[] }
+
+const LEVEL_DEADLINE_MS = 120_000;
+const REPLY_TIMEOUT_MS = 60_000;
+const MAX_CONCURRENT_TURNS = 5000;
+
+/** Resolves a channel's waiter the moment the fake Slack records a bot post there. */
+function replyWatcher(slack: FakeSlack) {
+  const waiters = new Map<string, (call: ApiCall) => void>();
+  const push = slack.calls.push.bind(slack.calls);
+  // The fake records a call before answering it; status and ts are set synchronously after.
+  slack.calls.push = (...items: ApiCall[]) => {
+    const n = push(...items);
+    for (const call of items) {
+      if (call.method !== 'chat.postMessage') continue;
+      queueMicrotask(() => {
+        if (call.status !== 200) return;
+        const channel = String(call.args.channel);
+        const w = waiters.get(channel);
+        waiters.delete(channel);
+        w?.(call);
+      });
+    }
+    return n;
+  };
+  return {
+    wait: (channel: string) =>
+      new Promise<ApiCall>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.delete(channel);
+          reject(new Error(`no reply in ${channel} within ${REPLY_TIMEOUT_MS} ms`));
+        }, REPLY_TIMEOUT_MS);
+        waiters.set(channel, (c) => {
+          clearTimeout(timer);
+          resolve(c);
+        });
+      }),
+  };
+}
+
+function request<T extends BotMessage['type']>(child: ChildProcess, msg: { type: string } | undefined, want: T, timeoutMs = 60_000): Promise<Extract<BotMessage, { type: T }>> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.off('message', on);
+      reject(new Error(`bot process did not answer ${want} within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const on = (m: BotMessage) => {
+      if (m.type === 'error') reject(new Error(`bot process: ${m.message}`));
+      else if (m.type !== want) return;
+      clearTimeout(timer);
+      child.off('message', on);
+      resolve(m as Extract<BotMessage, { type: T }>);
+    };
+    child.on('message', on);
+    if (msg) child.send(msg);
+  });
+}
+
+export async function runThroughput(sizes: ThroughputSizes, log: (line: string) => void): Promise<ThroughputResult> {
+  const slack = await startFakeSlack();
+  const ai = await startFakeOpenAI({ latencyMs: sizes.modelLatencyMs });
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hermes-bench-slack-'));
+  const child = fork(path.join(BENCH_DIR, 'slack-bot-process.ts'), [], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    env: {
+      ...process.env,
+      OPENAI_BASE_URL: ai.url,
+      OPENAI_API_KEY: 'bench-key',
+      HERMES_MODEL_RETRIES: '0',
+      HERMES_DATA_DIR: dataDir,
+      HERMES_MAX_CONCURRENT_TURNS: String(MAX_CONCURRENT_TURNS),
+      SLACK_BOT_TOKEN: slack.botToken,
+      SLACK_SIGNING_SECRET: slack.signingSecret,
+      SLACK_API_URL: slack.apiUrl,
+      PORT: '0',
+    },
+  });
+  const errors: string[] = [];
+  const rows: ThroughputRow[] = [];
+  const watcher = replyWatcher(slack);
+  try {
+    const { port } = await request(child, undefined, 'ready');
+    const target = `http://127.0.0.1:${port}/slack/events`;
+    let channelBase = 0;
+    for (const n of sizes.sessions) {
+      channelBase += 1000;
+      const channels = Array.from({ length: n }, (_, i) => `C${channelBase + i}`);
+      const acks: number[] = [];
+      const above: number[] = [];
+      let failures = 0;
+
+      const mention = async (channel: string, user: string, text: string, record: boolean) => {
+        const ts = slack.nextTs();
+        const common = { user, text: `<@${slack.botUserId}> ${text}`, ts, channel };
+        const post = async (event: Record<string, unknown>) => {
+          const t0 = performance.now();
+          const res = await slack.sendEvent(target, event);
+          if (record) acks.push(performance.now() - t0);
+          if (res.status !== 200) throw new Error(`event answered ${res.status}`);
+        };
+        const sentAt = Date.now();
+        const reply = watcher.wait(channel);
+        // Slack delivers a channel mention twice: app_mention and message.channels.
+        await Promise.all([post({ type: 'app_mention', ...common }), post({ type: 'message', channel_type: 'channel', ...common })]);
+        const call = await reply;
+        if (record) above.push(call.at - sentAt - sizes.modelLatencyMs);
+      };
+      const session = async (channel: string, i: number, rounds: number, record: boolean) => {
+        for (let r = 0; r < rounds; r++) {
+          try {
+            await mention(channel, `U${i}`, `question ${r}`, record);
+          } catch (err) {
+            failures += record ? 1 : 0;
+            if (errors.length < 10) errors.push(`${n} sessions, ${channel}: ${(err as Error).message}`);
+          }
+        }
+      };
+
+      try {
+        await withDeadline(`throughput at ${n} sessions`, LEVEL_DEADLINE_MS, async () => {
+          // One unmeasured round creates the sessions and warms caches (user names, JIT).
+          await Promise.all(channels.map((c, i) => session(c, i, 1, false)));
+          await request(child, { type: 'reset' }, 'reset-ok');
+          const rounds = sizes.rounds(n);
+          const t0 = performance.now();
+          await Promise.all(channels.map((c, i) => session(c, i, rounds, true)));
+          const seconds = (performance.now() - t0) / 1000;
+          const { stats } = await request(child, { type: 'stats' }, 'stats');
+          rows.push(toRow(n, above.length, seconds, sizes.modelLatencyMs, above, acks, stats, failures));
+          log(`throughput: ${n} sessions → ${round(above.length / seconds, 1)} replies/s`);
+        });
+      } catch (err) {
+        errors.push((err as Error).message);
+        break;
+      }
+    }
+  } finally {
+    if (child.connected) {
+      child.send({ type: 'stop' });
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(() => {
+          child.kill('SIGKILL');
+          resolve();
+        }, 10_000);
+        child.once('exit', () => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+    await Promise.all([slack.close(), ai.close()]);
+    await rm(dataDir, { recursive: true, force: true });
+  }
+  return { modelLatencyMs: sizes.modelLatencyMs, maxConcurrentTurns: MAX_CONCURRENT_TURNS, rows, errors };
+}
+
+function toRow(n: number, replies: number, seconds: number, latencyMs: number, above: number[], acks: number[], stats: BotStats, failures: number): ThroughputRow {
+  const limit = n / (latencyMs / 1000);
+  const rps = replies / seconds;
+  return {
+    sessions: n,
+    replies,
+    seconds: round(seconds, 2),
+    repliesPerSecond: round(rps, 1),
+    physicalLimit: round(limit, 1),
+    percentOfLimit: round((rps / limit) * 100, 1),
+    replyAboveModelP50Ms: round(percentile(above, 50), 1),
+    replyAboveModelP99Ms: round(percentile(above, 99), 1),
+    ackP99Ms: round(percentile(acks, 99), 1),
+    eventLoopLagP99Ms: round(stats.lagP99Ms, 1),
+    peakRssMb: round(stats.peakRssMb, 1),
+    failures,
+  };
+}
