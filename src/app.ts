@@ -122,7 +122,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     deliver: async (r, info) => {
       const port = gateway.port(r.conversation.platform);
       if (!port) throw new Error(`no ${r.conversation.platform} adapter is running to deliver reminder ${r.id}`);
-      await port.sendText(r.conversation, formatReminder(r, port.mention(r.speaker.userId), info.late), { replyTo: r.replyTo });
+      await port.sendText(r.conversation, formatReminder(r, port.mention(r.speaker.userId), info.late), { replyTo: r.replyTo, notify: r.speaker.userId });
     },
   });
 

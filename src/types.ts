@@ -8,7 +8,7 @@ export type Platform = 'slack' | 'discord' | 'shell';
 /** A verified person: always taken from the platform event, never from message text. */
 export interface Speaker {
   platform: Platform;
-  /** Slack team id, Discord guild id (or "dm" for Discord DMs), "local" for the shell. */
+  /** Slack team id, Discord guild id (or "@dm" for Discord DMs), "local" for the shell. */
   workspaceId: string;
   userId: string;
   /** Human-readable name, for tagging messages in shared sessions. */

@@ -34,11 +34,11 @@ export function createDiscordPort(rest: REST, log: Logger, typingRenewMs = TYPIN
   return {
     platform: 'discord',
 
-    async sendText(conversation: Conversation, markdown: string, opts?: { replyTo?: string }): Promise<void> {
+    async sendText(conversation: Conversation, markdown: string, opts?: { replyTo?: string; notify?: string }): Promise<void> {
       const parts = splitMessage(markdown);
       // Parts go one after another: Discord orders messages by arrival, and the answer must read in order.
       for (const [i, part] of parts.entries()) {
-        await post(conversation.channelId, textMessage(part, i === 0 ? opts?.replyTo : undefined));
+        await post(conversation.channelId, textMessage(part, i === 0 ? opts?.replyTo : undefined, i === 0 ? opts?.notify : undefined));
       }
     },
 

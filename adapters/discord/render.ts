@@ -23,16 +23,19 @@ const CUSTOM_ID_LIMIT = 100;
 /** Display budget for the arguments block; the stored arguments are never shortened. */
 const ARGS_DISPLAY_LIMIT = 1500;
 
-export function allowedMentions(repliedUser: boolean): APIAllowedMentions {
-  return { parse: [], users: [], roles: [], replied_user: repliedUser };
+export function allowedMentions(repliedUser: boolean, notify?: string): APIAllowedMentions {
+  return { parse: [], users: notify ? [notify] : [], roles: [], replied_user: repliedUser };
 }
 
-/** One text part; the first part of an answer references the user's message. */
-export function textMessage(content: string, replyTo?: string): RESTPostAPIChannelMessageJSONBody {
+/**
+ * One text part; the first part of an answer references the user's message. `notify` is the one
+ * user a reminder may ping (its owner); nobody else, whatever the text says.
+ */
+export function textMessage(content: string, replyTo?: string, notify?: string): RESTPostAPIChannelMessageJSONBody {
   return {
     content,
     flags: MessageFlags.SuppressEmbeds,
-    allowed_mentions: allowedMentions(replyTo !== undefined),
+    allowed_mentions: allowedMentions(replyTo !== undefined, notify),
     ...(replyTo !== undefined && { message_reference: { message_id: replyTo, fail_if_not_exists: false } }),
   };
 }

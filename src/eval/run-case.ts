@@ -124,6 +124,9 @@ export async function runCase(input: EvalCase, opts: RunCaseOptions): Promise<Ca
       steps: events.filter((e) => e.type === 'model_call').length,
     };
     const checks = runChecks(c.expect, obs);
+    // A model that could not answer explains every other failure; name it first.
+    const modelError = events.find((e) => e.type === 'model_call' && e.error);
+    if (modelError?.type === 'model_call') checks.unshift({ check: 'model', ok: false, detail: `a model call failed: ${modelError.error}` });
     if (error) checks.unshift({ check: 'finished', ok: false, detail: error });
     let tokensIn = 0;
     let tokensOut = 0;

@@ -28,7 +28,11 @@ export type MessageRef = string;
  */
 export interface OutboundPort {
   readonly platform: Platform;
-  sendText(conversation: Conversation, markdown: string, opts?: { replyTo?: string }): Promise<void>;
+  /**
+   * `notify`: the one user this message may ping (a reminder's owner). Everything else in the
+   * text stays silent, whatever mentions the model wrote.
+   */
+  sendText(conversation: Conversation, markdown: string, opts?: { replyTo?: string; notify?: string }): Promise<void>;
   showApproval(conversation: Conversation, view: ApprovalView, opts?: { replyTo?: string }): Promise<MessageRef>;
   resolveApproval(conversation: Conversation, ref: MessageRef, view: ApprovalView, resolution: ApprovalResolution): Promise<void>;
   /** Shows that a turn is running; the returned function clears it (called in every case). */

@@ -101,7 +101,9 @@ describe('discord approvals', () => {
     const second = discord.clickButton({ user: DEFAULT_USER, message: prompt, customId: approveId });
     await callbackFor(first);
     await callbackFor(second);
-    const already = await discord.waitForCall((c) => c.method === 'POST' && c.path === `/webhooks/${discord.applicationId}/tok-${second}`);
+    // Both clicks race; whichever lost is told privately that it was already decided.
+    const losers = [`tok-${first}`, `tok-${second}`].map((t) => `/webhooks/${discord.applicationId}/${t}`);
+    const already = await discord.waitForCall((c) => c.method === 'POST' && losers.includes(c.path));
     expect(body(already).flags! & MessageFlags.Ephemeral).toBe(MessageFlags.Ephemeral);
     expect(body(already).content).toMatch(/already decided/i);
     await discord.waitForCall((c) => c.method === 'POST' && body(c).content === 'Billing handled.');

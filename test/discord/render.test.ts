@@ -94,4 +94,8 @@ describe('/hermes definition', () => {
     expect(sameCommand(registered({ description: 'old' }), HERMES_COMMAND)).toBe(false);
     expect(sameCommand(registered({ options: [] }), HERMES_COMMAND)).toBe(false);
   });
+  it("lets a reminder ping its owner and nobody else", () => {
+    const body = textMessage('⏰ <@42> Reminder: stand-up @everyone <@43>', undefined, '42');
+    expect(body.allowed_mentions).toEqual({ parse: [], users: ['42'], roles: [], replied_user: false });
+  });
 });

@@ -15,7 +15,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js
  * these exercise the gateway and agent loop through the same OutboundPort contract.
  */
 export type PortEvent =
-  | { kind: 'text'; conversation: Conversation; text: string; replyTo?: string }
+  | { kind: 'text'; conversation: Conversation; text: string; replyTo?: string; notify?: string }
   | { kind: 'approval'; conversation: Conversation; view: ApprovalView; ref: string }
   | { kind: 'resolved'; conversation: Conversation; ref: string; view: ApprovalView; resolution: ApprovalResolution }
   | { kind: 'working'; conversation: Conversation }
@@ -59,7 +59,7 @@ export function createRecordingPort(platform: Platform = 'slack'): RecordingPort
     platform,
     events,
     async sendText(conversation, text, opts) {
-      push({ kind: 'text', conversation, text, replyTo: opts?.replyTo });
+      push({ kind: 'text', conversation, text, replyTo: opts?.replyTo, notify: opts?.notify });
     },
     async showApproval(conversation, view) {
       const ref = `ref-${++refs}`;
