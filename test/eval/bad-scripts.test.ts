@@ -99,4 +99,19 @@ describe('a bad script fails the matching checks', () => {
     expect(r.steps).toBeLessThanOrEqual(10);
     expect(r.finalAnswer).not.toBe('');
   });
+
+  it('a model call that fails is named as the first failed check', async () => {
+    const c = cases.get('what-time-is-it')!;
+    const r = await runCase(c, {
+      env: sf.env,
+      timeoutMs: 20_000,
+      onCaseReady: (x) => {
+        void sf.hooks.beforeCase?.(x);
+        sf.fake.enqueue({ status: 404, body: { error: { message: 'The model `gpt-4o-mini` does not exist', type: 'invalid_request_error' } } });
+      },
+    });
+    expect(r.passed).toBe(false);
+    expect(r.checks[0]).toMatchObject({ check: 'model', ok: false, detail: expect.stringMatching(/^a model call failed: permanent: /) });
+    expect(r.finalAnswer).not.toBe('');
+  });
 });
