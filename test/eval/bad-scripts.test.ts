@@ -114,4 +114,18 @@ describe('a bad script fails the matching checks', () => {
     expect(r.checks[0]).toMatchObject({ check: 'model', ok: false, detail: expect.stringMatching(/^a model call failed: permanent: /) });
     expect(r.finalAnswer).not.toBe('');
   });
+
+  it('a case that does not finish in time fails with the reason, and the run goes on', async () => {
+    const c = cases.get('what-time-is-it')!;
+    const r = await runCase(c, {
+      env: sf.env,
+      timeoutMs: 300,
+      onCaseReady: (x) => {
+        void sf.hooks.beforeCase?.(x);
+        sf.fake.enqueue({ hang: true });
+      },
+    });
+    expect(r).toMatchObject({ passed: false, error: 'the case did not finish within 300 ms' });
+    expect(r.checks[0]).toEqual({ check: 'finished', ok: false, detail: 'the case did not finish within 300 ms' });
+  });
 });
