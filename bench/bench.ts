@@ -1,0 +1,119 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describeMachine, describeVersions, type MachineInfo } from './machine.js';
+import { runOverhead, type OverheadResult, type OverheadSizes } from './overhead.js';
+import { loadPeers, PEER_INSTALL_HINT, peersInstalled } from './peer-loader.js';
+import { renderMarkdown } from './report.js';
+import { runStoreAndStart, type StoreResult, type StoreSizes } from './store-start.js';
+import { runThroughput, type ThroughputResult, type ThroughputSizes } from './throughput.js';
+import { runTokens, type TokenResult, type TokenSizes } from './tokens.js';
+import { evaluateGoals, type Goal } from './goals.js';
+
+export type Section = 'overhead' | 'throughput' | 'tokens' | 'store';
+export const SECTIONS: Section[] = ['overhead', 'throughput', 'tokens', 'store'];
+
+export interface BenchSizes {
+  overhead: OverheadSizes;
+  throughput: ThroughputSizes;
+  tokens: TokenSizes;
+  store: StoreSizes;
+}
+
+/** Sized for ~10 minutes on a 2-core machine. */
+export const FULL: BenchSizes = {
+  overhead: { warmupTurns: 30, rounds: 10, turnsPerRound: 20 },
+  throughput: { sessions: [1, 50, 500], rounds: (n) => (n <= 1 ? 20 : n <= 50 ? 8 : 3), modelLatencyMs: 200 },
+  tokens: { turns: 200, peerTurns: 40, contextTokens: 8000 },
+  store: { users: 50, factsPerUser: 40, reads: 5000, rawWrites: 2000, starts: 3 },
+};
+
+/** A smoke run of about a minute. */
+export const QUICK: BenchSizes = {
+  overhead: { warmupTurns: 5, rounds: 3, turnsPerRound: 5 },
+  throughput: { sessions: [1, 50], rounds: (n) => (n <= 1 ? 5 : 2), modelLatencyMs: 200 },
+  tokens: { turns: 60, peerTurns: 8, contextTokens: 8000 },
+  store: { users: 10, factsPerUser: 20, reads: 500, rawWrites: 300, starts: 1 },
+};
+
+export interface BenchResult {
+  schema: 'hermes-bench/1';
+  mode: string;
+  startedAt: string;
+  durationS: number;
+  machine: MachineInfo;
+  versions: ReturnType<typeof describeVersions>;
+  peersIncluded: string[];
+  overhead?: OverheadResult;
+  throughput?: ThroughputResult;
+  tokens?: TokenResult;
+  store?: StoreResult;
+  goals: Goal[];
+  errors: string[];
+  notes: string[];
+}
+
+export interface BenchOptions {
+  sizes: BenchSizes;
+  mode: string;
+  sections?: Section[];
+  /** false: hermes-only even when peers are installed (the test). */
+  peers?: boolean;
+  outDir: string;
+  log?: (line: string) => void;
+}
+
+/** Runs the chosen sections one after another and writes latest.{json,md} plus timestamped copies. */
+export async function runBench(opts: BenchOptions): Promise<BenchResult> {
+  const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const sections = opts.sections ?? SECTIONS;
+  const started = Date.now();
+  const errors: string[] = [];
+  const notes: string[] = [];
+  if (opts.peers !== false && !peersInstalled()) {
+    log(PEER_INSTALL_HINT);
+    notes.push('Peers were not installed (`npm --prefix bench install`): hermes-only run.');
+  }
+  const peers = opts.peers === false ? [] : await loadPeers((name, err) => errors.push(`peer ${name} could not be loaded: ${err.message}`));
+  const result: BenchResult = {
+    schema: 'hermes-bench/1',
+    mode: opts.mode,
+    startedAt: new Date(started).toISOString(),
+    durationS: 0,
+    machine: describeMachine(),
+    versions: describeVersions(),
+    peersIncluded: peers.map((p) => p.name),
+    goals: [],
+    errors,
+    notes,
+  };
+
+  const guard = async <T>(name: Section, fn: () => Promise<T>): Promise<T | undefined> => {
+    if (!sections.includes(name)) return undefined;
+    log(`== ${name}`);
+    try {
+      return await fn();
+    } catch (err) {
+      errors.push(`${name}: ${(err as Error).message}`);
+      return undefined;
+    }
+  };
+  result.overhead = await guard('overhead', () => runOverhead(opts.sizes.overhead, peers, log));
+  result.throughput = await guard('throughput', () => runThroughput(opts.sizes.throughput, log));
+  result.tokens = await guard('tokens', () => runTokens(opts.sizes.tokens, peers, log));
+  result.store = await guard('store', () => runStoreAndStart(opts.sizes.store, log));
+  for (const part of [result.overhead, result.throughput, result.tokens, result.store]) errors.push(...(part?.errors ?? []));
+  result.goals = evaluateGoals(result);
+  result.durationS = Math.round((Date.now() - started) / 100) / 10;
+
+  await mkdir(opts.outDir, { recursive: true });
+  const md = renderMarkdown(result);
+  const json = `${JSON.stringify(result, null, 2)}\n`;
+  const stamp = result.startedAt.replace(/[:.]/g, '-');
+  await Promise.all([
+    writeFile(path.join(opts.outDir, 'latest.json'), json),
+    writeFile(path.join(opts.outDir, 'latest.md'), md),
+    writeFile(path.join(opts.outDir, `${stamp}.json`), json),
+    writeFile(path.join(opts.outDir, `${stamp}.md`), md),
+  ]);
+  return result;
+}

@@ -1,0 +1,61 @@
+import type { BenchResult } from './bench.js';
+
+/** The issue's goals, measured and printed as met / missed with the numbers; never asserted. */
+export interface Goal {
+  goal: string;
+  status: 'met' | 'missed' | 'not measured';
+  detail: string;
+}
+
+const status = (ok: boolean): Goal['status'] => (ok ? 'met' : 'missed');
+
+export function evaluateGoals(r: Pick<BenchResult, 'overhead' | 'throughput' | 'tokens'>): Goal[] {
+  const goals: Goal[] = [];
+
+  const rows = r.overhead?.rows ?? [];
+  const hermes = rows.find((x) => x.name === 'hermes-agent (gateway)');
+  const peers = rows.filter((x) => x.kind === 'peer');
+  const fastest = [...peers].sort((a, b) => a.overheadWallMsPerStep - b.overheadWallMsPerStep)[0];
+  const fastestCpu = [...peers].sort((a, b) => a.overheadCpuMsPerStep - b.overheadCpuMsPerStep)[0];
+  goals.push(
+    hermes && fastest && fastestCpu
+      ? {
+          goal: 'Overhead per step at most half of the fastest peer’s',
+          status: status(hermes.overheadWallMsPerStep <= fastest.overheadWallMsPerStep / 2 && hermes.overheadCpuMsPerStep <= fastestCpu.overheadCpuMsPerStep / 2),
+          detail: `hermes ${hermes.overheadWallMsPerStep} ms wall / ${hermes.overheadCpuMsPerStep} ms CPU per step; fastest peer ${fastest.name} ${fastest.overheadWallMsPerStep} ms wall, ${fastestCpu.name} ${fastestCpu.overheadCpuMsPerStep} ms CPU (target ≤ ${round(fastest.overheadWallMsPerStep / 2)} ms wall, ≤ ${round(fastestCpu.overheadCpuMsPerStep / 2)} ms CPU)`,
+        }
+      : { goal: 'Overhead per step at most half of the fastest peer’s', status: 'not measured', detail: hermes ? 'no peer ran (install them with `npm --prefix bench install`)' : 'overhead section did not run' },
+  );
+
+  const at500 = r.throughput?.rows.find((x) => x.sessions === 500);
+  const tp = (goal: string, ok: (x: NonNullable<typeof at500>) => boolean, detail: (x: NonNullable<typeof at500>) => string): Goal =>
+    at500 ? { goal, status: status(ok(at500)), detail: detail(at500) } : { goal, status: 'not measured', detail: '500-session level did not run (full run only)' };
+  goals.push(
+    tp('500 sessions: throughput within 10 % of the physical limit', (x) => x.percentOfLimit >= 90, (x) => `${x.repliesPerSecond} replies/s of ${x.physicalLimit} possible (${x.percentOfLimit} %)`),
+    tp('500 sessions: Slack ack p99 under 100 ms', (x) => x.ackP99Ms < 100, (x) => `ack p99 ${x.ackP99Ms} ms`),
+    tp('500 sessions: event-loop lag p99 under 50 ms', (x) => x.eventLoopLagP99Ms < 50, (x) => `lag p99 ${x.eventLoopLagP99Ms} ms`),
+  );
+
+  const t = r.tokens;
+  const hermesTokens = t?.rows[0];
+  if (t && hermesTokens) {
+    goals.push({
+      goal: 'Prompt tokens never above HERMES_CONTEXT_TOKENS',
+      status: status(hermesTokens.max <= t.sizes.contextTokens),
+      detail: `max ${hermesTokens.max} of ${t.sizes.contextTokens} over ${hermesTokens.requests} requests`,
+    });
+    goals.push({
+      goal: `Turn ${t.sizes.turns}: ≥ 5× fewer tokens than full history, early fact recalled`,
+      status: t.sizes.turns < 200 ? 'not measured' : status(t.reductionAtLastTurn >= 5 && t.factRecalled),
+      detail: `${t.reductionAtLastTurn}× fewer (${hermesTokens.atLastTurn} vs ${t.rows[1]?.atLastTurn}); fact ${t.factRecalled ? 'recalled' : 'NOT recalled'} (in the prompt via ${t.factWhere})${t.sizes.turns < 200 ? `; only ${t.sizes.turns} turns in this run` : ''}`,
+    });
+  } else {
+    goals.push({ goal: 'Prompt tokens never above HERMES_CONTEXT_TOKENS', status: 'not measured', detail: 'tokens section did not run' });
+    goals.push({ goal: 'Turn 200: ≥ 5× fewer tokens than full history, early fact recalled', status: 'not measured', detail: 'tokens section did not run' });
+  }
+  return goals;
+}
+
+function round(n: number): number {
+  return Math.round(n * 1000) / 1000;
+}

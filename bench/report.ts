@@ -1,0 +1,85 @@
+import type { BenchResult } from './bench.js';
+
+/** The Markdown the README's performance section shows: one table per section, then the goals. */
+export function renderMarkdown(r: BenchResult): string {
+  const m = r.machine;
+  const out: string[] = [];
+  out.push(`### Benchmark results (${r.mode} run, ${r.startedAt.slice(0, 16).replace('T', ' ')} UTC, ${r.durationS} s)`);
+  out.push('');
+  out.push(`Machine: ${m.cpuModel}, ${m.cores} cores, ${m.memoryGb} GB RAM, Node ${m.node}, ${m.platform}; load average at start ${m.loadAverageAtStart.join(' / ')}.`);
+  const peers = Object.entries(r.versions.peers).map(([k, v]) => `${k} ${v}`).join(', ');
+  out.push(`Versions: hermes-agent ${r.versions.hermes} (openai SDK ${r.versions.hermesOpenaiSdk ?? '?'})${peers ? `; peers: ${peers}` : '; peers not installed'}.`);
+  out.push('');
+
+  if (r.overhead) {
+    const o = r.overhead;
+    out.push(`#### 1. Core overhead per step (5-step tool turn, fake model at 0 ms; ${o.sizes.rounds} interleaved rounds × ${o.sizes.turnsPerRound} turns after ${o.sizes.warmupTurns} warm-up turns each)`);
+    out.push('');
+    out.push('| runner | wall ms/step | CPU ms/step | overhead wall ms/step | overhead CPU ms/step | heap KB allocated/turn | overhead ÷ hermes |');
+    out.push('|---|---:|---:|---:|---:|---:|---:|');
+    for (const x of o.rows) {
+      out.push(`| ${x.name} | ${x.wallMsPerStep} | ${x.cpuMsPerStep} | ${x.kind === 'baseline' ? '—' : x.overheadWallMsPerStep} | ${x.kind === 'baseline' ? '—' : x.overheadCpuMsPerStep} | ${x.heapKbPerTurn} | ${x.ratioToHermes ?? '—'} |`);
+    }
+    out.push('');
+    out.push(`Overhead = runner's time per model step minus the baseline's (${o.baselineNote}). CPU is the whole process (process.cpuUsage). Ratio > 1 means more overhead than hermes-agent.`);
+    out.push('');
+  }
+
+  if (r.throughput) {
+    const t = r.throughput;
+    out.push(`#### 2. Slack gateway throughput (HTTP mode, fake model latency ${t.modelLatencyMs} ms, HERMES_MAX_CONCURRENT_TURNS=${t.maxConcurrentTurns} so the limit is not the bottleneck)`);
+    out.push('');
+    out.push('| sessions | replies | replies/s | physical limit/s | % of limit | reply above model p50 / p99 ms | ack p99 ms | event-loop lag p99 ms | peak RSS MB | failures |');
+    out.push('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const x of t.rows) {
+      out.push(`| ${x.sessions} | ${x.replies} | ${x.repliesPerSecond} | ${x.physicalLimit} | ${x.percentOfLimit} | ${x.replyAboveModelP50Ms} / ${x.replyAboveModelP99Ms} | ${x.ackP99Ms} | ${x.eventLoopLagP99Ms} | ${x.peakRssMb} | ${x.failures} |`);
+    }
+    out.push('');
+    out.push('Each session is its own channel and posts its next mention as soon as the previous reply arrives (closed loop); a reply is the bot’s chat.postMessage as the fake Slack records it. The bot runs in its own process; lag and RSS are that process’s.');
+    out.push('');
+  }
+
+  if (r.tokens) {
+    const k = r.tokens;
+    out.push(`#### 3. Prompt tokens over a ${k.sizes.turns}-turn conversation with tool output (pages 3–8 KB, search results ~1.5 KB), o200k tokenizer`);
+    out.push('');
+    out.push(`| who | turns measured | requests | p50 tokens/request | max | at turn ${k.sizes.turns} | ÷ full history | note |`);
+    out.push('|---|---:|---:|---:|---:|---:|---:|---|');
+    for (const x of k.rows) {
+      const last = x.extrapolatedAtLongRun !== undefined ? `≈ ${x.extrapolatedAtLongRun} (extrapolated)` : String(x.atLastTurn);
+      out.push(`| ${x.name} | ${x.turns} | ${x.requests} | ${x.p50} | ${x.max} | ${last} | ${x.ratioToFullHistory ?? '—'} | ${x.note} |`);
+    }
+    out.push('');
+    out.push(`hermes-agent also made ${k.summaryCalls} running-summary calls (${k.summaryPromptTokens} prompt tokens in total). Whole conversation: hermes ${k.totalPromptTokens.hermes + k.summaryPromptTokens} prompt tokens including summaries, full history ${k.totalPromptTokens.fullHistory}. At turn ${k.sizes.turns}: ${k.reductionAtLastTurn}× fewer than full history; the fact from turn 1 was ${k.factInLastPrompt ? `in the prompt (${k.factWhere})` : 'not in the prompt'} and ${k.factRecalled ? 'recalled' : 'not recalled'}.`);
+    out.push('');
+  }
+
+  if (r.store) {
+    const s = r.store;
+    out.push('#### 4. Store and start');
+    out.push('');
+    out.push('| measure | value |');
+    out.push('|---|---:|');
+    out.push(`| facts written/s (SQLite, ${s.facts} facts, users in parallel) | ${s.factWritesPerSecond} |`);
+    out.push(`| facts read/s (recall with a query) | ${s.factReadsPerSecond} |`);
+    out.push(`| raw store writes/s (one at a time) | ${s.rawStoreWritesPerSecond} |`);
+    if (s.coldStart) {
+      out.push(`| cold start: \`npm start\` to \`"msg":"ready"\` (median of ${s.coldStart.runs}) | ${s.coldStart.readyMsMedian} ms |`);
+      out.push(`| cold start: \`npm start\` to GET /healthz = 200 | ${s.coldStart.healthzMsMedian} ms |`);
+    }
+    out.push('');
+  }
+
+  out.push('#### Goals');
+  out.push('');
+  out.push('| goal | status | numbers |');
+  out.push('|---|---|---|');
+  for (const g of r.goals) out.push(`| ${g.goal} | **${g.status}** | ${g.detail} |`);
+  out.push('');
+  if (r.notes.length || r.errors.length) {
+    for (const n of r.notes) out.push(`- Note: ${n}`);
+    for (const e of r.errors) out.push(`- Error: ${e.replace(/\n/g, ' ')}`);
+    out.push('');
+  }
+  return out.join('\n');
+}

@@ -1,0 +1,36 @@
+import path from 'node:path';
+import { BENCH_DIR } from './peer-loader.js';
+import { FULL, QUICK, runBench, SECTIONS, type Section } from './bench.js';
+
+/**
+ * `npm run bench [-- --quick] [-- --only=overhead,tokens] [-- --no-peers]`
+ * Installs nothing; talks only to 127.0.0.1; writes bench/results/latest.{md,json}.
+ */
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const quick = args.includes('--quick');
+  const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+  const unknown = only?.filter((s) => !SECTIONS.includes(s as Section)) ?? [];
+  if (unknown.length) {
+    process.stderr.write(`unknown section(s) ${unknown.join(', ')}: choose from ${SECTIONS.join(', ')}\n`);
+    process.exit(2);
+  }
+  const outDir = path.join(BENCH_DIR, 'results');
+  const result = await runBench({
+    sizes: quick ? QUICK : FULL,
+    mode: quick ? 'quick' : 'full',
+    sections: only as Section[] | undefined,
+    peers: !args.includes('--no-peers'),
+    outDir,
+  });
+  process.stdout.write(`\n${result.goals.map((g) => `${g.status.toUpperCase().padEnd(12)} ${g.goal}: ${g.detail}`).join('\n')}\n`);
+  if (result.errors.length) process.stdout.write(`\n${result.errors.length} error(s):\n${result.errors.map((e) => `  - ${e}`).join('\n')}\n`);
+  process.stdout.write(`\nWrote ${path.join(outDir, 'latest.md')} and latest.json (${result.durationS} s).\n`);
+  // Keep-alive sockets and library timers must not hold the process open after the report.
+  process.exit(0);
+}
+
+main().catch((err: Error) => {
+  process.stderr.write(`bench failed: ${err.stack ?? err.message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,79 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runBench, type BenchResult, type BenchSizes } from '../../bench/bench.js';
+
+/**
+ * Runs the hermes-only parts of `npm run bench` at a tiny size so the bench code cannot rot.
+ * Checks the shape and sanity of what it writes, never timings (this machine is shared).
+ */
+const TINY: BenchSizes = {
+  overhead: { warmupTurns: 1, rounds: 2, turnsPerRound: 2 },
+  throughput: { sessions: [1, 3], rounds: () => 2, modelLatencyMs: 50 },
+  tokens: { turns: 14, peerTurns: 2, contextTokens: 2500 },
+  store: { users: 3, factsPerUser: 4, reads: 20, rawWrites: 20, starts: 1 },
+};
+
+describe('npm run bench (hermes-only, tiny)', () => {
+  let outDir = '';
+  let result: BenchResult;
+  afterAll(async () => {
+    if (outDir) await rm(outDir, { recursive: true, force: true });
+  });
+
+  it('runs every section and writes latest.json / latest.md with sane values', async () => {
+    outDir = await mkdtemp(path.join(os.tmpdir(), 'hermes-bench-test-'));
+    result = await runBench({ sizes: TINY, mode: 'test', peers: false, outDir, log: () => undefined });
+
+    expect(result.errors).toEqual([]);
+    expect(result.peersIncluded).toEqual([]);
+    expect(result.machine.cores).toBeGreaterThan(0);
+    expect(result.machine.node).toBe(process.version);
+    expect(result.machine.cpuModel.length).toBeGreaterThan(0);
+
+    const names = result.overhead!.rows.map((r) => r.name);
+    expect(names).toEqual(['raw openai SDK (baseline)', 'hermes-agent (gateway)', 'hermes-agent (agent loop only)']);
+    for (const r of result.overhead!.rows) {
+      expect(r.turns).toBe(TINY.overhead.rounds * TINY.overhead.turnsPerRound);
+      expect(r.wallMsPerStep).toBeGreaterThan(0);
+      expect(r.cpuMsPerStep).toBeGreaterThan(0);
+      expect(r.heapKbPerTurn).toBeGreaterThan(0);
+    }
+
+    expect(result.throughput!.rows.map((r) => r.sessions)).toEqual([1, 3]);
+    for (const r of result.throughput!.rows) {
+      expect(r.failures).toBe(0);
+      expect(r.replies).toBe(r.sessions * 2);
+      expect(r.physicalLimit).toBe(r.sessions / 0.05);
+      // A reply cannot come back faster than the model answers.
+      expect(r.replyAboveModelP50Ms).toBeGreaterThanOrEqual(0);
+      expect(r.peakRssMb).toBeGreaterThan(10);
+    }
+
+    const tokens = result.tokens!;
+    const [hermes, full] = tokens.rows;
+    expect(hermes!.requests).toBe(full!.requests);
+    expect(hermes!.max).toBeLessThanOrEqual(TINY.tokens.contextTokens);
+    expect(full!.max).toBeGreaterThan(hermes!.max);
+    expect(tokens.summaryCalls).toBeGreaterThan(0);
+    expect(tokens.factRecalled).toBe(true);
+    expect(tokens.factWhere).toBe('summary');
+
+    const store = result.store!;
+    expect(store.facts).toBe(12);
+    expect(store.factWritesPerSecond).toBeGreaterThan(0);
+    expect(store.factReadsPerSecond).toBeGreaterThan(0);
+    expect(store.coldStart!.runs).toBe(1);
+    expect(store.coldStart!.healthzMsMedian).toBeGreaterThan(0);
+
+    expect(result.goals.map((g) => g.status)).toEqual(['not measured', 'not measured', 'not measured', 'not measured', 'met', 'not measured']);
+
+    const written = JSON.parse(await readFile(path.join(outDir, 'latest.json'), 'utf8')) as BenchResult;
+    expect(written.schema).toBe('hermes-bench/1');
+    expect(written.tokens!.rows[0]!.max).toBe(hermes!.max);
+    const md = await readFile(path.join(outDir, 'latest.md'), 'utf8');
+    expect(md).toContain('| hermes-agent (gateway) |');
+    expect(md).toContain('#### Goals');
+  }, 180_000);
+});
