@@ -74,6 +74,7 @@ export function createApprovalFlow(deps: FlowDeps) {
       await deps.drive(state, async (signal) => {
         if (outcome === 'approved') {
           if (!(await deps.approvals.markRunning(r.id))) return false; // already ran or running elsewhere
+          await deps.portFor(r.conversation)?.showProgress?.(r.conversation, `running ${r.toolName}`).catch(() => undefined);
           const result = await runApprovedCall(deps.turn, state, r, signal);
           await deps.approvals.markDone(r.id, result.content.slice(0, 500));
           trace(r, result.ok ? 'done' : 'failed');
