@@ -59,7 +59,8 @@ export interface Config {
   tools: Record<string, ToolSettings>;
 }
 
-export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: string[] };
+/** `warnings`: valid settings that will not take effect (e.g. a Slack secret without a bot token). */
+export type ConfigResult = { ok: true; config: Config; warnings: string[] } | { ok: false; errors: string[] };
 
 type Env = Record<string, string | undefined>;
 
@@ -68,6 +69,7 @@ const intVar = (name: string, min: number, fallback: number) => ({ name, min, fa
 /** Reads and validates the environment (and the optional config file). Pure apart from reading that file. */
 export function loadConfig(env: Env, cwd = process.cwd()): ConfigResult {
   const errors: string[] = [];
+  const warnings: string[] = [];
   const get = (name: string): string | undefined => {
     const v = env[name];
     return v === undefined || v.trim() === '' ? undefined : v.trim();
@@ -123,7 +125,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): ConfigResult {
     }
     slack = { botToken: slackBot, signingSecret: slackSecret, appToken: slackApp, apiUrl: slackApiUrl };
   } else if (slackSecret !== undefined || slackApp !== undefined) {
-    errors.push('SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set without SLACK_BOT_TOKEN: set SLACK_BOT_TOKEN (xoxb-…) too, or unset them.');
+    warnings.push('SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set without SLACK_BOT_TOKEN, so Slack stays off: set SLACK_BOT_TOKEN (xoxb-…) to turn it on.');
   }
   if (slackApp !== undefined && !slackApp.startsWith('xapp-')) {
     errors.push('SLACK_APP_TOKEN does not look like an app-level token: create one with the connections:write scope (xapp-…) under Basic Information → App-Level Tokens.');
@@ -142,7 +144,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): ConfigResult {
   let discord: Config['discord'];
   if (discordToken !== undefined) discord = { token: discordToken, apiUrl: discordApiUrl, guildId: discordGuild };
   else if (discordGuild !== undefined || discordApiUrl !== undefined) {
-    errors.push('DISCORD_GUILD_ID or DISCORD_API_URL is set without DISCORD_TOKEN: set DISCORD_TOKEN (the bot token from the developer portal), or unset them.');
+    warnings.push('DISCORD_GUILD_ID or DISCORD_API_URL is set without DISCORD_TOKEN, so Discord stays off: set DISCORD_TOKEN to turn it on.');
   }
 
   const admins = (get('HERMES_ADMINS') ?? '')
@@ -216,7 +218,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): ConfigResult {
   const file = readConfigFile(get('HERMES_CONFIG') ?? firstExisting(cwd), errors);
   if (file?.tools) config.tools = file.tools;
 
-  return errors.length ? { ok: false, errors } : { ok: true, config };
+  return errors.length ? { ok: false, errors } : { ok: true, config, warnings };
 }
 
 function firstExisting(cwd: string): string | undefined {

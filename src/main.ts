@@ -20,6 +20,7 @@ async function main(): Promise<void> {
   process.on('unhandledRejection', (err) => log.error({ err: (err as Error)?.message ?? String(err) }, 'unhandled rejection (kept running)'));
   process.on('uncaughtException', (err) => log.error({ err: err.message, stack: err.stack }, 'uncaught exception (kept running)'));
 
+  for (const w of result.warnings) log.warn(w);
   const core = await createCore({ config, log, tools: builtinTools() });
   let ready = false;
   const adapters: Adapter[] = [];

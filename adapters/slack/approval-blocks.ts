@@ -8,6 +8,7 @@
 import type { types } from '@slack/bolt';
 import type { ApprovalResolution, ApprovalView } from '../../src/gateway/ports.js';
 import { escapeSlack } from './render-mrkdwn.js';
+import { approvalOutcomeLine } from '../../src/gateway/user-messages.js';
 
 export const APPROVE_ACTION = 'hermes_approve';
 export const DENY_ACTION = 'hermes_deny';
@@ -46,13 +47,6 @@ export function approvalFallbackText(view: ApprovalView): string {
   return `Approval needed for ${view.toolName}`;
 }
 
-const OUTCOME_LINE: Record<ApprovalResolution['outcome'], string> = {
-  approved: ':white_check_mark: Approved',
-  denied: ':no_entry_sign: Denied',
-  expired: ':hourglass: Expired — the action did not run',
-  cancelled: ':heavy_multiplication_x: Cancelled — the action did not run',
-};
-
 /** The edited prompt: same arguments, no buttons, one line naming outcome and decider. */
 export function resolvedBlocks(view: ApprovalView, resolution: ApprovalResolution, mention: (userId: string) => string): (types.KnownBlock)[] {
   return [
@@ -61,7 +55,7 @@ export function resolvedBlocks(view: ApprovalView, resolution: ApprovalResolutio
   ];
 }
 
+/** The outcome wording is the gateway's, shared by every platform; only the mention is Slack's. */
 export function resolutionLine(resolution: ApprovalResolution, mention: (userId: string) => string): string {
-  const by = resolution.decidedBy ? ` by ${mention(resolution.decidedBy.userId)}` : '';
-  return `${OUTCOME_LINE[resolution.outcome]}${by}`;
+  return approvalOutcomeLine(resolution.outcome, resolution.decidedBy ? mention(resolution.decidedBy.userId) : undefined);
 }

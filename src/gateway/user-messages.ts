@@ -30,16 +30,17 @@ export const STORE_FAILED = 'I could not save this conversation (the storage is 
 
 export const RESTART_INTERRUPTED = 'I was restarted while working on your message and could not finish it. Please send it again if you still need it.';
 
+/** The line an approval prompt gets once decided. Lower-case outcome words, as people search for them. */
 export function approvalOutcomeLine(outcome: ApprovalOutcome, who?: string): string {
   switch (outcome) {
     case 'approved':
-      return `✅ Approved by ${who ?? 'someone'}`;
+      return `✅ approved by ${who ?? 'someone'}`;
     case 'denied':
-      return `❌ Denied by ${who ?? 'someone'}`;
+      return `❌ denied by ${who ?? 'someone'}`;
     case 'expired':
-      return '⌛ Expired: nobody decided in time, so it did not run';
+      return '⌛ expired: nobody decided in time, so it did not run';
     case 'cancelled':
-      return `🚫 Cancelled${who ? ` by ${who}` : ' (a newer message arrived)'}: it did not run`;
+      return `🚫 cancelled${who ? ` by ${who}` : ' (a newer message arrived)'}: it did not run`;
   }
 }
 

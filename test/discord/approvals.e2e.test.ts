@@ -60,7 +60,7 @@ describe('discord approvals', () => {
     expect(body(callback).type).toBe(InteractionResponseType.DeferredMessageUpdate);
     const edit = await discord.waitForCall((c) => c.method === 'PATCH' && c.path === `/channels/${channelId}/messages/${prompt.id}`);
     expect(body(edit).components).toEqual([]);
-    expect(body(edit).content).toContain(`Approved by <@${DEFAULT_USER.id}>`);
+    expect(body(edit).content).toContain(`approved by <@${DEFAULT_USER.id}>`);
     await discord.waitForCall((c) => c.method === 'POST' && body(c).content === 'All done with prod-db.');
     expect(bot.riskyRuns).toEqual([{ target: 'prod-db' }]);
   });
@@ -73,7 +73,7 @@ describe('discord approvals', () => {
     openai.enqueue({ text: 'Understood, I did not do it.' });
     discord.clickButton({ user: DEFAULT_USER, message: prompt, customId: buttonId(prompt, 'Deny') });
     const edit = await discord.waitForCall((c) => c.method === 'PATCH' && c.path === `/channels/${channelId}/messages/${prompt.id}`);
-    expect(body(edit).content).toContain(`Denied by <@${DEFAULT_USER.id}>`);
+    expect(body(edit).content).toContain(`denied by <@${DEFAULT_USER.id}>`);
     expect(body(edit).components).toEqual([]);
     await discord.waitForCall((c) => c.method === 'POST' && body(c).content === 'Understood, I did not do it.');
     expect(bot.riskyRuns.length).toBe(runs);
@@ -131,7 +131,7 @@ describe('discord approvals', () => {
     openai.enqueue({ text: 'Done after the restart.' });
     discord.clickButton({ user: DEFAULT_USER, message: prompt, customId: buttonId(prompt, 'Approve') });
     const edit = await discord.waitForCall((c) => c.method === 'PATCH' && c.path === `/channels/${channelId}/messages/${prompt.id}`, 15_000);
-    expect(body(edit).content).toContain(`Approved by <@${DEFAULT_USER.id}>`);
+    expect(body(edit).content).toContain(`approved by <@${DEFAULT_USER.id}>`);
     await discord.waitForCall((c) => c.method === 'POST' && body(c).content === 'Done after the restart.', 15_000);
     await bot.core.gateway.idle();
     expect(bot.riskyRuns.slice(runs)).toEqual([{ target: 'after-restart' }]);

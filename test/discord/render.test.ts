@@ -51,9 +51,9 @@ describe('discord message bodies', () => {
   it('a resolved prompt has no buttons and names the outcome and who decided', () => {
     const approved = resolvedApprovalMessage(view, { outcome: 'approved', decidedBy: { platform: 'discord', workspaceId: 'g1', userId: '42' } });
     expect(approved.components).toEqual([]);
-    expect(approved.content).toMatch(/Approved by <@42>/);
-    expect(resolvedApprovalMessage(view, { outcome: 'expired' }).content).toMatch(/Expired/);
-    expect(resolvedApprovalMessage(view, { outcome: 'denied', decidedBy: view.requester }).content).toMatch(/Denied by <@42>/);
+    expect(approved.content).toMatch(/approved by <@42>/);
+    expect(resolvedApprovalMessage(view, { outcome: 'expired' }).content).toMatch(/expired/);
+    expect(resolvedApprovalMessage(view, { outcome: 'denied', decidedBy: view.requester }).content).toMatch(/denied by <@42>/);
   });
 
   it('custom ids carry only the approval id, stay within 100 characters and round-trip', () => {

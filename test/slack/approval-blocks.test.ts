@@ -34,6 +34,6 @@ describe('approval blocks', () => {
   it('resolved prompt has no buttons and names outcome and decider', () => {
     const blocks = resolvedBlocks(view('{}'), { outcome: 'denied', decidedBy: { platform: 'slack', workspaceId: 'T1', userId: 'U9' } }, (id) => `<@${id}>`);
     expect(blocks.some((b) => b.type === 'actions')).toBe(false);
-    expect(JSON.stringify(blocks)).toContain('Denied by <@U9>');
+    expect(JSON.stringify(blocks)).toContain('denied by <@U9>');
   });
 });

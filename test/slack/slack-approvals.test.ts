@@ -68,7 +68,7 @@ describe('slack approvals', () => {
     const update = updates(h)[0]!.args;
     expect(update).toMatchObject({ channel: 'C1', ts: prompt.ts });
     expect(JSON.stringify(update.blocks)).not.toContain('"actions"');
-    expect(JSON.stringify(update.blocks)).toContain('Approved by <@U1>');
+    expect(JSON.stringify(update.blocks)).toContain('approved by <@U1>');
   });
 
   it('deny: the tool does not run and the prompt names who denied', async () => {
@@ -78,7 +78,7 @@ describe('slack approvals', () => {
     h.ai.enqueue({ text: 'Understood, I did not do it.' });
     await click(h, 'hermes_deny', approvalId, 'U1', prompt.ts, root);
     await h.slack.waitFor('the prompt edited', () => updates(h!).length === 1);
-    expect(JSON.stringify(updates(h)[0]!.args.blocks)).toContain('Denied by <@U1>');
+    expect(JSON.stringify(updates(h)[0]!.args.blocks)).toContain('denied by <@U1>');
     await h.slack.waitFor('the final answer', () => h!.slack.posts().some((p) => p.text === 'Understood, I did not do it.'));
     expect(runs).toHaveLength(0);
   });
@@ -118,6 +118,6 @@ describe('slack approvals', () => {
     await h.slack.waitFor('already-decided note', () => h!.slack.callsTo('chat.postEphemeral').length === 1);
     await h.core.gateway.idle();
     expect(runs).toHaveLength(1);
-    expect(JSON.stringify(updates(h).at(-1)!.args.blocks)).toContain('Approved by <@U1>');
+    expect(JSON.stringify(updates(h).at(-1)!.args.blocks)).toContain('approved by <@U1>');
   });
 });
