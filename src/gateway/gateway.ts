@@ -162,8 +162,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
     async handleMessage(msg) {
       if (closed) return 'ignored';
-      if (!(await accepts(msg))) return 'ignored';
-      if (!(await deps.sessions.claimInbound(msg.conversation.platform, msg.id))) return 'duplicate';
+      try {
+        if (!(await accepts(msg))) return 'ignored';
+        if (!(await deps.sessions.claimInbound(msg.conversation.platform, msg.id))) return 'duplicate';
+      } catch (err) {
+        log.error({ err: (err as Error).message }, 'store failed while accepting a message');
+        if (msg.conversation.isDm || msg.mentioned) await send(msg.conversation, say.STORE_FAILED, msg.replyTo);
+        return 'ignored';
+      }
       const max = deps.maxInboundChars ?? DEFAULT_MAX_INBOUND;
       if (msg.text.trim() === '') {
         await send(msg.conversation, 'Yes? Tell me what you need, or use `/hermes help`.', msg.replyTo);
@@ -173,7 +179,13 @@ export function createGateway(deps: GatewayDeps): Gateway {
         await send(msg.conversation, `Your message is ${msg.text.length.toLocaleString('en-US')} characters long; I can take at most ${max.toLocaleString('en-US')}. Please shorten it or split it into parts.`, msg.replyTo);
         return 'queued';
       }
-      await inbox.add(msg);
+      try {
+        await inbox.add(msg);
+      } catch (err) {
+        log.error({ err: (err as Error).message }, 'store failed while queueing a message');
+        await send(msg.conversation, say.STORE_FAILED, msg.replyTo);
+        return 'queued';
+      }
       enqueue(msg);
       return 'queued';
     },

@@ -194,3 +194,38 @@ describe('agent turns through the gateway', () => {
     expect(reminder?.kind === 'text' && reminder.notify).toBe('U42');
   });
 });
+
+describe('when the store fails (a full disk)', () => {
+  it('answers clearly, keeps running, and works again once writes succeed', async () => {
+    const { createSqliteStore } = await import('../../src/store/sqlite-store.js');
+    const { StoreWriteError } = await import('../../src/store/store.js');
+    const os = await import('node:os');
+    const path = await import('node:path');
+    const fs = await import('node:fs/promises');
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'hermes-full-'));
+    const real = await createSqliteStore({ file: path.join(dir, 'hermes.sqlite') });
+    let failing = false;
+    const fail = () => {
+      throw new StoreWriteError('SQLITE_FULL: database or disk is full');
+    };
+    const store = {
+      ...real,
+      get: real.get.bind(real),
+      delete: real.delete.bind(real),
+      close: real.close.bind(real),
+      set: (k: string, v: unknown, ttl?: number) => (failing ? Promise.reject(fail()) : real.set(k, v, ttl)),
+      update: <T,>(k: string, fn: (c: T | undefined) => T | undefined) => (failing ? Promise.reject(fail()) : real.update<T>(k, fn)),
+    };
+    h = await startHarness({ core: { store } });
+    failing = true;
+    await h.core.gateway.handleMessage(msg('hello while the disk is full'));
+    expect((await h.port.waitFor(isText)).text).toMatch(/could not save this conversation/);
+    expect(h.fake.requests).toHaveLength(0);
+    failing = false;
+    h.fake.enqueue({ text: 'back to normal' });
+    await h.core.gateway.handleMessage(msg('hello again'));
+    await h.port.waitForCount((e) => e.kind === 'text', 2);
+    expect(h.port.texts().at(-1)).toBe('back to normal');
+    await real.close();
+  });
+});
