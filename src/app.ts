@@ -109,7 +109,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     },
   };
 
-  const status = createStatusReporter({ config, tracesDir: tracer.dir, provider, approvals, reminders, clock });
+  const status = createStatusReporter({ config, tracesDir: tracer.dir, flushTraces: () => tracer.flush(), provider, approvals, reminders, clock });
   const gateway = createGateway({
     store, sessions, approvals, facts, turn, clock, log,
     admins: config.admins,

@@ -102,18 +102,18 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
   async function finish(state: TurnState, end: TurnEnd): Promise<void> {
     const c = state.conversation;
+    // Traced before the user sees the answer, so `/hermes status` right after it counts this turn.
+    // A pause is not an end: the turn's one turn_end comes when it finishes after the decision.
+    if (end.kind !== 'paused') deps.turn.tracer.record({ type: 'turn_end', turnId: state.turnId, outcome: end.kind === 'model_error' ? `model_error:${end.error.kind}` : end.kind, steps: state.stepsUsed, durationMs: deps.clock.now() - state.startedAt, promptTokens: state.promptTokens, completionTokens: state.completionTokens });
     if (end.kind === 'paused') {
       await deps.store.set(`turn:${state.turnId}`, state);
       await approvals.show(end.approval);
-    } else if (end.kind === 'answered') {
-      await send(c, end.text || say.EMPTY_ANSWER, state.replyTo);
-    } else if (end.kind === 'step_limit') {
-      await send(c, say.stepLimitReached(deps.turn.limits.maxSteps), state.replyTo);
-    } else if (end.kind === 'model_error') {
-      await send(c, say.modelFailed(end.error), state.replyTo);
+      return;
     }
-    if (end.kind !== 'paused') await deps.store.delete(`turn:${state.turnId}`);
-    deps.turn.tracer.record({ type: 'turn_end', turnId: state.turnId, outcome: end.kind === 'model_error' ? `model_error:${end.error.kind}` : end.kind, steps: state.stepsUsed, durationMs: deps.clock.now() - state.startedAt, promptTokens: state.promptTokens, completionTokens: state.completionTokens });
+    await deps.store.delete(`turn:${state.turnId}`);
+    if (end.kind === 'answered') await send(c, end.text || say.EMPTY_ANSWER, state.replyTo);
+    else if (end.kind === 'step_limit') await send(c, say.stepLimitReached(deps.turn.limits.maxSteps), state.replyTo);
+    else if (end.kind === 'model_error') await send(c, say.modelFailed(end.error), state.replyTo);
   }
 
   const approvals = createApprovalFlow({

@@ -11,7 +11,7 @@ import { readTraceStats, formatStats } from './trace-stats.js';
  * `/hermes status`: everyone sees the model and their own usage over the last 24 hours;
  * admins see the whole deployment (queue, open approvals, all usage).
  */
-export function createStatusReporter(deps: { config: Config; tracesDir: string; provider: ModelProvider; approvals: ApprovalStore; reminders: ReminderStore; clock: Clock }) {
+export function createStatusReporter(deps: { config: Config; tracesDir: string; flushTraces: () => Promise<void>; provider: ModelProvider; approvals: ApprovalStore; reminders: ReminderStore; clock: Clock }) {
   const startedAt = deps.clock.now();
   return {
     async text(speaker: Speaker, isAdmin: boolean, queueSize: number): Promise<string> {
@@ -19,6 +19,7 @@ export function createStatusReporter(deps: { config: Config; tracesDir: string; 
       const since = now - 24 * 3600_000;
       const uptimeMin = Math.floor((now - startedAt) / 60_000);
       const lines = [`Model: ${deps.provider.model} · up ${uptimeMin >= 60 ? `${Math.floor(uptimeMin / 60)} h ${uptimeMin % 60} min` : `${uptimeMin} min`}`];
+      await deps.flushTraces();
       const stats = await readTraceStats(deps.tracesDir, { since, until: now, userKey: isAdmin ? undefined : speakerKey(speaker) });
       if (isAdmin) {
         const open = await deps.approvals.listOpen();
