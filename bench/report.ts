@@ -29,11 +29,17 @@ export function renderMarkdown(r: BenchResult): string {
     const t = r.throughput;
     out.push(`#### 2. Slack gateway throughput (HTTP mode, fake model latency ${t.modelLatencyMs} ms, HERMES_MAX_CONCURRENT_TURNS=${t.maxConcurrentTurns} so the limit is not the bottleneck)`);
     out.push('');
-    out.push('| sessions | replies | replies/s | physical limit/s | % of limit | reply above model p50 / p99 ms | ack p99 ms | event-loop lag p99 ms | peak RSS MB | failures |');
+    out.push('| sessions | replies | replies/s | physical limit/s | % of limit | reply above model p50 / p99 ms | ack p50 / p99 ms | event-loop lag p99 ms | peak RSS MB | failures |');
     out.push('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const x of t.rows) {
-      out.push(`| ${x.sessions} | ${x.replies} | ${x.repliesPerSecond} | ${x.physicalLimit} | ${x.percentOfLimit} | ${x.replyAboveModelP50Ms} / ${x.replyAboveModelP99Ms} | ${x.ackP99Ms} | ${x.eventLoopLagP99Ms} | ${x.peakRssMb} | ${x.failures} |`);
+      out.push(`| ${x.sessions} | ${x.replies} | ${x.repliesPerSecond} | ${x.physicalLimit} | ${x.percentOfLimit} | ${x.replyAboveModelP50Ms} / ${x.replyAboveModelP99Ms} | ${x.ackP50Ms} / ${x.ackP99Ms} | ${x.eventLoopLagP99Ms} | ${x.peakRssMb} | ${x.failures} |`);
     }
+    out.push('');
+    out.push('Where the time goes (bot process):');
+    out.push('');
+    out.push('| sessions | bot CPU ms/reply | bot CPU % of one core | store calls/reply | mean store call ms (caller side) | load-generator lag p99 ms |');
+    out.push('|---:|---:|---:|---:|---:|---:|');
+    for (const x of t.rows) out.push(`| ${x.sessions} | ${x.botCpuMsPerReply} | ${x.botCpuPercent} | ${x.storeOpsPerReply} | ${x.storeWaitMsPerOp} | ${x.generatorLagP99Ms} |`);
     out.push('');
     out.push('Each session is its own channel and posts its next mention as soon as the previous reply arrives (closed loop); a reply is the bot’s chat.postMessage as the fake Slack records it. The bot runs in its own process; lag and RSS are that process’s.');
     out.push('');

@@ -4,6 +4,9 @@ import { createCore } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createSlackAdapter } from '../adapters/slack/slack-adapter.js';
 import { builtinTools } from '../tools/index.js';
+import { createSqliteStore } from '../src/store/sqlite-store.js';
+import type { Store } from '../src/store/store.js';
+import path from 'node:path';
 
 /**
  * The bot under load, in its own process so the load generator and the fake servers do not share
@@ -12,7 +15,17 @@ import { builtinTools } from '../tools/index.js';
  *
  * Messages from the parent: `reset` (start a measurement window), `stats`, `stop`.
  */
-export interface BotStats { lagP50Ms: number; lagP99Ms: number; lagMaxMs: number; peakRssMb: number }
+export interface BotStats {
+  lagP50Ms: number;
+  lagP99Ms: number;
+  lagMaxMs: number;
+  peakRssMb: number;
+  /** CPU (user + system) of the bot process in the window. */
+  cpuMs: number;
+  /** Store calls in the window and the summed time callers waited for them (queueing included). */
+  storeOps: number;
+  storeWaitMs: number;
+}
 export type BotMessage = { type: 'ready'; port: number } | { type: 'stats'; stats: BotStats } | { type: 'reset-ok' } | { type: 'error'; message: string };
 
 const send = (m: BotMessage) => process.send?.(m);
@@ -22,7 +35,8 @@ async function main(): Promise<void> {
   if (!result.ok) throw new Error(result.errors.join('\n'));
   const config = result.config;
   const log = pino({ level: 'silent' });
-  const core = await createCore({ config, log, tools: builtinTools(), reminders: false });
+  const counted = countingStore(await createSqliteStore({ file: path.join(config.dataDir, 'hermes.sqlite'), log }));
+  const core = await createCore({ config, log, tools: builtinTools(), reminders: false, store: counted.store });
   let ready = false;
   const adapter = await createSlackAdapter({ config: config.slack!, httpPort: 0, gateway: core.gateway, store: core.store, log, isReady: () => ready });
   await adapter.start();
@@ -32,23 +46,31 @@ async function main(): Promise<void> {
   const lag = monitorEventLoopDelay({ resolution: 10 });
   lag.enable();
   let peakRss = process.memoryUsage.rss();
+  let cpu0 = process.cpuUsage();
   const sampler = setInterval(() => {
     peakRss = Math.max(peakRss, process.memoryUsage.rss());
   }, 50);
   sampler.unref();
 
+  const cpuAndStore = () => {
+    const c = process.cpuUsage(cpu0);
+    return { cpuMs: (c.user + c.system) / 1000, storeOps: counted.ops, storeWaitMs: counted.waitMs };
+  };
   process.on('message', (m: { type: string }) => {
     if (m.type === 'reset') {
       lag.reset();
       peakRss = process.memoryUsage.rss();
+      cpu0 = process.cpuUsage();
+      counted.reset();
       send({ type: 'reset-ok' });
     } else if (m.type === 'stats') {
       peakRss = Math.max(peakRss, process.memoryUsage.rss());
-      send({ type: 'stats', stats: { lagP50Ms: lag.percentile(50) / 1e6, lagP99Ms: lag.percentile(99) / 1e6, lagMaxMs: lag.max / 1e6, peakRssMb: peakRss / 2 ** 20 } });
+      send({ type: 'stats', stats: { lagP50Ms: lag.percentile(50) / 1e6, lagP99Ms: lag.percentile(99) / 1e6, lagMaxMs: lag.max / 1e6, peakRssMb: peakRss / 2 ** 20, ...cpuAndStore() } });
     } else if (m.type === 'stop') {
       void (async () => {
         await adapter.stop();
         await core.close();
+        await counted.store.close();
         process.exit(0);
       })();
     }
@@ -56,6 +78,40 @@ async function main(): Promise<void> {
   // The parent going away must not leave a bot behind.
   process.on('disconnect', () => process.exit(0));
   send({ type: 'ready', port: adapter.listeningPort()! });
+}
+
+/** The same SQLite store, with every call counted and timed from the caller's side. */
+function countingStore(inner: Store) {
+  const counters = { ops: 0, waitMs: 0 };
+  const timed = async <R>(fn: () => Promise<R>): Promise<R> => {
+    const t0 = performance.now();
+    try {
+      return await fn();
+    } finally {
+      counters.ops += 1;
+      counters.waitMs += performance.now() - t0;
+    }
+  };
+  const store: Store = {
+    get: <T>(key: string) => timed(() => inner.get<T>(key)),
+    set: (key, value, ttl) => timed(() => inner.set(key, value, ttl)),
+    delete: (key) => timed(() => inner.delete(key)),
+    update: <T>(key: string, fn: (current: T | undefined) => T | undefined) => timed(() => inner.update<T>(key, fn)),
+    close: () => inner.close(),
+  };
+  return {
+    store,
+    get ops() {
+      return counters.ops;
+    },
+    get waitMs() {
+      return counters.waitMs;
+    },
+    reset() {
+      counters.ops = 0;
+      counters.waitMs = 0;
+    },
+  };
 }
 
 main().catch((err: Error) => {

@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,10 +27,19 @@ export interface ThroughputRow {
   percentOfLimit: number;
   replyAboveModelP50Ms: number;
   replyAboveModelP99Ms: number;
+  ackP50Ms: number;
   ackP99Ms: number;
   eventLoopLagP99Ms: number;
   peakRssMb: number;
   failures: number;
+  /** Bot process CPU per reply, and its share of one core over the level. */
+  botCpuMsPerReply: number;
+  botCpuPercent: number;
+  storeOpsPerReply: number;
+  /** Mean time a store call took from the caller's side (SQLite queueing included). */
+  storeWaitMsPerOp: number;
+  /** Event-loop lag p99 of this process (fakes + load generator): if high, ack times include it. */
+  generatorLagP99Ms: number;
 }
 
 export interface ThroughputResult { modelLatencyMs: number; maxConcurrentTurns: number; rows: ThroughputRow[]; errors: string[] }
@@ -156,12 +166,15 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
           // One unmeasured round creates the sessions and warms caches (user names, JIT).
           await Promise.all(channels.map((c, i) => session(c, i, 1, false)));
           await request(child, { type: 'reset' }, 'reset-ok');
+          const ownLag = monitorEventLoopDelay({ resolution: 10 });
+          ownLag.enable();
           const rounds = sizes.rounds(n);
           const t0 = performance.now();
           await Promise.all(channels.map((c, i) => session(c, i, rounds, true)));
           const seconds = (performance.now() - t0) / 1000;
+          ownLag.disable();
           const { stats } = await request(child, { type: 'stats' }, 'stats');
-          rows.push(toRow(n, above.length, seconds, sizes.modelLatencyMs, above, acks, stats, failures));
+          rows.push(toRow(n, above.length, seconds, sizes.modelLatencyMs, above, acks, stats, failures, ownLag.percentile(99) / 1e6));
           log(`throughput: ${n} sessions → ${round(above.length / seconds, 1)} replies/s`);
         });
       } catch (err) {
@@ -189,7 +202,7 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
   return { modelLatencyMs: sizes.modelLatencyMs, maxConcurrentTurns: MAX_CONCURRENT_TURNS, rows, errors };
 }
 
-function toRow(n: number, replies: number, seconds: number, latencyMs: number, above: number[], acks: number[], stats: BotStats, failures: number): ThroughputRow {
+function toRow(n: number, replies: number, seconds: number, latencyMs: number, above: number[], acks: number[], stats: BotStats, failures: number, generatorLagMs: number): ThroughputRow {
   const limit = n / (latencyMs / 1000);
   const rps = replies / seconds;
   return {
@@ -201,9 +214,15 @@ function toRow(n: number, replies: number, seconds: number, latencyMs: number, a
     percentOfLimit: round((rps / limit) * 100, 1),
     replyAboveModelP50Ms: round(percentile(above, 50), 1),
     replyAboveModelP99Ms: round(percentile(above, 99), 1),
+    ackP50Ms: round(percentile(acks, 50), 1),
     ackP99Ms: round(percentile(acks, 99), 1),
     eventLoopLagP99Ms: round(stats.lagP99Ms, 1),
     peakRssMb: round(stats.peakRssMb, 1),
     failures,
+    botCpuMsPerReply: round(stats.cpuMs / Math.max(1, replies), 2),
+    botCpuPercent: round((stats.cpuMs / (seconds * 1000)) * 100, 1),
+    storeOpsPerReply: round(stats.storeOps / Math.max(1, replies), 1),
+    storeWaitMsPerOp: round(stats.storeWaitMs / Math.max(1, stats.storeOps), 2),
+    generatorLagP99Ms: round(generatorLagMs, 1),
   };
 }
