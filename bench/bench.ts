@@ -21,10 +21,10 @@ export interface BenchSizes {
 
 /** Sized for ~10 minutes on a 2-core machine. */
 export const FULL: BenchSizes = {
-  overhead: { warmupTurns: 30, rounds: 10, turnsPerRound: 20 },
-  throughput: { sessions: [1, 50, 500], rounds: (n) => (n <= 1 ? 20 : n <= 50 ? 8 : 3), modelLatencyMs: 200 },
-  tokens: { turns: 200, peerTurns: 40, contextTokens: 8000 },
-  store: { users: 50, factsPerUser: 40, reads: 5000, rawWrites: 2000, starts: 3 },
+  overhead: { warmupTurns: 40, rounds: 20, turnsPerRound: 20 },
+  throughput: { sessions: [1, 50, 500], rounds: (n) => (n <= 1 ? 30 : n <= 50 ? 10 : 4), modelLatencyMs: 200 },
+  tokens: { turns: 200, peerTurns: 60, contextTokens: 8000 },
+  store: { users: 100, factsPerUser: 50, reads: 10_000, rawWrites: 3000, starts: 5 },
 };
 
 /** A smoke run of about a minute. */
