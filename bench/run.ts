@@ -26,8 +26,9 @@ async function main(): Promise<void> {
   process.stdout.write(`\n${result.goals.map((g) => `${g.status.toUpperCase().padEnd(12)} ${g.goal}: ${g.detail}`).join('\n')}\n`);
   if (result.errors.length) process.stdout.write(`\n${result.errors.length} error(s):\n${result.errors.map((e) => `  - ${e}`).join('\n')}\n`);
   process.stdout.write(`\nWrote ${path.join(outDir, 'latest.md')} and latest.json (${result.durationS} s).\n`);
-  // Keep-alive sockets and library timers must not hold the process open after the report.
-  process.exit(0);
+  // Keep-alive sockets and library timers must not hold the process open after the report. A
+  // section that broke exits 1 so CI notices; missed goals are results, not failures.
+  process.exit(result.errors.length ? 1 : 0);
 }
 
 main().catch((err: Error) => {
