@@ -46,8 +46,8 @@ describe('npm run bench (hermes-only, tiny)', () => {
       expect(r.failures).toBe(0);
       expect(r.replies).toBe(r.sessions * 2);
       expect(r.physicalLimit).toBe(r.sessions / 0.05);
-      // A reply cannot come back faster than the model answers.
-      expect(r.replyAboveModelP50Ms).toBeGreaterThanOrEqual(0);
+      expect(Number.isFinite(r.replyAboveModelP99Ms)).toBe(true);
+      expect(r.storeOpsPerReply).toBeGreaterThan(0);
       expect(r.peakRssMb).toBeGreaterThan(10);
     }
 
