@@ -10,6 +10,7 @@ import { defineTool, type AnyTool } from '../src/tools/tool-api.js';
 import type { NetClient } from '../src/net/net-client.js';
 import type { Conversation, Speaker } from '../src/types.js';
 import { createSqliteStore } from '../src/store/sqlite-store.js';
+import { createCachedStore } from '../src/store/cached-store.js';
 import { createSessionStore } from '../src/sessions/session-store.js';
 import { createApprovalStore } from '../src/approvals/approval-store.js';
 import { createFactStore } from '../src/memory/fact-store.js';
@@ -81,12 +82,13 @@ export async function hermesLoopRunner(modelUrl: string): Promise<TurnRunner> {
   const { config, dataDir } = await benchConfig(modelUrl);
   const log = pino({ level: 'silent' });
   const clock = systemClock;
-  const store = await createSqliteStore({ file: path.join(dataDir, 'hermes.sqlite'), log });
+  // The same read cache production puts in front of SQLite (src/app.ts).
+  const store = createCachedStore(await createSqliteStore({ file: path.join(dataDir, 'hermes.sqlite'), log }));
   const sessions = createSessionStore(store, clock);
   const facts = createFactStore(store, clock);
   const registry = new ToolRegistry(config.tools);
   registry.register(lookupTool);
-  const tracer = createTracer({ dir: path.join(dataDir, 'traces'), log, redact: (v) => v });
+  const tracer = createTracer({ dir: path.join(dataDir, 'traces'), log, redact: (v) => JSON.stringify(v) });
   const deps: TurnDeps = {
     provider: createOpenAIProvider({ ...config.model, model: config.model.name, log }),
     registry,
@@ -121,7 +123,7 @@ export async function hermesLoopRunner(modelUrl: string): Promise<TurnRunner> {
       if (end.kind !== 'answered' || !end.text.includes(FINAL_ANSWER)) throw new Error(`hermes loop ended with ${end.kind}`);
     },
     async close() {
-      await tracer.flush();
+      await tracer.close();
       await store.close();
       await rm(dataDir, { recursive: true, force: true });
     },

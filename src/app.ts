@@ -4,6 +4,7 @@ import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Store } from './store/store.js';
 import { openStore } from './store/open-store.js';
+import { createCachedStore } from './store/cached-store.js';
 import { createSessionStore } from './sessions/session-store.js';
 import { createApprovalStore } from './approvals/approval-store.js';
 import { createFactStore } from './memory/fact-store.js';
@@ -56,7 +57,7 @@ export interface Core {
 export async function createCore(opts: CoreOptions): Promise<Core> {
   const { config, log } = opts;
   const clock = opts.clock ?? systemClock;
-  const store = opts.store ?? (await openStore(config, log));
+  const store = createCachedStore(opts.store ?? (await openStore(config, log)));
   const sessions = createSessionStore(store, clock);
   const approvals = createApprovalStore(store, clock);
   const facts = createFactStore(store, clock);
@@ -135,7 +136,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     async close() {
       scheduler?.stop();
       await gateway.close();
-      await tracer.flush();
+      await tracer.close();
       if (!opts.store) await store.close();
     },
   };

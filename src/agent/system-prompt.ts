@@ -22,7 +22,8 @@ export function buildSystemPrompt(input: PromptInput): string {
   const lines = [
     'You are Hermes, a helpful assistant that works inside a team chat. You answer questions and get things done with the tools you are given.',
     `Platform: ${c.platform}. This conversation is ${where}.`,
-    `The current time is ${input.now.toISOString()} (UTC); the deployment's default time zone is ${input.timezone}.`,
+    // To the minute: a prompt that changes every millisecond defeats providers' prompt caching.
+    `The current time is ${input.now.toISOString().slice(0, 16)}Z (UTC); the deployment's default time zone is ${input.timezone}.`,
     '',
     'How you work:',
     '- Use tools for anything about the real world right now (time, web pages, searches) instead of guessing; never invent real-time data.',

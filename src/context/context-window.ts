@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../types.js';
-import type { TokenCounter } from './token-counter.js';
+import { MESSAGE_OVERHEAD, REPLY_PRIMING, TOOL_CALL_OVERHEAD, type TokenCounter } from './token-counter.js';
 import { pairToolMessages, splitTurns } from './turns.js';
 
 /**
@@ -68,9 +68,36 @@ interface Entry {
   original?: { msg: ChatMessage; cost: number };
 }
 
+/**
+ * A byte-level BPE token covers at least one UTF-8 byte, so bytes (plus the framing overheads)
+ * bound the token count from above. When that bound fits, nothing needs tokenizing: most
+ * requests of a short conversation take this path, which keeps the loop's overhead low.
+ */
+function upperBoundTokens(messages: ChatMessage[]): number {
+  let n = REPLY_PRIMING;
+  for (const m of messages) {
+    n += MESSAGE_OVERHEAD;
+    if (m.role === 'assistant') {
+      n += Buffer.byteLength(m.content ?? '');
+      for (const c of m.toolCalls ?? []) n += TOOL_CALL_OVERHEAD + Buffer.byteLength(c.id) + Buffer.byteLength(c.name) + Buffer.byteLength(c.arguments);
+    } else if (m.role === 'tool') {
+      n += Buffer.byteLength(m.toolCallId) + Buffer.byteLength(m.content);
+    } else {
+      n += Buffer.byteLength(m.content);
+      if (m.role === 'user' && m.speaker) n += Buffer.byteLength(m.speaker.displayName ?? m.speaker.userId) + 2;
+    }
+  }
+  return n;
+}
+
 export function fitContext(input: FitInput): FitResult {
   const { counter, budgetTokens: budget } = input;
   const system = systemWithSummary(input.system, input.summary);
+  const paired = splitTurns(input.history).flatMap((t) => pairToolMessages(t.messages));
+  const bound = upperBoundTokens([system, ...paired]) + input.toolsTokens;
+  if (bound <= budget) {
+    return { messages: [system, ...paired], tokens: bound, stubbedToolResults: 0, overflow: [], fits: true };
+  }
   const turns = splitTurns(input.history).map((t) => ({
     start: t.start,
     entries: pairToolMessages(t.messages).map((msg): Entry => ({ msg, cost: counter.countMessage(msg) })),

@@ -29,7 +29,7 @@ export interface TokenCounter {
 /** OpenAI's documented framing: ~3 tokens per message plus 3 priming the reply; we round up. */
 export const MESSAGE_OVERHEAD = 4;
 export const REPLY_PRIMING = 3;
-const TOOL_CALL_OVERHEAD = 4;
+export const TOOL_CALL_OVERHEAD = 4;
 const TOOL_SPEC_OVERHEAD = 8;
 
 /**
@@ -107,6 +107,8 @@ export function createTokenCounter(model: string): TokenCounter {
 
   const cache = new Map<string, number>();
   let cachedChars = 0;
+  // The registry hands out the same spec objects while a tool is unchanged.
+  const specCounts = new WeakMap<ToolSpec, number>();
   function count(text: string): number {
     if (!text) return 0;
     const hit = cache.get(text);
@@ -154,7 +156,12 @@ export function createTokenCounter(model: string): TokenCounter {
     countTools(specs) {
       let n = 0;
       for (const s of specs) {
-        n += TOOL_SPEC_OVERHEAD + count(s.name) + count(s.description) + count(JSON.stringify(s.parameters));
+        let c = specCounts.get(s);
+        if (c === undefined) {
+          c = TOOL_SPEC_OVERHEAD + count(s.name) + count(s.description) + count(JSON.stringify(s.parameters));
+          specCounts.set(s, c);
+        }
+        n += c;
       }
       return n;
     },

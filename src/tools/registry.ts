@@ -26,6 +26,7 @@ export interface ToolView {
  */
 export class ToolRegistry {
   private readonly tools = new Map<string, AnyTool>();
+  private readonly specCache = new WeakMap<AnyTool, { strict?: ToolSpec; plain?: ToolSpec }>();
 
   constructor(private readonly toolsConfig: Config['tools'] = {}) {}
 
@@ -83,7 +84,14 @@ export class ToolRegistry {
 
   /** The tool list for one model call. */
   specsFor(view: ToolView, options: ToolSpecOptions = {}): ToolSpec[] {
-    return this.visible(view).map((t) => toToolSpec(t, options));
+    const key = options.strict ? 'strict' : 'plain';
+    return this.visible(view).map((t) => {
+      // Which tools are visible is decided on every call; a tool's spec only changes with the tool
+      // object, so it is derived from zod once per tool (and stays the same object for counting).
+      let specs = this.specCache.get(t);
+      if (!specs) this.specCache.set(t, (specs = {}));
+      return (specs[key] ??= toToolSpec(t, options));
+    });
   }
 
   /** Names configured under `tools:` that no registered tool has (likely typos, worth a warning). */

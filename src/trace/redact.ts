@@ -14,21 +14,27 @@ const PATTERNS: RegExp[] = [
 
 const SECRET_KEYS = /^(authorization|api[-_]?key|apikey|token|bot[-_]?token|app[-_]?token|signing[-_]?secret|password|secret|cookie|x-api-key)$/i;
 
-export function createRedactor(knownSecrets: Array<string | undefined>): (value: unknown) => unknown {
+/**
+ * Returns a function from a trace event to its JSON line with secrets removed. Redacting the
+ * serialised text in one pass per pattern is far cheaper than visiting every string of a large
+ * prompt; keys that name a secret are blanked during serialisation.
+ */
+export function createRedactor(knownSecrets: Array<string | undefined>): (value: unknown) => string {
   const known = knownSecrets.filter((s): s is string => typeof s === 'string' && s.length >= 8 && s !== 'not-needed');
-  const redactString = (s: string): string => {
-    let out = s;
-    for (const k of known) out = out.split(k).join('[redacted]');
-    for (const p of PATTERNS) out = out.replace(p, '[redacted]');
+  const replacer = (key: string, v: unknown) => (key !== '' && SECRET_KEYS.test(key) && v !== null && v !== undefined ? '[redacted]' : v);
+  return (value) => {
+    let out = JSON.stringify(value, replacer) ?? 'null';
+    for (const k of known) {
+      const escaped = JSON.stringify(k).slice(1, -1);
+      if (out.includes(escaped)) out = out.split(escaped).join('[redacted]');
+    }
+    for (const p of PATTERNS) {
+      p.lastIndex = 0;
+      if (p.test(out)) {
+        p.lastIndex = 0;
+        out = out.replace(p, '[redacted]');
+      }
+    }
     return out;
   };
-  const walk = (v: unknown, depth: number): unknown => {
-    if (typeof v === 'string') return redactString(v);
-    if (depth > 20 || v === null || typeof v !== 'object') return v;
-    if (Array.isArray(v)) return v.map((x) => walk(x, depth + 1));
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[k] = SECRET_KEYS.test(k) ? '[redacted]' : walk(x, depth + 1);
-    return out;
-  };
-  return (value) => walk(value, 0);
 }

@@ -1,4 +1,5 @@
-import { appendFile, mkdir } from 'node:fs/promises';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 
@@ -12,55 +13,77 @@ export type TraceEvent =
 
 export interface Tracer {
   record(event: TraceEvent): void;
-  /** Resolves when every recorded event has been written (tests, shutdown). */
+  /** Resolves when every recorded event has been written (tests, `/hermes status`). */
   flush(): Promise<void>;
+  /** Flushes and closes the open file (shutdown). */
+  close(): Promise<void>;
   readonly dir: string;
 }
 
 /**
- * Appends to HERMES_DATA_DIR/traces/YYYY-MM-DD.jsonl through one write chain, so lines never
- * interleave. A failing disk is logged (once per minute at most) and never fails a turn.
+ * Appends to HERMES_DATA_DIR/traces/YYYY-MM-DD.jsonl through one open append stream per day, so
+ * lines never interleave and no file is opened per event. `redact` turns an event into its JSON
+ * text with secrets removed. A failing disk is logged (once per minute at most) and never fails
+ * a turn: traces are dropped, the bot keeps answering.
  */
-export function createTracer(opts: { dir: string; log: Logger; redact: (v: unknown) => unknown; now?: () => number }): Tracer {
+export function createTracer(opts: { dir: string; log: Logger; redact: (v: unknown) => string; now?: () => number }): Tracer {
   const now = opts.now ?? Date.now;
-  let chain: Promise<void> = mkdir(opts.dir, { recursive: true }).then(() => undefined, () => undefined);
   let lastErrorAt = 0;
-  let pending: string[] = [];
-  let scheduled = false;
+  let stream: WriteStream | undefined;
+  let streamDay = '';
+  let written: Promise<void> = mkdir(opts.dir, { recursive: true }).then(() => undefined, (err: Error) => reportError(err));
 
-  const writeBatch = async () => {
-    scheduled = false;
-    const lines = pending;
-    pending = [];
-    if (lines.length === 0) return;
-    const file = path.join(opts.dir, `${new Date(now()).toISOString().slice(0, 10)}.jsonl`);
-    try {
-      await appendFile(file, lines.join(''));
-    } catch (err) {
-      if (now() - lastErrorAt > 60_000) {
-        lastErrorAt = now();
-        opts.log.error({ err: (err as Error).message, file }, 'trace write failed; traces are being dropped');
-      }
+  function reportError(err: Error): void {
+    if (now() - lastErrorAt > 60_000) {
+      lastErrorAt = now();
+      opts.log.error({ err: err.message, dir: opts.dir }, 'trace write failed; traces are being dropped');
     }
-  };
+  }
+
+  function streamFor(day: string): WriteStream {
+    if (stream && streamDay === day) return stream;
+    stream?.end();
+    streamDay = day;
+    const s = createWriteStream(path.join(opts.dir, `${day}.jsonl`), { flags: 'a' });
+    s.on('error', (err) => {
+      reportError(err);
+      if (stream === s) stream = undefined;
+    });
+    stream = s;
+    return s;
+  }
 
   return {
     dir: opts.dir,
     record(event) {
+      const ts = new Date(now()).toISOString();
       let line: string;
       try {
-        line = JSON.stringify({ ts: new Date(now()).toISOString(), ...(opts.redact(event) as object) }) + '\n';
+        line = `{"ts":"${ts}",${opts.redact(event).slice(1)}\n`;
       } catch {
-        line = JSON.stringify({ ts: new Date(now()).toISOString(), type: event.type, turnId: event.turnId, note: 'unserialisable event' }) + '\n';
+        line = `${JSON.stringify({ ts, type: event.type, turnId: event.turnId, note: 'unserialisable event' })}\n`;
       }
-      pending.push(line);
-      if (!scheduled) {
-        scheduled = true;
-        chain = chain.then(writeBatch);
-      }
+      const day = ts.slice(0, 10);
+      written = written.then(
+        () =>
+          new Promise<void>((resolve) => {
+            const s = streamFor(day);
+            // The callback fires once the line reached the file (or failed): flush() waits on it.
+            s.write(line, (err) => {
+              if (err) reportError(err);
+              resolve();
+            });
+          }),
+      );
     },
     flush() {
-      return chain;
+      return written;
+    },
+    async close() {
+      await written;
+      const s = stream;
+      stream = undefined;
+      if (s) await new Promise<void>((resolve) => s.end(resolve));
     },
   };
 }
