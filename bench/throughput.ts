@@ -105,7 +105,8 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
   const ai = await startFakeOpenAI({ latencyMs: sizes.modelLatencyMs });
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hermes-bench-slack-'));
   const child = fork(path.join(BENCH_DIR, 'slack-bot-process.ts'), [], {
-    execArgv: ['--import', 'tsx'],
+    // BENCH_BOT_CPU_PROF=<dir> writes a V8 CPU profile of the bot process there (for digging in).
+    execArgv: ['--import', 'tsx', ...(process.env.BENCH_BOT_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_BOT_CPU_PROF}`] : [])],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     env: {
       ...process.env,

@@ -115,6 +115,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     store, sessions, approvals, facts, turn, clock, log,
     admins: config.admins,
     maxConcurrentTurns: config.limits.maxConcurrentTurns,
+    progressDelayMs: config.limits.progressDelayMs,
     status: (speaker, isAdmin) => status.text(speaker, isAdmin, gateway.queueSize()),
   });
 

@@ -49,6 +49,8 @@ export interface Config {
     toolTimeoutMs: number;
     approvalTtlMs: number;
     maxConcurrentTurns: number;
+    /** A turn shows "working" only after running this long (quick answers need no indicator). */
+    progressDelayMs: number;
   };
   /** `slack:U123`, `discord:456` … */
   admins: string[];
@@ -206,6 +208,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): ConfigResult {
       toolTimeoutMs: int(intVar('HERMES_TOOL_TIMEOUT_MS', 1, 30_000)),
       approvalTtlMs: int(intVar('HERMES_APPROVAL_TTL_MS', 1, 1_800_000)),
       maxConcurrentTurns: int(intVar('HERMES_MAX_CONCURRENT_TURNS', 1, 64)),
+      progressDelayMs: int(intVar('HERMES_PROGRESS_DELAY_MS', 0, 800)),
     },
     admins,
     netAllow,

@@ -33,6 +33,8 @@ export interface TurnState {
   startedAt: number;
   promptTokens: number;
   completionTokens: number;
+  /** Set when the state was stored for an approval pause (so only then is there a record to delete). */
+  paused?: boolean;
 }
 
 /**

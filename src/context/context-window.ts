@@ -34,7 +34,10 @@ export interface FitInput {
 export interface FitResult {
   /** The system message (summary folded into it) followed by the kept history. */
   messages: ChatMessage[];
-  /** Prompt tokens of `messages` plus the tools. */
+  /**
+   * Prompt tokens of `messages` plus the tools: exact when anything had to be trimmed; when the
+   * UTF-8 byte bound already fit, that bound (never below the exact count).
+   */
   tokens: number;
   stubbedToolResults: number;
   /** Oldest messages that did not fit and belong in the running summary: a prefix of `history`. */

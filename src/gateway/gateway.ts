@@ -12,6 +12,7 @@ import { newTurnState, runSteps } from '../agent/turn-runner.js';
 import { tagUserText } from '../agent/system-prompt.js';
 import type { CommandInvocation, CommandReply, DecisionResult, GatewayApi, OutboundPort } from './ports.js';
 import { createSessionQueue } from './session-queue.js';
+import { startProgress } from './progress.js';
 import { createInbox } from './inbox.js';
 import { createApprovalFlow } from './approval-flow.js';
 import { runCommand, type CommandDeps } from './command-handlers.js';
@@ -28,6 +29,8 @@ export interface GatewayDeps {
   log: Logger;
   admins: string[];
   maxConcurrentTurns: number;
+  /** How long a turn runs before the progress indicator shows (0 = at once). */
+  progressDelayMs?: number;
   /** Longest user message accepted; longer ones get a clear answer instead of a silent cut. */
   maxInboundChars?: number;
   status: CommandDeps['status'];
@@ -77,12 +80,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     const controller = new AbortController();
     running.set(key, controller);
     const port = portFor(state.conversation);
-    let stopWorking: (() => Promise<void>) | undefined;
+    const progress = startProgress(port, state.conversation, state.replyTo, { delayMs: deps.progressDelayMs ?? 0, clock: deps.clock, log });
     try {
-      stopWorking = await port?.startWorking(state.conversation, { replyTo: state.replyTo }).catch((err) => {
-        log.warn({ err: (err as Error).message }, 'progress indicator failed');
-        return undefined;
-      });
       if (before && !(await before(controller.signal))) return;
       const end = await runSteps(deps.turn, state, controller.signal, {
         toolsStarting: (names) => {
@@ -96,7 +95,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       deps.turn.tracer.record({ type: 'turn_end', turnId: state.turnId, outcome: 'error', steps: state.stepsUsed, durationMs: deps.clock.now() - state.startedAt, promptTokens: state.promptTokens, completionTokens: state.completionTokens });
     } finally {
       if (running.get(key) === controller) running.delete(key);
-      await stopWorking?.().catch((err: Error) => log.warn({ err: err.message }, 'clearing progress indicator failed'));
+      await progress.stop();
     }
   }
 
@@ -106,11 +105,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
     // A pause is not an end: the turn's one turn_end comes when it finishes after the decision.
     if (end.kind !== 'paused') deps.turn.tracer.record({ type: 'turn_end', turnId: state.turnId, outcome: end.kind === 'model_error' ? `model_error:${end.error.kind}` : end.kind, steps: state.stepsUsed, durationMs: deps.clock.now() - state.startedAt, promptTokens: state.promptTokens, completionTokens: state.completionTokens });
     if (end.kind === 'paused') {
+      state.paused = true;
       await deps.store.set(`turn:${state.turnId}`, state);
       await approvals.show(end.approval);
       return;
     }
-    await deps.store.delete(`turn:${state.turnId}`);
+    if (state.paused) await deps.store.delete(`turn:${state.turnId}`);
     if (end.kind === 'answered') await send(c, end.text || say.EMPTY_ANSWER, state.replyTo);
     else if (end.kind === 'step_limit') await send(c, say.stepLimitReached(deps.turn.limits.maxSteps), state.replyTo);
     else if (end.kind === 'model_error') await send(c, say.modelFailed(end.error), state.replyTo);

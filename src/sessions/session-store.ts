@@ -34,10 +34,11 @@ export interface SessionStore {
 }
 
 /**
- * History is kept in fixed-size pages plus a message count, so an append rewrites at most the
- * last page and the count, never the whole history. The count is written last and is the commit
- * point: a crash after writing a page but before the count leaves extra messages in the page
- * that readers ignore and the next append overwrites.
+ * History is kept in fixed-size pages plus a pointer to the last page, so an append rewrites at
+ * most the last page, never the whole history. Writing one page is atomic, so the last page's
+ * length is the count within it; the pointer only moves when a new page starts, and it is
+ * written after the pages, as the commit point for them: a crash in between leaves a page past
+ * the pointer that readers ignore and the next append overwrites. One write per ordinary append.
  */
 export const HISTORY_PAGE_SIZE = 32;
 const INBOUND_TTL_MS = 24 * 60 * 60 * 1000;
@@ -47,7 +48,7 @@ const keys = {
   archived: (convKey: string) => storeKey('session', 'archived', convKey),
   joined: (convKey: string) => storeKey('session', 'joined', convKey),
   meta: (sessionId: string) => storeKey('session', 'meta', sessionId),
-  count: (sessionId: string) => storeKey('session', 'count', sessionId),
+  head: (sessionId: string) => storeKey('session', 'head', sessionId),
   page: (sessionId: string, page: number) => storeKey('session', 'page', sessionId, String(page)),
   inbound: (platform: string, messageId: string) => storeKey('inbound', platform, messageId),
 };
@@ -78,8 +79,16 @@ export function createSessionStore(store: Store, clock: Clock): SessionStore {
     return createSession(convKey);
   }
 
+  /** Index of the last page and the messages in it ([] for a new session). */
+  async function lastPage(sessionId: string): Promise<{ page: number; messages: ChatMessage[] }> {
+    const page = (await store.get<number>(keys.head(sessionId))) ?? 0;
+    const messages = (await store.get<ChatMessage[]>(keys.page(sessionId, page))) ?? [];
+    return { page, messages };
+  }
+
   async function messageCount(sessionId: string): Promise<number> {
-    return (await store.get<number>(keys.count(sessionId))) ?? 0;
+    const { page, messages } = await lastPage(sessionId);
+    return page * HISTORY_PAGE_SIZE + messages.length;
   }
 
   async function readPage(sessionId: string, page: number): Promise<ChatMessage[]> {
@@ -127,21 +136,24 @@ export function createSessionStore(store: Store, clock: Clock): SessionStore {
     append(sessionId, messages) {
       if (messages.length === 0) return Promise.resolve();
       return locks.run(`session:${sessionId}`, async () => {
-        const count = await messageCount(sessionId);
-        let page = Math.floor(count / HISTORY_PAGE_SIZE);
-        const filled = count % HISTORY_PAGE_SIZE;
-        // Only the committed part of the last page counts; anything beyond it is crash debris.
-        let buffer = filled > 0 ? (await readPage(sessionId, page)).slice(0, filled) : [];
+        const last = await lastPage(sessionId);
+        let page = last.page;
+        let buffer = last.messages;
+        if (buffer.length >= HISTORY_PAGE_SIZE) {
+          page += 1;
+          buffer = [];
+        }
         let rest = messages;
-        while (rest.length > 0) {
+        for (;;) {
           const room = HISTORY_PAGE_SIZE - buffer.length;
           buffer = [...buffer, ...rest.slice(0, room)];
           rest = rest.slice(room);
           await store.set(keys.page(sessionId, page), buffer);
+          if (rest.length === 0) break;
           page += 1;
           buffer = [];
         }
-        await store.set(keys.count(sessionId), count + messages.length);
+        if (page !== last.page) await store.set(keys.head(sessionId), page);
       });
     },
 
@@ -157,7 +169,9 @@ export function createSessionStore(store: Store, clock: Clock): SessionStore {
     },
 
     async markJoined(conversation) {
-      await store.set(keys.joined(conversationKey(conversation)), true);
+      const key = keys.joined(conversationKey(conversation));
+      // Called for every answer in a thread; a read (usually cached) saves a write each time.
+      if ((await store.get<boolean>(key)) !== true) await store.set(key, true);
     },
 
     async isJoined(conversation) {

@@ -30,7 +30,19 @@ describe('fitContext', () => {
     expect(r.overflow).toEqual([]);
     expect(r.stubbedToolResults).toBe(0);
     expect(r.messages).toEqual([{ role: 'system', content: SYSTEM }, ...history]);
-    expect(r.tokens).toBe(counter.countMessages(r.messages) + 100);
+    expect(r.tokens).toBeGreaterThanOrEqual(counter.countMessages(r.messages) + 100);
+    expect(r.tokens).toBeLessThanOrEqual(10_000);
+  });
+
+  it('does not tokenize at all when the UTF-8 byte bound already fits', () => {
+    const history = [...turn(1, 300), { role: 'user' as const, content: 'héllo, 世界' }];
+    const refusing = { ...counter, count: () => { throw new Error('tokenized'); }, countMessage: () => { throw new Error('tokenized'); }, countMessages: () => { throw new Error('tokenized'); } };
+    const r = fitContext({ system: SYSTEM, history, budgetTokens: 10_000, toolsTokens: 100, counter: refusing });
+    expect(r.fits).toBe(true);
+    expect(r.messages).toEqual([{ role: 'system', content: SYSTEM }, ...history]);
+    const bytes = [SYSTEM, ...history.map((m) => JSON.stringify(m))].reduce((n, t) => n + Buffer.byteLength(t), 0);
+    expect(r.tokens).toBeLessThanOrEqual(bytes + 100 + 4 * 6 + 3);
+    expect(r.tokens).toBeGreaterThanOrEqual(counter.countMessages(r.messages) + 100);
   });
 
   it('stubs old tool results first, oldest first, and keeps the latest turn intact', () => {

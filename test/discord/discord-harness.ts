@@ -46,6 +46,8 @@ export async function startBot(opts: { env?: Record<string, string>; heartbeatIn
       HERMES_MODEL_RETRIES: '0',
       DISCORD_TOKEN: 'discord-test-token',
       DISCORD_API_URL: discord.apiUrl,
+      // Indicators show at once here so tests can see them; the product waits (HERMES_PROGRESS_DELAY_MS).
+      HERMES_PROGRESS_DELAY_MS: '0',
       ...opts.env,
     },
     dataDir,

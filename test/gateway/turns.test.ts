@@ -99,6 +99,20 @@ describe('agent turns through the gateway', () => {
     expect(h.port.events.filter((e) => e.kind === 'stopped')).toHaveLength(1);
   });
 
+  it('shows the progress indicator only for turns slower than HERMES_PROGRESS_DELAY_MS, and always clears it', async () => {
+    h = await startHarness({ env: { HERMES_PROGRESS_DELAY_MS: '300' } });
+    h.fake.enqueue({ text: 'quick' });
+    await h.core.gateway.handleMessage(msg('quick one'));
+    await h.port.waitFor(isText);
+    await h.core.gateway.idle();
+    expect(h.port.events.filter((e) => e.kind === 'working')).toHaveLength(0);
+    h.fake.enqueue({ text: 'slow', delayMs: 900 });
+    await h.core.gateway.handleMessage(msg('slow one'));
+    await h.port.waitForCount((e) => e.kind === 'text', 2);
+    await h.core.gateway.idle();
+    expect(h.port.events.map((e) => e.kind).filter((k) => k === 'working' || k === 'stopped' || k === 'text')).toEqual(['text', 'working', 'text', 'stopped']);
+  });
+
   it('reports a permanent model error as such', async () => {
     h = await startHarness();
     h.fake.enqueue({ status: 401, body: { error: { message: 'Incorrect API key provided', code: 'invalid_api_key' } } });

@@ -111,7 +111,7 @@ export interface Harness {
 export async function startHarness(opts: { env?: Record<string, string>; tools?: AnyTool[]; extraTools?: AnyTool[]; fake?: FakeOpenAI; core?: Partial<CoreOptions> } = {}): Promise<Harness> {
   const fake = opts.fake ?? (await startFakeOpenAI());
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hermes-test-'));
-  const result = loadConfig({ OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'test-key', HERMES_MODEL_RETRIES: '0', HERMES_DATA_DIR: dataDir, HERMES_MODEL: 'gpt-4o-mini', ...opts.env }, dataDir);
+  const result = loadConfig({ OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'test-key', HERMES_MODEL_RETRIES: '0', HERMES_DATA_DIR: dataDir, HERMES_MODEL: 'gpt-4o-mini', HERMES_PROGRESS_DELAY_MS: '0', ...opts.env }, dataDir);
   if (!result.ok) throw new Error(result.errors.join('\n'));
   const config = result.config;
   const log = pino({ level: process.env.TEST_LOG ?? 'silent' });

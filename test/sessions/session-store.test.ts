@@ -84,15 +84,33 @@ describe('session store', () => {
     expect(await sessions.history(id)).toHaveLength(600);
   });
 
-  it('ignores a page written past the count by a crash, and the next append overwrites it', async () => {
+  it('ignores a page written past the head by a crash, and the next append overwrites it', async () => {
     const store = createMemoryStore();
     const sessions = createSessionStore(store, systemClock);
     const { id } = await sessions.current(channel);
-    await sessions.append(id, [user('a'), user('b')]);
-    await store.set(storeKey('session', 'page', id, '0'), [user('a'), user('b'), user('debris')]);
-    expect((await sessions.history(id)).map((m) => m.content)).toEqual(['a', 'b']);
+    const full = Array.from({ length: HISTORY_PAGE_SIZE }, (_, i) => user(`m${i}`));
+    await sessions.append(id, full);
+    // A crash after the next page was written but before the head pointer moved to it:
+    await store.set(storeKey('session', 'page', id, '1'), [user('debris')]);
+    expect(await sessions.history(id)).toHaveLength(HISTORY_PAGE_SIZE);
     await sessions.append(id, [user('c')]);
-    expect((await sessions.history(id)).map((m) => m.content)).toEqual(['a', 'b', 'c']);
+    const all = await sessions.history(id);
+    expect(all.map((m) => m.content)).toEqual([...full.map((m) => m.content), 'c']);
+  });
+
+  it('writes one key for an ordinary append and two when a page fills', async () => {
+    const inner = createMemoryStore();
+    const keys: string[] = [];
+    const counting: Store = { ...inner, set: (key, value, ttl) => { keys.push(key); return inner.set(key, value, ttl); } };
+    const sessions = createSessionStore(counting, systemClock);
+    const { id } = await sessions.current(channel);
+    keys.length = 0;
+    await sessions.append(id, [user('one')]);
+    expect(keys).toHaveLength(1);
+    keys.length = 0;
+    await sessions.append(id, Array.from({ length: HISTORY_PAGE_SIZE }, (_, i) => user(`n${i}`)));
+    expect(keys).toHaveLength(3); // page 0 completed, page 1 started, head moved
+    expect(await sessions.history(id)).toHaveLength(HISTORY_PAGE_SIZE + 1);
   });
 
   it('archives the old session on startNew and starts empty', async () => {

@@ -62,6 +62,8 @@ export async function startSlackHarness(opts: HarnessOptions = {}): Promise<Slac
       // Without the trailing slash on purpose: the adapter must normalise it.
       SLACK_API_URL: slack.apiUrl.replace(/\/$/, ''),
       PORT: '0',
+      // Indicators show at once here so tests can see them; the product waits (HERMES_PROGRESS_DELAY_MS).
+      HERMES_PROGRESS_DELAY_MS: '0',
       ...(opts.socketMode ? { SLACK_APP_TOKEN: slack.appToken } : {}),
       ...opts.env,
     },
