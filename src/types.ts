@@ -48,7 +48,7 @@ export interface ToolCall {
 
 export type ChatMessage =
   | { role: 'system'; content: string }
-  | { role: 'user'; content: string; speaker?: Speaker }
+  | { role: 'user'; content: string; speaker?: Speaker; /** InboundMessage.id it came from (crash recovery). */ inboundId?: string }
   | { role: 'assistant'; content: string | null; toolCalls?: ToolCall[] }
   | { role: 'tool'; toolCallId: string; name: string; content: string };
 

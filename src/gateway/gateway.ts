@@ -127,13 +127,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
   /** The queued job for one user message. */
   async function processMessage(msg: InboundMessage): Promise<void> {
     try {
-      await inbox.markStarted(msg.id);
       // The bot is about to answer in this thread: from now on it is part of it.
       if (msg.conversation.threadId) await deps.sessions.markJoined(msg.conversation);
       const session = await deps.sessions.current(msg.conversation);
       await approvals.supersede(session.id);
       await approvals.repairHistory(session.id);
-      await deps.sessions.append(session.id, [{ role: 'user', content: tagUserText(msg.conversation, msg.speaker, msg.text), speaker: msg.speaker }]);
+      await deps.sessions.append(session.id, [{ role: 'user', content: tagUserText(msg.conversation, msg.speaker, msg.text), speaker: msg.speaker, inboundId: msg.id }]);
       const state = newTurnState({ sessionId: session.id, conversation: msg.conversation, speaker: msg.speaker, isAdmin: isAdmin(msg.speaker), replyTo: msg.replyTo }, deps.clock.now());
       deps.turn.tracer.record({ type: 'turn_start', turnId: state.turnId, sessionId: session.id, platform: msg.conversation.platform, userKey: speakerKey(msg.speaker), text: msg.text });
       await drive(state);
@@ -220,10 +219,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
     async recover() {
       for (const msg of await inbox.pending()) {
-        if (msg.started) {
+        const session = await deps.sessions.current(msg.message.conversation);
+        const recent = await deps.sessions.history(session.id);
+        if (recent.some((m) => m.role === 'user' && m.inboundId === msg.message.id)) {
           // A turn was running when the process died. Re-running could repeat side effects,
           // so the history is repaired (dangling calls answered) and the user is told.
-          const session = await deps.sessions.current(msg.message.conversation);
           await approvals.repairHistory(session.id);
           await send(msg.message.conversation, say.RESTART_INTERRUPTED, msg.message.replyTo);
           await inbox.done(msg.message.id);
