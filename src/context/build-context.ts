@@ -1,7 +1,7 @@
 import type { Logger } from '../log.js';
 import type { ChatMessage } from '../types.js';
 import type { ToolSpec } from '../provider/provider.js';
-import type { TokenCounter } from './token-counter.js';
+import { TOOL_SPEC_OVERHEAD, type TokenCounter } from './token-counter.js';
 import { fitContext } from './context-window.js';
 import { splitTurns } from './turns.js';
 
@@ -49,8 +49,19 @@ function firstChunk(overflow: ChatMessage[]): ChatMessage[] {
   return overflow.slice(0, end);
 }
 
+/** Bytes bound tokens from above (a BPE token covers at least one byte), plus the framing. */
+function toolsByteBound(tools: ToolSpec[]): number {
+  let n = 0;
+  for (const t of tools) n += TOOL_SPEC_OVERHEAD + Buffer.byteLength(t.name) + Buffer.byteLength(t.description) + Buffer.byteLength(JSON.stringify(t.parameters));
+  return n;
+}
+
 export async function buildContext(input: BuildContextInput): Promise<{ messages: ChatMessage[]; promptTokens: number }> {
   const { session, history, counter, log } = input;
+  // Most requests fit by bytes alone; then no tokenizer is loaded or run at all.
+  const firstUpTo = Math.max(0, Math.min(Math.floor(session.summarizedUpTo) || 0, history.length));
+  const quick = fitContext({ system: input.system, summary: session.summary, history: history.slice(firstUpTo), budgetTokens: input.budgetTokens, toolsTokens: toolsByteBound(input.tools), counter, byteBoundOnly: true });
+  if (quick.fits) return { messages: quick.messages, promptTokens: quick.tokens };
   const toolsTokens = counter.countTools(input.tools);
   let upTo = Math.max(0, Math.min(Math.floor(session.summarizedUpTo) || 0, history.length));
   let summary = session.summary;

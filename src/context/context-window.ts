@@ -29,6 +29,8 @@ export interface FitInput {
   counter: TokenCounter;
   /** Besides the latest turn's, how many of the most recent tool results step 1 leaves intact (default 0). */
   keepRecentToolResults?: number;
+  /** Only try the byte bound: answer `fits: false` (nothing trimmed) when it does not fit. */
+  byteBoundOnly?: boolean;
 }
 
 export interface FitResult {
@@ -101,6 +103,7 @@ export function fitContext(input: FitInput): FitResult {
   if (bound <= budget) {
     return { messages: [system, ...paired], tokens: bound, stubbedToolResults: 0, overflow: [], fits: true };
   }
+  if (input.byteBoundOnly) return { messages: [system, ...paired], tokens: bound, stubbedToolResults: 0, overflow: [], fits: false };
   const turns = splitTurns(input.history).map((t) => ({
     start: t.start,
     entries: pairToolMessages(t.messages).map((msg): Entry => ({ msg, cost: counter.countMessage(msg) })),

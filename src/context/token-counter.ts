@@ -1,6 +1,5 @@
-import { Tiktoken } from 'js-tiktoken/lite';
-import o200kBase from 'js-tiktoken/ranks/o200k_base';
-import cl100kBase from 'js-tiktoken/ranks/cl100k_base';
+import { createRequire } from 'node:module';
+import { Tiktoken, type TiktokenBPE } from 'js-tiktoken/lite';
 import type { ChatMessage } from '../types.js';
 import type { ToolSpec } from '../provider/provider.js';
 
@@ -30,7 +29,7 @@ export interface TokenCounter {
 export const MESSAGE_OVERHEAD = 4;
 export const REPLY_PRIMING = 3;
 export const TOOL_CALL_OVERHEAD = 4;
-const TOOL_SPEC_OVERHEAD = 8;
+export const TOOL_SPEC_OVERHEAD = 8;
 
 /**
  * Counts are cached by content: a session's history is recounted before every model call, and the
@@ -48,12 +47,19 @@ export function encodingForModelName(model: string): TokenEncodingName {
 }
 
 const encoders = new Map<'o200k_base' | 'cl100k_base', Tiktoken>();
+// The rank tables are megabytes of JavaScript: loaded on first use, not at start. Short
+// conversations never need them (context-window.ts fits them by a byte bound).
+const require = createRequire(import.meta.url);
+const loadRanks = (name: 'o200k_base' | 'cl100k_base'): TiktokenBPE => {
+  const mod = require(`js-tiktoken/ranks/${name}`) as TiktokenBPE & { default?: TiktokenBPE };
+  return mod.default ?? mod;
+};
 
 function encoderFor(name: 'o200k_base' | 'cl100k_base'): Tiktoken {
   let enc = encoders.get(name);
   if (!enc) {
     // Building the rank table takes ~0.5 s; do it once per process and per encoding.
-    enc = new Tiktoken(name === 'o200k_base' ? o200kBase : cl100kBase);
+    enc = new Tiktoken(loadRanks(name));
     encoders.set(name, enc);
   }
   return enc;

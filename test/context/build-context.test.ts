@@ -112,6 +112,19 @@ describe('buildContext', () => {
     expect(lines.filter((l) => l.level === 40 || l.level === 50)).toEqual([]);
   });
 
+  it('never tokenizes a request that fits by bytes', async () => {
+    const refuse = () => {
+      throw new Error('the tokenizer ran');
+    };
+    const counter = { ...createTokenCounter('gpt-4o'), count: refuse, countMessage: refuse, countMessages: refuse, countTools: refuse };
+    const tools: ToolSpec[] = [{ name: 'lookup', description: 'Looks things up', parameters: { type: 'object', properties: { key: { type: 'string' } } } }];
+    const history: ChatMessage[] = [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }, { role: 'user', content: 'how are you?' }];
+    const noLog = createLogger('silent', new Writable({ write: (_c, _e, cb) => cb() }));
+    const r = await buildContext({ system: 'sys', session: { id: 's', summarizedUpTo: 0 }, history, budgetTokens: 4000, tools, counter, summarize: refuse, saveSummary: refuse, log: noLog });
+    expect(r.messages).toEqual([{ role: 'system', content: 'sys' }, ...history]);
+    expect(r.promptTokens).toBeGreaterThanOrEqual(createTokenCounter('gpt-4o').countMessages(r.messages));
+  });
+
   it('keeps the raw turns and logs when the summary call fails, then retries them', async () => {
     const history: ChatMessage[] = [];
     for (let t = 0; t < 12; t++) {
