@@ -39,6 +39,10 @@ export function createSessionQueue(maxConcurrent: number): SessionQueue {
       const prev = tails.get(key) ?? Promise.resolve();
       const result = prev.then(async () => {
         await acquire();
+        // Yield to the event loop before each job: reads served from the store's cache resolve
+        // as microtasks, so hundreds of jobs released at once would otherwise run back to back
+        // without letting a single HTTP request (a Slack ack) or timer through.
+        await new Promise<void>((resolve) => setImmediate(resolve));
         try {
           return await job();
         } finally {
