@@ -26,5 +26,5 @@ USER hermes
 VOLUME ["/data"]
 EXPOSE 3000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s \
-  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1)).catch(()=>process.exit(process.env.SLACK_SIGNING_SECRET?1:0))"
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1)).catch(()=>process.exit(process.env.SLACK_SIGNING_SECRET&&!process.env.SLACK_APP_TOKEN?1:0))"
 CMD ["npm", "start"]
