@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
+import { parseCli, type CliIo } from '../cli/parse-cli.js';
 import { CaseFileError, loadCases, selectCases } from './case-schema.js';
 import { formatComparison, formatSuite, readResultFile } from './report.js';
 import { EvalHarnessError } from './run-case.js';
@@ -28,42 +28,25 @@ Options:
   --keep-data        keep each case's data folder (traces, SQLite) and print where it is
   --help`;
 
-export interface CliIo {
-  out(line: string): void;
-  err(line: string): void;
-  env: Record<string, string | undefined>;
-  cwd: string;
-}
+export type { CliIo } from '../cli/parse-cli.js';
 
 const list = (v: string[] | undefined) => (v ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
 
 export async function main(argv: string[], io: CliIo): Promise<number> {
-  let args;
-  try {
-    args = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        cases: { type: 'string' },
-        case: { type: 'string', multiple: true },
-        tag: { type: 'string', multiple: true },
-        out: { type: 'string' },
-        compare: { type: 'boolean' },
-        scripted: { type: 'boolean' },
-        'timeout-ms': { type: 'string' },
-        'keep-data': { type: 'boolean' },
-        help: { type: 'boolean' },
-      },
-    });
-  } catch (err) {
-    io.err(`${(err as Error).message}\n${USAGE}`);
-    return 2;
-  }
+  const parsed = parseCli(argv, {
+    cases: { type: 'string' },
+    case: { type: 'string', multiple: true },
+    tag: { type: 'string', multiple: true },
+    out: { type: 'string' },
+    compare: { type: 'boolean' },
+    scripted: { type: 'boolean' },
+    'timeout-ms': { type: 'string' },
+    'keep-data': { type: 'boolean' },
+    help: { type: 'boolean' },
+  }, USAGE, io, true);
+  if (parsed.exit !== undefined) return parsed.exit;
+  const args = parsed.args;
   const o = args.values;
-  if (o.help) {
-    io.out(USAGE);
-    return 0;
-  }
   if (o.compare) {
     if (args.positionals.length !== 2) {
       io.err('--compare needs two result files: npm run eval -- --compare a.json b.json');

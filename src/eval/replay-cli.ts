@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import pino from 'pino';
 import { loadConfig } from '../config.js';
@@ -9,7 +8,7 @@ import { toToolSpec } from '../tools/json-schema.js';
 import { builtinTools } from '../../tools/index.js';
 import { formatReplay, replaySteps, selectModelCalls } from './replay.js';
 import { readTraceEvents } from './trace-reader.js';
-import type { CliIo } from './eval-cli.js';
+import { parseCli, type CliIo } from '../cli/parse-cli.js';
 
 const USAGE = `Usage: npm run replay -- (--turn ID | --session ID) [options]
 
@@ -28,31 +27,20 @@ Options:
   --help`;
 
 export async function main(argv: string[], io: CliIo): Promise<number> {
-  let args;
-  try {
-    args = parseArgs({
-      args: argv,
-      options: {
-        turn: { type: 'string' },
-        session: { type: 'string' },
-        traces: { type: 'string' },
-        model: { type: 'string' },
-        'base-url': { type: 'string' },
-        'system-file': { type: 'string' },
-        'max-steps': { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean' },
-      },
-    });
-  } catch (err) {
-    io.err(`${(err as Error).message}\n${USAGE}`);
-    return 2;
-  }
+  const parsed = parseCli(argv, {
+    turn: { type: 'string' },
+    session: { type: 'string' },
+    traces: { type: 'string' },
+    model: { type: 'string' },
+    'base-url': { type: 'string' },
+    'system-file': { type: 'string' },
+    'max-steps': { type: 'string' },
+    json: { type: 'boolean' },
+    help: { type: 'boolean' },
+  }, USAGE, io);
+  if (parsed.exit !== undefined) return parsed.exit;
+  const args = parsed.args;
   const o = args.values;
-  if (o.help) {
-    io.out(USAGE);
-    return 0;
-  }
   const maxSteps = o['max-steps'] === undefined ? 50 : Number(o['max-steps']);
   if (!(Number.isInteger(maxSteps) && maxSteps > 0)) {
     io.err('--max-steps must be a whole number above 0');

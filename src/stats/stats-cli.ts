@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
+import { parseCli, type CliIo } from '../cli/parse-cli.js';
 import { speakerKey, type Platform } from '../types.js';
 import { formatStats, readTraceStats } from './trace-stats.js';
 
@@ -16,13 +16,8 @@ Options:
   --json         print the numbers as JSON
   --help`;
 
-export interface StatsIo {
-  out(line: string): void;
-  err(line: string): void;
-  env: Record<string, string | undefined>;
-  cwd: string;
-  now?: () => number;
-}
+/** The stats tool's io is the shared one (with `now`, for relative windows). */
+export type StatsIo = CliIo;
 
 const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
 
@@ -53,28 +48,17 @@ export function parseUserKey(text: string): string | undefined {
 }
 
 export async function main(argv: string[], io: StatsIo): Promise<number> {
-  let args;
-  try {
-    args = parseArgs({
-      args: argv,
-      options: {
-        since: { type: 'string' },
-        until: { type: 'string' },
-        user: { type: 'string' },
-        traces: { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean' },
-      },
-    });
-  } catch (err) {
-    io.err(`${(err as Error).message}\n${USAGE}`);
-    return 2;
-  }
+  const parsed = parseCli(argv, {
+    since: { type: 'string' },
+    until: { type: 'string' },
+    user: { type: 'string' },
+    traces: { type: 'string' },
+    json: { type: 'boolean' },
+    help: { type: 'boolean' },
+  }, USAGE, io);
+  if (parsed.exit !== undefined) return parsed.exit;
+  const args = parsed.args;
   const o = args.values;
-  if (o.help) {
-    io.out(USAGE);
-    return 0;
-  }
   const now = io.now?.() ?? Date.now();
   const since = parseWhen(o.since ?? '24h', now);
   const until = o.until === undefined ? now : parseWhen(o.until, now);

@@ -1,0 +1,32 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+/** What the command-line tools (eval, replay, stats) read and write, passed in so tests drive them. */
+export interface CliIo {
+  out(line: string): void;
+  err(line: string): void;
+  env: Record<string, string | undefined>;
+  cwd: string;
+  now?: () => number;
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/**
+ * Flags through node:util's strict parser, with the conventions every tool shares: `--help`
+ * prints the usage (exit 0), an unknown or malformed flag prints the problem and the usage (exit 2).
+ */
+export function parseCli<const O extends Options>(argv: string[], options: O, usage: string, io: CliIo, allowPositionals = false) {
+  type Config = { args: string[]; options: O; allowPositionals: boolean; strict: true };
+  let parsed: ReturnType<typeof parseArgs<Config>>;
+  try {
+    parsed = parseArgs<Config>({ args: argv, options, allowPositionals, strict: true });
+  } catch (err) {
+    io.err(`${(err as Error).message}\n${usage}`);
+    return { exit: 2 } as const;
+  }
+  if ((parsed.values as Record<string, unknown>).help) {
+    io.out(usage);
+    return { exit: 0 } as const;
+  }
+  return { args: parsed };
+}
