@@ -1,3 +1,5 @@
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 /** What the command-line tools (eval, replay, stats) read and write, passed in so tests drive them. */
@@ -29,4 +31,17 @@ export function parseCli<const O extends Options>(argv: string[], options: O, us
     return { exit: 0 } as const;
   }
   return { args: parsed };
+}
+
+/** Runs `main` when the file is the process entry point (`tsx src/…-cli.ts`), exiting with its code. */
+export function runIfEntryPoint(moduleUrl: string, main: (argv: string[], io: CliIo) => Promise<number>, name: string): void {
+  if (!process.argv[1] || moduleUrl !== pathToFileURL(path.resolve(process.argv[1])).href) return;
+  const io: CliIo = { out: (l) => console.log(l), err: (l) => console.error(l), env: process.env, cwd: process.cwd() };
+  main(process.argv.slice(2), io).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      console.error(`${name} failed: ${(err as Error).stack ?? String(err)}`);
+      process.exit(1);
+    },
+  );
 }

@@ -1,7 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { parseCli, type CliIo } from '../cli/parse-cli.js';
+import { parseCli, runIfEntryPoint, type CliIo } from '../cli/parse-cli.js';
 import { CaseFileError, loadCases, selectCases } from './case-schema.js';
 import { formatComparison, formatSuite, readResultFile } from './report.js';
 import { EvalHarnessError } from './run-case.js';
@@ -124,12 +123,4 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  main(process.argv.slice(2), { out: (l) => console.log(l), err: (l) => console.error(l), env: process.env, cwd: process.cwd() }).then(
-    (code) => process.exit(code),
-    (err: unknown) => {
-      console.error(`The eval harness failed: ${(err as Error).stack ?? String(err)}`);
-      process.exit(1);
-    },
-  );
-}
+runIfEntryPoint(import.meta.url, main, 'The eval harness');

@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import pino from 'pino';
 import { loadConfig } from '../config.js';
 import { createOpenAIProvider } from '../provider/openai-provider.js';
@@ -8,7 +7,7 @@ import { toToolSpec } from '../tools/json-schema.js';
 import { builtinTools } from '../../tools/index.js';
 import { formatReplay, replaySteps, selectModelCalls } from './replay.js';
 import { readTraceEvents } from './trace-reader.js';
-import { parseCli, type CliIo } from '../cli/parse-cli.js';
+import { parseCli, runIfEntryPoint, type CliIo } from '../cli/parse-cli.js';
 
 const USAGE = `Usage: npm run replay -- (--turn ID | --session ID) [options]
 
@@ -88,12 +87,4 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   return 0;
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  main(process.argv.slice(2), { out: (l) => console.log(l), err: (l) => console.error(l), env: process.env, cwd: process.cwd() }).then(
-    (code) => process.exit(code),
-    (err: unknown) => {
-      console.error(`Replay failed: ${(err as Error).stack ?? String(err)}`);
-      process.exit(1);
-    },
-  );
-}
+runIfEntryPoint(import.meta.url, main, 'Replay');

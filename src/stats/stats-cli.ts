@@ -1,6 +1,5 @@
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { parseCli, type CliIo } from '../cli/parse-cli.js';
+import { parseCli, runIfEntryPoint, type CliIo } from '../cli/parse-cli.js';
 import { speakerKey, type Platform } from '../types.js';
 import { formatStats, readTraceStats } from './trace-stats.js';
 
@@ -91,12 +90,4 @@ export async function main(argv: string[], io: StatsIo): Promise<number> {
   return 0;
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  main(process.argv.slice(2), { out: (l) => console.log(l), err: (l) => console.error(l), env: process.env, cwd: process.cwd() }).then(
-    (code) => process.exit(code),
-    (err: unknown) => {
-      console.error(`Stats failed: ${(err as Error).stack ?? String(err)}`);
-      process.exit(1);
-    },
-  );
-}
+runIfEntryPoint(import.meta.url, main, 'Stats');
