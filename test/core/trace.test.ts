@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { calculator } from '../../tools/calculator.js';
 import { createLogger } from '../../src/log.js';
 import { conv, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
+import { FAKE_OPENAI_KEY } from '../helpers/fake-secrets.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 let h: Harness | undefined;
@@ -18,7 +19,7 @@ describe('traces and logs', () => {
   it('traces every model and tool call of a turn, without secrets, and npm run trace prints it', async () => {
     h = await startHarness({ tools: [calculator] });
     h.fake.enqueue({ toolCalls: [{ id: 'c1', name: 'calculator', arguments: { expression: '2^10' } }] }, { text: 'It is 1024.' });
-    const secret = 'sk-proj-abcdefghijklmnopqrstuvwxyz012345';
+    const secret = FAKE_OPENAI_KEY;
     await h.core.gateway.handleMessage({ id: 't1', conversation: conv('D1', { isDm: true }), speaker: user('U1'), text: `my key is ${secret}, what is 2^10?`, mentioned: false });
     await h.port.waitFor(isText);
     await h.core.gateway.idle();

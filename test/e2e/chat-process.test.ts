@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI, type FakeReply, type ChatCompletionRequestBody } from '../fakes/openai/fake-openai.js';
 import { startFakeWeb, type FakeWeb } from '../fakes/web/fake-web.js';
 import { startChat, type ChatProcess } from '../helpers/chat-process.js';
+import { FAKE_OPENAI_KEY } from '../helpers/fake-secrets.js';
 
 /**
  * The terminal chat as a user runs it: `npm run chat`, a pipe, the real SDK against the fake
@@ -74,7 +75,7 @@ async function env(extra: Record<string, string> = {}) {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hermes-chat-'));
   return {
     OPENAI_BASE_URL: fake.url,
-    OPENAI_API_KEY: 'sk-test-not-a-real-key-000000',
+    OPENAI_API_KEY: FAKE_OPENAI_KEY,
     HERMES_MODEL_RETRIES: '0',
     HERMES_DATA_DIR: dataDir,
     HERMES_NET_ALLOW: `127.0.0.1:${web.port}`,
@@ -110,7 +111,7 @@ describe('npm run chat through a pipe', () => {
     expect(toolResults.some((t) => /Unknown tool "calculater"/i.test(t) || /calculater/.test(t))).toBe(true);
     expect(toolResults.some((t) => /expression/.test(t))).toBe(true);
     expect(toolResults.some((t) => /timed out/i.test(t))).toBe(true);
-    expect(chat.stdout() + chat.stderr()).not.toContain('sk-test-not-a-real-key');
+    expect(chat.stdout() + chat.stderr()).not.toContain(FAKE_OPENAI_KEY);
   }, 90_000);
 
   it('asks before a risky tool; kill -9 with the approval pending, restart, approve: it runs exactly once', async () => {

@@ -8,6 +8,7 @@ import type { Store } from '../../src/store/store.js';
 import type { Clock } from '../../src/clock.js';
 import { createTokenCounter } from '../../src/context/token-counter.js';
 import type { Speaker } from '../../src/types.js';
+import { FAKE_GITHUB_TOKEN, FAKE_OPENAI_KEY, FAKE_SLACK_BOT_TOKEN } from '../helpers/fake-secrets.js';
 
 const DAY = 24 * 3600 * 1000;
 
@@ -112,10 +113,10 @@ describe('fact store on SQLite', () => {
   it('rejects secrets, empty and overlong facts with text the model can act on', async () => {
     const u = facts.forUser(alice);
     for (const secret of [
-      'My OpenAI key is sk-proj-abcdefghijklmnopqrstuvwxyz012345',
-      'slack token xoxb-1234567890-abcdefghijkl',
+      `My OpenAI key is ${FAKE_OPENAI_KEY}`,
+      `slack token ${FAKE_SLACK_BOT_TOKEN}`,
       'password: hunter2',
-      'My GitHub token ghp_abcdefghijklmnopqrstuvwxyz0123456789',
+      `My GitHub token ${FAKE_GITHUB_TOKEN}`,
       'AWS AKIAIOSFODNN7EXAMPLE',
       'db at postgres://admin:s3cret@db.internal:5432/app',
       'random key Zk8f2LmQ9xR4tY7wP3vN6bJ1hC5dG0sA',

@@ -11,6 +11,7 @@ import type { Speaker } from '../../src/types.js';
 import { makeToolContext } from '../tools/context-helper.js';
 import { ToolExecutor } from '../../src/tools/executor.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
+import { FAKE_OPENAI_KEY_SHORT } from '../helpers/fake-secrets.js';
 
 const ada: Speaker = { platform: 'discord', workspaceId: 'G1', userId: '111', displayName: 'Ada' };
 const bo: Speaker = { platform: 'discord', workspaceId: 'G1', userId: '222', displayName: 'Bo' };
@@ -85,7 +86,7 @@ describe('memory tools', () => {
       return executor.runPrepared(p, ctxFor(ada));
     };
     expect(await call('remember_fact', { fact: 'Likes tea.' })).toMatchObject({ ok: true, content: expect.stringMatching(/^Saved fact f[0-9a-f]{5}: Likes tea\.$/) });
-    expect(await call('remember_fact', { fact: 'api key: sk-abcdefghijklmnopqrstuvwx' })).toMatchObject({
+    expect(await call('remember_fact', { fact: `api key: ${FAKE_OPENAI_KEY_SHORT}` })).toMatchObject({
       ok: false,
       errorKind: 'failed',
       content: `remember_fact failed: ${FACT_ERRORS.secret}`,

@@ -4,8 +4,9 @@ import { createOpenAIProvider, type OpenAIProviderOptions } from '../../src/prov
 import { ModelError, type ModelProvider, type ToolSpec } from '../../src/provider/provider.js';
 import type { ChatMessage } from '../../src/types.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
+import { FAKE_OPENAI_KEY } from '../helpers/fake-secrets.js';
 
-const API_KEY = 'sk-test-very-secret-key-123456';
+const API_KEY = FAKE_OPENAI_KEY;
 let fake: FakeOpenAI;
 let logLines: string[];
 let waits: number[];

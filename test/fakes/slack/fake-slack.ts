@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { clickForm, commandForm, eventEnvelope, signedPost, type Click, type Workspace } from './payloads.js';
+import { FAKE_SLACK_APP_TOKEN, FAKE_SLACK_BOT_TOKEN } from '../../helpers/fake-secrets.js';
 
 /**
  * A fake Slack on 127.0.0.1: the Web API (recording every call), a response_url receiver, and
@@ -84,8 +85,8 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
   const botUserId = opts.botUserId ?? 'UBOT';
   const botId = opts.botId ?? 'BBOT';
   const teamId = opts.teamId ?? 'T0TEAM';
-  const botToken = opts.botToken ?? 'xoxb-fake-token';
-  const appToken = opts.appToken ?? 'xapp-fake-token';
+  const botToken = opts.botToken ?? FAKE_SLACK_BOT_TOKEN;
+  const appToken = opts.appToken ?? FAKE_SLACK_APP_TOKEN;
   const signingSecret = opts.signingSecret ?? 'fake-signing-secret';
   let scopes: string[] | undefined = 'scopes' in opts ? opts.scopes : FULL_SCOPES;
   const users = new Map<string, string>();
