@@ -4,7 +4,7 @@ import { createCore } from '../src/app.js';
 import { createTokenCounter, type TokenCounter } from '../src/context/token-counter.js';
 import { createSessionStore } from '../src/sessions/session-store.js';
 import { systemClock } from '../src/clock.js';
-import { defineTool } from '../src/tools/tool-api.js';
+import { defineTool } from '../src/toolkit/tool-api.js';
 import type { ToolSpec } from '../src/provider/provider.js';
 import type { ChatMessage, Conversation } from '../src/types.js';
 import { startFakeOpenAI, type ChatCompletionRequestBody } from '../test/fakes/openai/fake-openai.js';

@@ -1,6 +1,6 @@
 import { all, create, type FactoryFunctionMap, type MathNode } from 'mathjs';
 import { z } from 'zod';
-import { defineTool } from '../src/tools/tool-api.js';
+import { defineTool } from '../src/toolkit/tool-api.js';
 
 /**
  * A calculator the model cannot turn into anything else. mathjs parses the expression into a

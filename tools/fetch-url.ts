@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool } from '../src/tools/tool-api.js';
+import { defineTool } from '../src/toolkit/tool-api.js';
 import { decodeBody, htmlTitle, htmlToText, truncateText, wrapWebContent } from '../src/net/web-content.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { AnyTool } from '../src/tools/tool-api.js';
+import type { AnyTool } from '../src/toolkit/tool-api.js';
 import { getCurrentTime } from './get-current-time.js';
 import { calculator } from './calculator.js';
 import { fetchUrlTool } from './fetch-url.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool } from '../src/tools/tool-api.js';
+import { defineTool } from '../src/toolkit/tool-api.js';
 import { backendsFromSettings, type SearchResult } from '../src/net/search-backends.js';
 import { WEB_CONTENT_NOTE } from '../src/net/web-content.js';
 

@@ -1,5 +1,5 @@
 import type { Conversation, Speaker } from '../types.js';
-import type { FactView } from '../tools/tool-api.js';
+import type { FactView } from '../toolkit/tool-api.js';
 
 export interface PromptInput {
   now: Date;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../config.js';
 import { createOpenAIProvider } from '../provider/openai-provider.js';
-import { toToolSpec } from '../tools/json-schema.js';
+import { toToolSpec } from '../toolkit/json-schema.js';
 import { builtinTools } from '../../tools/index.js';
 import { formatReplay, replaySteps, selectModelCalls } from './replay.js';
 import { readTraceEvents } from './trace-reader.js';

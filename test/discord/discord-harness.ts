@@ -7,7 +7,7 @@ import { createDiscordAdapter, type DiscordAdapter } from '../../adapters/discor
 import { createCore, type Core } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
-import { defineTool } from '../../src/tools/tool-api.js';
+import { defineTool } from '../../src/toolkit/tool-api.js';
 import { startFakeDiscord, type FakeDiscord } from '../fakes/discord/fake-discord.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 

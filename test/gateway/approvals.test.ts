@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool } from '../../src/tools/tool-api.js';
+import { defineTool } from '../../src/toolkit/tool-api.js';
 import { conv, isApproval, isResolved, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
 import type { InboundMessage } from '../../src/types.js';
 

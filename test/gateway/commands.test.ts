@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { memoryTools } from '../../tools/memory.js';
-import { defineTool } from '../../src/tools/tool-api.js';
+import { defineTool } from '../../src/toolkit/tool-api.js';
 import { createApprovalStore } from '../../src/approvals/approval-store.js';
 import { systemClock } from '../../src/clock.js';
 import { COMMANDS, parseCommand } from '../../src/gateway/commands.js';

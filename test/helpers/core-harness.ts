@@ -6,7 +6,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createCore, type Core, type CoreOptions } from '../../src/app.js';
 import type { ApprovalResolution, ApprovalView, OutboundPort } from '../../src/gateway/ports.js';
 import type { Conversation, Platform, Speaker } from '../../src/types.js';
-import type { AnyTool } from '../../src/tools/tool-api.js';
+import type { AnyTool } from '../../src/toolkit/tool-api.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 
 /**

@@ -6,11 +6,11 @@ import { forgetFactTool, memoryTools, recallFactsTool, rememberFactTool } from '
 import { createFactStore, FACT_ERRORS, type FactStore } from '../../src/memory/fact-store.js';
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
-import type { ToolContext, ToolResult } from '../../src/tools/tool-api.js';
+import type { ToolContext, ToolResult } from '../../src/toolkit/tool-api.js';
 import type { Speaker } from '../../src/types.js';
 import { makeToolContext } from '../tools/context-helper.js';
-import { ToolExecutor } from '../../src/tools/executor.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolExecutor } from '../../src/toolkit/executor.js';
+import { ToolRegistry } from '../../src/toolkit/registry.js';
 import { FAKE_OPENAI_KEY_SHORT } from '../helpers/fake-secrets.js';
 
 const ada: Speaker = { platform: 'discord', workspaceId: 'G1', userId: '111', displayName: 'Ada' };

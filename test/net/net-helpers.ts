@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { createNetClient, type LookupFn } from '../../src/net/safe-fetch.js';
-import type { ToolContext } from '../../src/tools/tool-api.js';
+import type { ToolContext } from '../../src/toolkit/tool-api.js';
 import { makeToolContext } from '../tools/context-helper.js';
 
 export const silentLog = pino({ level: 'silent' });

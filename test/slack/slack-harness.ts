@@ -6,7 +6,7 @@ import { createSlackAdapter, type SlackAdapter } from '../../adapters/slack/slac
 import { createCore, type Core } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { GatewayApi } from '../../src/gateway/ports.js';
-import type { AnyTool } from '../../src/tools/tool-api.js';
+import type { AnyTool } from '../../src/toolkit/tool-api.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 import { startFakeSlack, type FakeSlack, type FakeSlackOptions } from '../fakes/slack/fake-slack.js';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { calculate, calculator } from '../../tools/calculator.js';
 import defaultExport from '../../tools/calculator.js';
-import { ToolExecutor } from '../../src/tools/executor.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolExecutor } from '../../src/toolkit/executor.js';
+import { ToolRegistry } from '../../src/toolkit/registry.js';
 import { makeToolContext } from './context-helper.js';
 
 async function run(args: unknown) {

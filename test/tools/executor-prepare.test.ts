@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ToolExecutor, type PreparedCall } from '../../src/tools/executor.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
-import { defineTool } from '../../src/tools/tool-api.js';
+import { ToolExecutor, type PreparedCall } from '../../src/toolkit/executor.js';
+import { ToolRegistry } from '../../src/toolkit/registry.js';
+import { defineTool } from '../../src/toolkit/tool-api.js';
 import type { Config } from '../../src/config.js';
 
 const weather = defineTool({

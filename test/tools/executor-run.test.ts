@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { NetRefusedError } from '../../src/net/net-client.js';
-import { ToolExecutor, type PreparedCall, type Ready } from '../../src/tools/executor.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
-import { defineTool, type AnyTool } from '../../src/tools/tool-api.js';
+import { ToolExecutor, type PreparedCall, type Ready } from '../../src/toolkit/executor.js';
+import { ToolRegistry } from '../../src/toolkit/registry.js';
+import { defineTool, type AnyTool } from '../../src/toolkit/tool-api.js';
 import type { Config } from '../../src/config.js';
 import { makeToolContext } from './context-helper.js';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { getCurrentTime, isoInZone, suggestZones } from '../../tools/get-current-time.js';
 import defaultExport from '../../tools/get-current-time.js';
-import { ToolExecutor } from '../../src/tools/executor.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolExecutor } from '../../src/toolkit/executor.js';
+import { ToolRegistry } from '../../src/toolkit/registry.js';
 import type { Clock } from '../../src/clock.js';
 import { makeToolContext } from './context-helper.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ToolRegistry } from '../../src/tools/registry.js';
-import { defineTool, type AnyTool } from '../../src/tools/tool-api.js';
+import { ToolRegistry } from '../../src/toolkit/registry.js';
+import { defineTool, type AnyTool } from '../../src/toolkit/tool-api.js';
 
 const make = (name: string, extra: Partial<AnyTool> = {}): AnyTool =>
   defineTool({ name, description: `${name} tool`, input: z.object({}), run: async () => name, ...extra });
