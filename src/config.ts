@@ -15,6 +15,8 @@ const toolSettingsSchema = z
     timeoutMs: z.number().int().positive().optional(),
     maxResultChars: z.number().int().positive().optional(),
     needsApproval: z.boolean().optional(),
+    /** Overrides the tool's declared effect (docs/conversation-context.md): relaxes or tightens the outside-text gate. */
+    effect: z.enum(['none', 'durable', 'outward']).optional(),
     settings: z.record(z.string(), z.unknown()).optional(),
   })
   .strict();

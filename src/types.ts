@@ -48,9 +48,17 @@ export interface ToolCall {
 
 export type ChatMessage =
   | { role: 'system'; content: string }
-  | { role: 'user'; content: string; speaker?: Speaker; /** InboundMessage.id it came from (crash recovery). */ inboundId?: string }
+  | {
+      role: 'user';
+      content: string;
+      speaker?: Speaker;
+      /** InboundMessage.id it came from (crash recovery). */
+      inboundId?: string;
+      /** Set on messages that carry outside text (thread context, others' later messages): where it came from. */
+      outsideSource?: string;
+    }
   | { role: 'assistant'; content: string | null; toolCalls?: ToolCall[] }
-  | { role: 'tool'; toolCallId: string; name: string; content: string };
+  | { role: 'tool'; toolCallId: string; name: string; content: string; /** The result is outside text from this source. */ outsideSource?: string };
 
 export interface TokenUsage {
   promptTokens: number;

@@ -25,6 +25,7 @@ export const rememberFactTool = defineTool({
     fact: z.string().min(1).describe('One short self-contained sentence, e.g. "Prefers metric units."'),
   }),
   category: 'memory',
+  effect: 'durable',
   async run({ fact }, ctx) {
     const { fact: saved, merged } = await ctx.facts.remember(fact);
     return merged
@@ -66,6 +67,7 @@ export const forgetFactTool = defineTool({
     id: z.string().min(1).describe('A fact id such as "f1a2b3", or "all".'),
   }),
   category: 'memory',
+  effect: 'durable',
   async run({ id }, ctx) {
     const target = id.trim();
     const n = await ctx.facts.forget(target);

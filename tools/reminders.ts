@@ -29,6 +29,7 @@ export const createReminderTool = defineTool({
       .describe('When, as ISO 8601 date-time, preferably with an offset or Z (2026-03-14T15:30:00+01:00). Without an offset it is read in the deployment time zone.'),
   }),
   category: 'reminders',
+  effect: 'durable',
   sideEffects: true,
   async run({ text, at }, ctx) {
     const tz = ctx.defaults.timezone;
@@ -76,6 +77,7 @@ export const cancelReminderTool = defineTool({
     id: z.string().min(1).describe('The reminder id, e.g. "k7m2qp".'),
   }),
   category: 'reminders',
+  effect: 'durable',
   async run({ id }, ctx) {
     if (await ctx.reminders.cancel(id)) return `Reminder ${id.trim()} cancelled; it will not be posted.`;
     throw new Error(

@@ -100,6 +100,7 @@ export const sendWebhookTool = defineTool({
     'Send an HTTP POST or PUT with a JSON or form body to a webhook URL. A person approves each call before it is sent. A non-2xx answer is reported with its status and the start of the response body.',
   input,
   category: 'network',
+  effect: 'outward',
   needsApproval: true,
   sideEffects: true,
   async run(args, ctx) {

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../src/toolkit/tool-api.js';
 import { backendsFromSettings, type SearchResult } from '../src/net/search-backends.js';
-import { WEB_CONTENT_NOTE } from '../src/net/web-content.js';
 
 export { webSearchSettingsFromEnv } from '../src/net/search-backends.js';
 
@@ -30,7 +29,12 @@ function format(query: string, results: SearchResult[]): string {
     const date = r.date ? ` (${r.date})` : '';
     return `${i + 1}. ${r.title}${date}\n   ${r.url}${r.snippet ? `\n   ${r.snippet}` : ''}`;
   });
-  return `<web_search_results query="${query.replace(/"/g, "'").slice(0, 200)}">\n${lines.join('\n')}\n</web_search_results>\n${WEB_CONTENT_NOTE}`;
+  return lines.join('\n');
+}
+
+function searchSource(query: string): string {
+  const q = query.replace(/\s+/g, ' ').trim();
+  return `web search "${q.length > 80 ? `${q.slice(0, 79)}…` : q}"`;
 }
 
 export const webSearchTool = defineTool({
@@ -49,7 +53,9 @@ export const webSearchTool = defineTool({
     for (const backend of backends) {
       try {
         const results = await backend.search(args.query, max, ctx.net, ctx.signal);
-        return { summary: format(args.query, results), raw: { backend: backend.name, results } };
+        const summary = format(args.query, results);
+        // Titles and snippets are written by the pages' authors: outside text.
+        return results.length === 0 ? summary : { summary, outsideSource: searchSource(args.query), raw: { backend: backend.name, results } };
       } catch (err) {
         if (ctx.signal.aborted) throw err;
         ctx.log.warn({ backend: backend.name, err: (err as Error).message }, 'web search backend failed');

@@ -9,7 +9,7 @@ import {
   type RESTPostAPIChannelMessageJSONBody,
 } from 'discord-api-types/v10';
 import type { ApprovalResolution, ApprovalView } from '../../src/gateway/ports.js';
-import { approvalOutcomeLine } from '../../src/gateway/user-messages.js';
+import { approvalOutcomeLine, approvalSourcesLine } from '../../src/gateway/user-messages.js';
 
 /**
  * Message bodies the adapter sends, as the REST API takes them. Pure, so the exact wire shape is
@@ -93,6 +93,7 @@ function approvalText(view: ApprovalView): string {
     '```json',
     args.text,
     '```' + (args.cut > 0 ? `\n_(${args.cut} more characters not shown; the full arguments are used)_` : ''),
+    ...(view.sources?.length ? [approvalSourcesLine(view.sources, (s) => `\`${s.replace(/`/g, "'")}\``)] : []),
   ].join('\n');
 }
 

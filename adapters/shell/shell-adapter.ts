@@ -3,6 +3,7 @@ import os from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import type { Adapter, ApprovalResolution, ApprovalView, GatewayApi, OutboundPort } from '../../src/gateway/ports.js';
 import type { Conversation, Speaker } from '../../src/types.js';
+import { approvalSourcesLine } from '../../src/gateway/user-messages.js';
 
 export interface ShellAdapterOptions {
   gateway: GatewayApi;
@@ -52,7 +53,8 @@ export function createShellAdapter(opts: ShellAdapterOptions): Adapter {
     },
     async showApproval(_c, view: ApprovalView) {
       pendingApproval = view.id;
-      out(`hermes wants to run ${view.toolName} with:\n${view.argsJson}\nApprove? [y/N]`);
+      const provenance = view.sources?.length ? `${approvalSourcesLine(view.sources)}\n` : '';
+      out(`hermes wants to run ${view.toolName} with:\n${view.argsJson}\n${provenance}Approve? [y/N]`);
       settled();
       return view.id;
     },

@@ -8,7 +8,7 @@
 import type { types } from '@slack/bolt';
 import type { ApprovalResolution, ApprovalView } from '../../src/gateway/ports.js';
 import { escapeSlack } from './render-mrkdwn.js';
-import { approvalOutcomeLine } from '../../src/gateway/user-messages.js';
+import { approvalOutcomeLine, approvalSourcesLine } from '../../src/gateway/user-messages.js';
 
 export const APPROVE_ACTION = 'hermes_approve';
 export const DENY_ACTION = 'hermes_deny';
@@ -28,9 +28,17 @@ export function argsBlockText(view: ApprovalView): string {
   return head + open + cut + note + close;
 }
 
+/** The provenance block: outside text read before the request, each source quoted as code. */
+export function sourcesBlocks(view: ApprovalView): types.KnownBlock[] {
+  if (!view.sources?.length) return [];
+  const text = approvalSourcesLine(view.sources, (s) => `\`${escapeSlack(s.replace(/`/g, "'"))}\``);
+  return [{ type: 'context', elements: [{ type: 'mrkdwn', text: text.slice(0, SECTION_LIMIT) }] }];
+}
+
 export function approvalBlocks(view: ApprovalView, mention: string): (types.KnownBlock)[] {
   return [
     { type: 'section', text: { type: 'mrkdwn', text: argsBlockText(view) } },
+    ...sourcesBlocks(view),
     { type: 'context', elements: [{ type: 'mrkdwn', text: `Requested by ${mention}. Only they or an admin can decide.` }] },
     {
       type: 'actions',
@@ -51,6 +59,7 @@ export function approvalFallbackText(view: ApprovalView): string {
 export function resolvedBlocks(view: ApprovalView, resolution: ApprovalResolution, mention: (userId: string) => string): (types.KnownBlock)[] {
   return [
     { type: 'section', text: { type: 'mrkdwn', text: argsBlockText(view) } },
+    ...sourcesBlocks(view),
     { type: 'context', elements: [{ type: 'mrkdwn', text: resolutionLine(resolution, mention) }] },
   ];
 }

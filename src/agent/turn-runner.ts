@@ -17,6 +17,13 @@ import { createLoopGuard } from './loop-guards.js';
 import { buildSystemPrompt } from './system-prompt.js';
 import { ONE_APPROVAL_AT_A_TIME, unparseableToolCalls } from './model-notes.js';
 import type { FactStore } from '../memory/fact-store.js';
+import { effectOf, gatedByOutsideText, outsideSourcesIn, requestText } from '../safety/outside-gate.js';
+
+/** What the model had seen when it asked for the calls being run: outside sources and the user's own words. */
+interface CallGate {
+  sources: string[];
+  userText: string;
+}
 
 /**
  * Everything a turn needs to remember across an approval pause (and a restart): stored under
@@ -137,7 +144,8 @@ export async function runSteps(deps: TurnDeps, state: TurnState, signal: AbortSi
     }
 
     await deps.sessions.append(state.sessionId, [{ role: 'assistant', content: response.content, toolCalls: response.toolCalls }]);
-    const paused = await runToolCalls(deps, state, response.toolCalls, guard, signal, hooks);
+    const gate: CallGate = { sources: outsideSourcesIn(messages), userText: requestText(history) };
+    const paused = await runToolCalls(deps, state, response.toolCalls, guard, signal, hooks, gate);
     if (paused) return { kind: 'paused', approval: paused };
     if (response.parseErrors.length > 0) {
       // Some calls were understood and ran; the ones that were not must not vanish silently.
@@ -150,7 +158,9 @@ export async function runSteps(deps: TurnDeps, state: TurnState, signal: AbortSi
 /**
  * Executes one response's tool calls. Calls that need approval are not run: the first one gets a
  * stored pending record (and pauses the turn once the others are done); any further one is
- * answered "did not run", because two prompts racing each other confuse people.
+ * answered "did not run", because two prompts racing each other confuse people. A call needs
+ * approval when its tool (or the operator) says so, or when it is durable or outward and the model
+ * had read outside text (src/safety/outside-gate.ts); the record keeps those sources for the prompt.
  */
 async function runToolCalls(
   deps: TurnDeps,
@@ -159,6 +169,7 @@ async function runToolCalls(
   guard: ReturnType<typeof createLoopGuard>,
   signal: AbortSignal,
   hooks: TurnHooks,
+  gate: CallGate,
 ): Promise<ApprovalRecord | undefined> {
   const view = { isAdmin: state.isAdmin };
   const results = new Map<string, ToolOutcome>();
@@ -177,7 +188,8 @@ async function runToolCalls(
       results.set(call.id, { callId: call.id, name: call.name, ok: false, content: verdict.modelMessage, durationMs: 0, errorKind: 'not_run' });
       continue;
     }
-    if (prepared.needsApproval) {
+    const effect = effectOf(prepared.tool, prepared.args, deps.registry.settingsFor(prepared.tool.name).effect, { userText: gate.userText });
+    if (prepared.needsApproval || gatedByOutsideText(effect, gate.sources)) {
       if (approvalCall) results.set(call.id, { callId: call.id, name: call.name, ok: false, content: ONE_APPROVAL_AT_A_TIME, durationMs: 0, errorKind: 'not_run' });
       else approvalCall = prepared;
       continue;
@@ -197,7 +209,7 @@ async function runToolCalls(
     const o = results.get(call.id);
     if (!o) continue; // the approval-gated call: answered when decided
     deps.tracer.record({ type: 'tool_call', turnId: state.turnId, callId: o.callId, name: o.name, args: o.args ?? call.arguments, ok: o.ok, result: o.content, raw: o.raw, durationMs: o.durationMs, errorKind: o.errorKind });
-    toolMessages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: o.content });
+    toolMessages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: o.content, ...(o.outsideSource && { outsideSource: o.outsideSource }) });
   }
   if (toolMessages.length) await deps.sessions.append(state.sessionId, toolMessages);
   if (!approvalCall || signal.aborted) return undefined;
@@ -212,6 +224,7 @@ async function runToolCalls(
     args: approvalCall.args,
     requester: state.speaker,
     expiresAt: deps.clock.now() + deps.limits.approvalTtlMs,
+    ...(gate.sources.length > 0 && { sources: gate.sources }),
   });
   deps.tracer.record({ type: 'approval', turnId: state.turnId, approvalId: record.id, tool: record.toolName, status: 'pending' });
   return record;

@@ -26,6 +26,8 @@ export interface ApprovalRecord {
   /** sha256 of the canonical JSON of `args`, checked on every read. */
   argsHash: string;
   requester: Speaker;
+  /** Outside sources the turn had read before this request (URLs, "thread context", file names), for the prompt. */
+  sources?: string[];
   createdAt: number;
   expiresAt: number;
   status: ApprovalStatus;

@@ -33,6 +33,7 @@ export function createApprovalFlow(deps: FlowDeps) {
     argsJson: JSON.stringify(r.args, null, 2) ?? 'null',
     requester: r.requester,
     expiresAt: r.expiresAt,
+    ...(r.sources?.length && { sources: r.sources }),
   });
 
   async function editPrompt(r: ApprovalRecord, outcome: ApprovalOutcome, by?: Speaker): Promise<void> {
@@ -46,10 +47,10 @@ export function createApprovalFlow(deps: FlowDeps) {
   }
 
   /** Answers a tool call in history once: a second answer for one call id would be a 400 later. */
-  async function answerCall(sessionId: string, toolCallId: string, name: string, content: string): Promise<void> {
+  async function answerCall(sessionId: string, toolCallId: string, name: string, content: string, outsideSource?: string): Promise<void> {
     const history = await deps.sessions.history(sessionId);
     if (history.some((m) => m.role === 'tool' && m.toolCallId === toolCallId)) return;
-    await deps.sessions.append(sessionId, [{ role: 'tool', toolCallId, name, content }]);
+    await deps.sessions.append(sessionId, [{ role: 'tool', toolCallId, name, content, ...(outsideSource && { outsideSource }) }]);
   }
 
   async function stateFor(r: ApprovalRecord): Promise<TurnState> {
@@ -78,7 +79,7 @@ export function createApprovalFlow(deps: FlowDeps) {
           const result = await runApprovedCall(deps.turn, state, r, signal);
           await deps.approvals.markDone(r.id, result.content.slice(0, 500));
           trace(r, result.ok ? 'done' : 'failed');
-          await answerCall(r.sessionId, r.toolCallId, r.toolName, result.content);
+          await answerCall(r.sessionId, r.toolCallId, r.toolName, result.content, result.outsideSource);
         } else {
           await answerCall(r.sessionId, r.toolCallId, r.toolName, actionNotRun(r.toolName, outcome, by?.displayName ?? by?.userId));
           if (outcome === 'cancelled') return false; // the user said stop: do not continue the turn

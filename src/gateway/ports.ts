@@ -8,6 +8,12 @@ export interface ApprovalView {
   argsJson: string;
   requester: Speaker;
   expiresAt: number;
+  /**
+   * Outside text the turn read before this request (URLs, "thread context", file names). Shown so
+   * a person can see when the request may come from an instruction hidden there; adapters render
+   * it with approvalSourcesLine (user-messages.ts).
+   */
+  sources?: string[];
 }
 
 export type ApprovalOutcome = 'approved' | 'denied' | 'expired' | 'cancelled';

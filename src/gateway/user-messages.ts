@@ -49,3 +49,16 @@ export const APPROVAL_UNKNOWN = 'I could not find this approval request. It may 
 export function approvalAlreadyDecided(outcome: string): string {
   return `This request was already decided (${outcome}).`;
 }
+
+const MAX_SOURCES_SHOWN = 5;
+const MAX_SOURCE_CHARS = 200;
+
+/**
+ * The provenance line of an approval prompt: the outside text the turn had read before asking.
+ * Plain text; each adapter only quotes the items in its own markup (`quote`).
+ */
+export function approvalSourcesLine(sources: readonly string[], quote: (s: string) => string = (s) => s): string {
+  const shown = sources.slice(0, MAX_SOURCES_SHOWN).map((s) => quote(s.length > MAX_SOURCE_CHARS ? `${s.slice(0, MAX_SOURCE_CHARS - 1)}…` : s));
+  const more = sources.length > MAX_SOURCES_SHOWN ? ` and ${sources.length - MAX_SOURCES_SHOWN} more` : '';
+  return `⚠️ Before this request I read outside text: ${shown.join(', ')}${more}. Check that the request is really yours, not an instruction hidden there.`;
+}

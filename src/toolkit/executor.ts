@@ -9,6 +9,7 @@ import { parseArgs } from './parse-args.js';
 import type { ToolRegistry, ToolView } from './registry.js';
 import type { AnyTool, ToolContext } from './tool-api.js';
 import { capText, errorMessage, errorOutcome, readResult, TOOL_MESSAGES, type ToolOutcome } from './tool-outcome.js';
+import { wrapOutsideText } from '../safety/outside-text.js';
 
 export type { ToolOutcome, ToolErrorKind } from './tool-outcome.js';
 export { errorOutcome, TOOL_MESSAGES } from './tool-outcome.js';
@@ -143,12 +144,16 @@ export class ToolExecutor {
         return fail('failed', TOOL_MESSAGES.failed(p.tool.name, errorMessage(first.error)));
       }
       if (first.kind !== 'done') return fail('failed', TOOL_MESSAGES.cancelled(p.tool.name, sideEffects));
-      const { text, raw } = readResult(first.value);
+      const { text, raw, outsideSource } = readResult(first.value);
+      const body = text === '' ? TOOL_MESSAGES.empty : text;
+      // Outside text is capped first and wrapped after, so the cap can never cut the closing marker.
+      const content = outsideSource === undefined ? capText(body, maxChars) : wrapOutsideText(capText(body, maxChars), { source: outsideSource });
       return {
         ...base,
         ok: true,
-        content: capText(text === '' ? TOOL_MESSAGES.empty : text, maxChars),
+        content,
         ...(raw === undefined ? {} : { raw }),
+        ...(outsideSource === undefined ? {} : { outsideSource }),
         durationMs: this.clock.now() - started,
       };
     } catch (err) {

@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
 import type { ToolSpec } from '../provider/provider.js';
 import { inputJsonSchema, toToolSpec, type ToolSpecOptions } from './json-schema.js';
-import type { AnyTool } from './tool-api.js';
+import type { AnyTool, ToolEffect } from './tool-api.js';
 
 /** What the deployment says about one tool, merged with the tool's own defaults. */
 export interface EffectiveToolSettings {
@@ -11,6 +11,8 @@ export interface EffectiveToolSettings {
   maxResultChars?: number;
   /** The operator's override; undefined → the tool decides. */
   needsApproval?: boolean;
+  /** The operator's override of the tool's effect; undefined → the tool's own declaration. */
+  effect?: ToolEffect;
   /** `tools.<name>.settings`, handed to `isAvailable` and to the tool as ctx.settings. */
   settings: Record<string, unknown>;
 }
@@ -57,6 +59,7 @@ export class ToolRegistry {
       timeoutMs: configured.timeoutMs ?? tool?.timeoutMs,
       maxResultChars: configured.maxResultChars ?? tool?.maxResultChars,
       needsApproval: configured.needsApproval,
+      effect: configured.effect,
       settings: { ...(configured.settings ?? {}) },
     };
   }

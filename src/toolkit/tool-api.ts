@@ -52,8 +52,28 @@ export interface ToolContext {
   log: Logger;
 }
 
-/** A tool returns text for the model, or a summary for the model plus raw data kept only in traces. */
-export type ToolResult = string | { summary: string; raw?: unknown };
+/**
+ * A tool returns text for the model, or a summary for the model plus raw data kept only in traces.
+ * `outsideSource` says the summary is text from outside the conversation (a page, search results,
+ * other people's messages): the executor then wraps it as untrusted data naming that source, and
+ * the turn counts as having read outside text (see src/safety/outside-gate.ts).
+ */
+export type ToolResult = string | { summary: string; raw?: unknown; outsideSource?: string };
+
+/**
+ * What running a tool does beyond answering:
+ * - none: reads or computes only (the default)
+ * - durable: changes state that outlives the turn (memory, reminders, schedules)
+ * - outward: sends something out of the bot (webhooks, file sends, requests that carry data)
+ * Once a turn has read outside text, durable and outward calls ask a person first.
+ */
+export type ToolEffect = 'none' | 'durable' | 'outward';
+
+/** What an effect rule may look at besides the arguments. */
+export interface EffectInput {
+  /** The requesting user's own words in this turn (to tell data they wrote from data they did not). */
+  userText: string;
+}
 
 export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   name: string;
@@ -68,6 +88,8 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   category?: ToolCategory;
   /** True when running twice would do something twice (a timeout then reads "outcome unknown"). */
   sideEffects?: boolean;
+  /** Default 'none'. A function decides from the validated arguments (a fetch whose query string carries data is outward). */
+  effect?: ToolEffect | ((args: z.infer<S>, input: EffectInput) => ToolEffect);
   /** Whether the tool can be offered at all (web_search without a backend cannot). */
   isAvailable?: (settings: Record<string, unknown>) => boolean;
   run(args: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;

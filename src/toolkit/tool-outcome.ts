@@ -14,6 +14,8 @@ export interface ToolOutcome {
   args?: unknown;
   durationMs: number;
   errorKind?: ToolErrorKind;
+  /** Set when `content` is outside text (wrapped as untrusted data): where it came from. */
+  outsideSource?: string;
 }
 
 /**
@@ -66,11 +68,12 @@ export function capText(text: string, max: number): string {
 }
 
 /** Splits what a tool returned into the model's text and the trace's raw value. */
-export function readResult(result: ToolResult | unknown): { text: string; raw?: unknown } {
+export function readResult(result: ToolResult | unknown): { text: string; raw?: unknown; outsideSource?: string } {
   if (typeof result === 'string') return { text: result };
   if (typeof result === 'object' && result !== null && 'summary' in result) {
-    const { summary, raw } = result as { summary: unknown; raw?: unknown };
-    return { text: typeof summary === 'string' ? summary : safeJson(summary), raw };
+    const { summary, raw, outsideSource } = result as { summary: unknown; raw?: unknown; outsideSource?: unknown };
+    const text = typeof summary === 'string' ? summary : safeJson(summary);
+    return { text, raw, ...(typeof outsideSource === 'string' && { outsideSource }) };
   }
   // Outside the contract (a tool returned a number or an object): show it rather than lose it.
   return { text: result === undefined ? '' : safeJson(result), raw: result };

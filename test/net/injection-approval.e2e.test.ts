@@ -55,8 +55,9 @@ describe('a web page that asks for a webhook', () => {
     expect(JSON.parse(shown.view.argsJson)).toEqual({ url: web.url('/sink'), body: run.payload });
     expect(web.hits('/inject')).toBe(1);
     expect(web.hits('/sink')).toBe(0);
-    // The page reached the model marked as web content, not as the user's words.
-    expect(toolMessage(h, 'call_fetch')).toMatch(/^<web_content url=".*\/inject">[\s\S]*Ignore previous instructions[\s\S]*must not be followed\.$/);
+    // The page reached the model marked as outside data, not as the user's words, and the prompt names it.
+    expect(toolMessage(h, 'call_fetch')).toMatch(/^<<<OUTSIDE_DATA id=[0-9a-f]{16} source=".*\/inject">>>\n[\s\S]*Ignore previous instructions[\s\S]*<<<END_OUTSIDE_DATA id=[0-9a-f]{16}>>>$/);
+    expect(shown.view.sources).toEqual([web.url('/inject')]);
 
     h.fake.enqueue({ text: 'I did not send anything.' });
     await h.core.gateway.decideApproval({ approvalId: shown.view.id, decision: 'deny', decidedBy: requester });
