@@ -24,6 +24,7 @@ import { createRedactor } from './trace/redact.js';
 import { createGateway, type Gateway } from './gateway/gateway.js';
 import type { TurnDeps } from './agent/turn-runner.js';
 import { createStatusReporter } from './stats/status-text.js';
+import { createConversationContext } from './gateway/conversation-context.js';
 
 export interface CoreOptions {
   config: Config;
@@ -86,7 +87,9 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
       factTokens: Math.max(200, Math.floor(config.limits.contextTokens / 10)),
     },
     timezone: config.timezone,
+    canReadHistory: (c) => gateway.port(c.platform)?.reader !== undefined,
     toolContext: (state, signal, toolName) => {
+      const reader = gateway.port(state.conversation.platform)?.reader;
       const userReminders = reminders.forUser(state.speaker, state.conversation, state.replyTo);
       return {
         signal, clock,
@@ -103,6 +106,8 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
           },
         },
         net,
+        // Bound to the conversation the request came from: the model has no way to name another.
+        ...(reader && { history: { read: (opts: { limit: number; before?: string }) => reader.readChannel(state.conversation, opts) } }),
         settings: registry.settingsFor(toolName).settings,
         defaults: { timezone: config.timezone },
         log: log.child({ tool: toolName, turnId: state.turnId }),
@@ -117,6 +122,8 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     maxConcurrentTurns: config.limits.maxConcurrentTurns,
     progressDelayMs: config.limits.progressDelayMs,
     status: (speaker, isAdmin) => status.text(speaker, isAdmin, gateway.queueSize()),
+    // A batch of thread context may take about half the prompt budget (≈ 4 characters a token).
+    context: createConversationContext({ store, clock, log, limit: config.limits.threadContextMessages, maxChars: config.limits.contextTokens * 2 }),
   });
 
   scheduler = createReminderScheduler({

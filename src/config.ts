@@ -53,6 +53,8 @@ export interface Config {
     maxConcurrentTurns: number;
     /** A turn shows "working" only after running this long (quick answers need no indicator). */
     progressDelayMs: number;
+    /** Earlier thread messages read before a turn (newest kept); 0 turns thread context off. */
+    threadContextMessages: number;
   };
   /** `slack:U123`, `discord:456` … */
   admins: string[];
@@ -211,6 +213,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): ConfigResult {
       approvalTtlMs: int(intVar('HERMES_APPROVAL_TTL_MS', 1, 1_800_000)),
       maxConcurrentTurns: int(intVar('HERMES_MAX_CONCURRENT_TURNS', 1, 64)),
       progressDelayMs: int(intVar('HERMES_PROGRESS_DELAY_MS', 0, 800)),
+      threadContextMessages: int(intVar('HERMES_THREAD_CONTEXT_MESSAGES', 0, 50)),
     },
     admins,
     netAllow,
@@ -218,6 +221,9 @@ export function loadConfig(env: Env, cwd = process.cwd()): ConfigResult {
     logLevel,
     tools: {},
   };
+  if (config.limits.threadContextMessages > 1000) {
+    errors.push(`HERMES_THREAD_CONTEXT_MESSAGES=${config.limits.threadContextMessages} is too large: use 0 (off) to 1000 (default 50).`);
+  }
   if (config.port > 65535) errors.push(`PORT=${config.port} is not a TCP port: use 1-65535 (default 3000).`);
 
   const file = readConfigFile(get('HERMES_CONFIG') ?? firstExisting(cwd), errors);

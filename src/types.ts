@@ -37,6 +37,19 @@ export interface InboundMessage {
   mentioned: boolean;
   /** Platform message id the answer should reference (Discord reply, Slack thread parent). */
   replyTo?: string;
+  /**
+   * The message sits in a thread or reply chain with earlier messages the bot may not have seen
+   * (Slack: a reply in a thread; Discord: a message in a thread, or a reply).
+   */
+  hasEarlier?: boolean;
+  /** Platform id of the message this one replies to (Discord replies). */
+  referenceId?: string;
+  /** Mentions someone other than the bot (and not the bot): in a joined thread, talk between people. */
+  mentionsOthers?: boolean;
+  /** Written by another bot: never answered, but kept as context in a thread the bot has joined. */
+  fromBot?: boolean;
+  /** When it was written (epoch ms), for context kept without an answer. */
+  at?: number;
 }
 
 export interface ToolCall {

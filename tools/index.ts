@@ -6,10 +6,11 @@ import { webSearchTool, webSearchSettingsFromEnv } from './web-search.js';
 import { sendWebhookTool } from './send-webhook.js';
 import { memoryTools } from './memory.js';
 import { reminderTools } from './reminders.js';
+import { readChannelHistoryTool } from './read-channel-history.js';
 
 /** The built-in tool set, in the order the model sees them. Names are a stable contract (DESIGN.md). */
 export function builtinTools(): AnyTool[] {
-  return [getCurrentTime, calculator, fetchUrlTool, webSearchTool, sendWebhookTool, ...memoryTools, ...reminderTools];
+  return [getCurrentTime, calculator, fetchUrlTool, webSearchTool, sendWebhookTool, ...memoryTools, ...reminderTools, readChannelHistoryTool];
 }
 
 /** Tool settings that come from environment variables (merged under hermes.config.yaml's). */

@@ -7,10 +7,12 @@
  * - `message` in a channel: only thread replies, with `mentioned` from the text's mention token.
  *   The gateway knows which threads the bot is part of (it persists that), so it gates; top-level
  *   channel chatter is dropped here because `app_mention` covers the mentioned ones.
+ * - another bot's post in a channel thread: forwarded marked `fromBot`; the gateway keeps it as
+ *   context in a thread the bot has joined and never answers it.
  * Both events of the mention + message pair carry id `channel:ts`, so the gateway dedupes them.
  */
 import type { Conversation, InboundMessage } from '../../src/types.js';
-import { mentionsUser } from './inbound-text.js';
+import { mentionedUserIds, mentionsUser } from './inbound-text.js';
 
 /** The fields we read from `app_mention` and `message` events (both have this shape on the wire). */
 export interface SlackMessageLike {
@@ -23,6 +25,8 @@ export interface SlackMessageLike {
   thread_ts?: string;
   channel: string;
   channel_type?: string;
+  username?: string;
+  bot_profile?: { name?: string };
 }
 
 export type EventVerdict =
@@ -32,8 +36,8 @@ export type EventVerdict =
 /** Subtypes that are still a person writing to us; everything else (edits, joins, deletes…) is not. */
 const USER_SUBTYPES = new Set(['file_share', 'thread_broadcast', 'me_message']);
 
-export function classifyEvent(ev: SlackMessageLike, workspaceId: string, botUserId: string): EventVerdict {
-  if (ev.bot_id !== undefined) return { kind: 'skip', reason: 'bot' };
+export function classifyEvent(ev: SlackMessageLike, workspaceId: string, botUserId: string, botId?: string): EventVerdict {
+  if (ev.bot_id !== undefined) return otherBot(ev, workspaceId, botUserId, botId);
   if (ev.subtype !== undefined && !USER_SUBTYPES.has(ev.subtype)) return { kind: 'skip', reason: 'subtype' };
   if (!ev.user) return { kind: 'skip', reason: 'no_user' };
   if (ev.user === botUserId) return { kind: 'skip', reason: 'self' };
@@ -59,6 +63,29 @@ export function classifyEvent(ev: SlackMessageLike, workspaceId: string, botUser
       speaker: { platform: 'slack', workspaceId, userId: ev.user },
       mentioned,
       replyTo: ev.ts,
+      at: Math.round(Number(ev.ts) * 1000),
+      ...(inThread && { hasEarlier: true }),
+      ...(!mentioned && mentionedUserIds(rawText, botUserId).length > 0 && { mentionsOthers: true }),
+    },
+  };
+}
+
+/** Another bot's post: context in channel threads only; our own posts and everything else are skipped. */
+function otherBot(ev: SlackMessageLike, workspaceId: string, botUserId: string, botId: string | undefined): EventVerdict {
+  if (ev.user === botUserId || (botId !== undefined && ev.bot_id === botId)) return { kind: 'skip', reason: 'self' };
+  const inThread = ev.thread_ts !== undefined && ev.thread_ts !== ev.ts;
+  const isDm = ev.channel_type === 'im' || (ev.channel_type === undefined && ev.channel.startsWith('D'));
+  if (isDm || !inThread || (ev.subtype !== undefined && ev.subtype !== 'bot_message')) return { kind: 'skip', reason: 'bot' };
+  return {
+    kind: 'forward',
+    rawText: ev.text ?? '',
+    message: {
+      id: `${ev.channel}:${ev.ts}`,
+      conversation: { platform: 'slack', workspaceId, channelId: ev.channel, threadId: ev.thread_ts, isDm: false },
+      speaker: { platform: 'slack', workspaceId, userId: ev.user ?? ev.bot_id ?? 'bot', displayName: ev.bot_profile?.name ?? ev.username ?? 'a bot' },
+      mentioned: false,
+      fromBot: true,
+      at: Math.round(Number(ev.ts) * 1000),
     },
   };
 }

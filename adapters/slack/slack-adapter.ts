@@ -23,6 +23,7 @@ import { toSlackLogger } from './slack-logger.js';
 import { createSlackPort } from './slack-port.js';
 import { checkScopes, EVENTS_REMINDER, identifyBot, SlackStartupError } from './startup-check.js';
 import { createUserNames } from './user-names.js';
+import { createSlackReader } from './conversation-reader.js';
 
 export interface SlackAdapterOptions {
   config: NonNullable<Config['slack']>;
@@ -35,6 +36,8 @@ export interface SlackAdapterOptions {
   retries?: number;
   /** Timeout of one Web API call (default 10 s); tests shorten it. */
   callTimeoutMs?: number;
+  /** Longest total wait for 429s while reading context (default 10 s); tests shorten it. */
+  maxRateLimitWaitMs?: number;
 }
 
 export interface SlackAdapter extends Adapter {
@@ -73,10 +76,12 @@ export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<Sla
     log.error({ err: { code: err.code, message: err.message } }, 'slack: Bolt reported an error');
   });
 
-  const port = createSlackPort({ client, log });
+  const names = createUserNames(client, log);
+  const reader = createSlackReader({ client, names, log, botUserId: identity.botUserId, botId: identity.botId, ...(opts.maxRateLimitWaitMs !== undefined && { maxRateLimitWaitMs: opts.maxRateLimitWaitMs }) });
+  const port = createSlackPort({ client, log, reader });
   gateway.registerPort(port);
   const deps = { gateway, log, teamId: identity.teamId };
-  registerInbound(app, { ...deps, dedupe: createEventDedupe(store, log), names: createUserNames(client, log), botUserId: identity.botUserId });
+  registerInbound(app, { ...deps, dedupe: createEventDedupe(store, log), names, botUserId: identity.botUserId, botId: identity.botId });
   registerInteractions(app, { ...deps, client });
 
   let server: Server | undefined;

@@ -17,6 +17,7 @@ export interface InboundDeps {
   names: UserNames;
   log: Logger;
   botUserId: string;
+  botId?: string;
   teamId: string;
 }
 
@@ -37,7 +38,7 @@ export async function onEvent(deps: InboundDeps, event: SlackMessageLike, eventI
       log.debug({ eventId }, 'slack: event already handled');
       return;
     }
-    const verdict = classifyEvent(event, deps.teamId, deps.botUserId);
+    const verdict = classifyEvent(event, deps.teamId, deps.botUserId, deps.botId);
     if (verdict.kind === 'skip') {
       log.debug({ eventId, reason: verdict.reason }, 'slack: event skipped');
       if (eventId) await dedupe.markHandled(eventId);
@@ -46,7 +47,7 @@ export async function onEvent(deps: InboundDeps, event: SlackMessageLike, eventI
     const { message, rawText } = verdict;
     await names.prefetch([message.speaker.userId, ...mentionedUserIds(rawText, deps.botUserId)]);
     const text = cleanInboundText(rawText, deps.botUserId, names.nameOf);
-    const displayName = names.nameOf(message.speaker.userId);
+    const displayName = message.speaker.displayName ?? names.nameOf(message.speaker.userId);
     const result = await gateway.handleMessage({
       ...message,
       text,

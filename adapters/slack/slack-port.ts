@@ -7,7 +7,7 @@
  * the user's message; its removal never throws, because it runs in the gateway's `finally`.
  */
 import type { webApi } from '@slack/bolt';
-import type { ApprovalResolution, MessageRef, OutboundPort } from '../../src/gateway/ports.js';
+import type { ApprovalResolution, ConversationReader, MessageRef, OutboundPort } from '../../src/gateway/ports.js';
 import type { Logger } from '../../src/log.js';
 import type { Conversation } from '../../src/types.js';
 import { approvalBlocks, approvalFallbackText, resolvedBlocks } from './approval-blocks.js';
@@ -21,13 +21,14 @@ export function slackMention(userId: string): string {
   return `<@${userId}>`;
 }
 
-export function createSlackPort(deps: { client: webApi.WebClient; log: Logger; sleep?: Sleep }): OutboundPort {
+export function createSlackPort(deps: { client: webApi.WebClient; log: Logger; sleep?: Sleep; reader?: ConversationReader }): OutboundPort {
   const { client, log } = deps;
   const call = <T>(fn: () => Promise<T>) => honouringRateLimits(fn, deps.sleep);
 
   return {
     platform: 'slack',
     mention: slackMention,
+    ...(deps.reader && { reader: deps.reader }),
 
     async sendText(conversation, markdown) {
       const parts = chunkMrkdwn(renderMrkdwn(markdown));

@@ -24,11 +24,12 @@ const REQUIRED: Record<string, string> = {
 };
 
 const RECOMMENDED: Record<string, string> = {
-  'im:history': 'receive direct messages',
-  'channels:history': 'follow up in threads in public channels',
-  'groups:history': 'follow up in threads in private channels',
+  'im:history': 'receive direct messages or read their history',
+  'channels:history': 'follow up in threads, or read a thread\'s earlier messages and channel history, in public channels',
+  'groups:history': 'follow up in threads, or read a thread\'s earlier messages and channel history, in private channels',
+  'mpim:history': 'read the history of group DMs',
   'reactions:write': 'show the working reaction',
-  'users:read': 'show people\'s names to the model',
+  'users:read': 'show people\'s names to the model (in requests, thread context and channel history)',
   commands: 'use /hermes',
 };
 

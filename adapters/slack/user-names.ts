@@ -14,8 +14,8 @@ const MAX_ENTRIES = 2_000;
 export const MAX_LOOKUPS_PER_MESSAGE = 10;
 
 export interface UserNames {
-  /** Fetches what is not cached yet; never throws. */
-  prefetch(userIds: string[]): Promise<void>;
+  /** Fetches what is not cached yet (at most `max` lookups); never throws. */
+  prefetch(userIds: string[], max?: number): Promise<void>;
   /** Cached name, if known. */
   nameOf(userId: string): string | undefined;
 }
@@ -43,8 +43,8 @@ export function createUserNames(client: webApi.WebClient, log: Logger, now: () =
   }
 
   return {
-    async prefetch(userIds) {
-      const missing = [...new Set(userIds)].filter((id) => (cache.get(id)?.until ?? 0) <= now()).slice(0, MAX_LOOKUPS_PER_MESSAGE);
+    async prefetch(userIds, max = MAX_LOOKUPS_PER_MESSAGE) {
+      const missing = [...new Set(userIds)].filter((id) => (cache.get(id)?.until ?? 0) <= now()).slice(0, max);
       await Promise.all(missing.map(fetchOne));
     },
     nameOf(userId) {

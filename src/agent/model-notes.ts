@@ -3,7 +3,7 @@
  * run, parse problems, limits). User-facing texts live in gateway/user-messages.ts: the two
  * audiences need different words for the same event.
  */
-import type { ApprovalOutcome } from '../gateway/ports.js';
+import type { ApprovalOutcome, ContextReadProblem } from '../gateway/ports.js';
 
 const WHY: Record<Exclude<ApprovalOutcome, 'approved'>, string> = {
   denied: 'the user denied it',
@@ -30,4 +30,20 @@ export const ONE_APPROVAL_AT_A_TIME =
 
 export function unparseableToolCalls(errors: string[]): string {
   return `Your last answer tried to call a tool but could not be understood:\n${errors.map((e) => `- ${e}`).join('\n')}\nCall the tool again with a valid call, or answer the user in plain text.`;
+}
+
+/** Told to the model (as a system note before the request) when the thread could not be read. */
+export function threadContextMissing(problem: ContextReadProblem): string {
+  const why =
+    problem.kind === 'missing_permission' ? `the app lacks the ${problem.permission} permission`
+    : problem.kind === 'rate_limited' ? 'the platform rate-limited the read'
+    : 'the read failed';
+  return `The earlier messages of this thread could not be read (${why}); the user has been told. If the request depends on them, say you cannot see them instead of guessing.`;
+}
+
+/** read_channel_history's answer when the platform refused or failed the read. */
+export function channelHistoryMissing(problem: ContextReadProblem): string {
+  if (problem.kind === 'missing_permission') return `Cannot read this channel's history: the app lacks the ${problem.permission} permission (${problem.fix}). Tell the user; do not retry.`;
+  if (problem.kind === 'rate_limited') return 'The platform is rate-limiting history reads right now. Tell the user and try again later, not in this turn.';
+  return `Reading this channel's history failed (${problem.detail}).`;
 }

@@ -5,7 +5,7 @@ import type { ModelProvider, ToolSpec } from '../provider/provider.js';
 import { ModelError } from '../provider/provider.js';
 import type { ChatMessage, Conversation, Speaker, ToolCall } from '../types.js';
 import type { ToolContext } from '../toolkit/tool-api.js';
-import type { ToolRegistry } from '../toolkit/registry.js';
+import type { ToolRegistry, ToolView } from '../toolkit/registry.js';
 import type { ToolExecutor, ToolOutcome } from '../toolkit/executor.js';
 import type { SessionStore } from '../sessions/session-store.js';
 import type { ApprovalRecord, ApprovalStore } from '../approvals/approval-store.js';
@@ -72,6 +72,8 @@ export interface TurnDeps {
   log: Logger;
   limits: { maxSteps: number; contextTokens: number; approvalTtlMs: number; factTokens: number };
   timezone: string;
+  /** Whether this conversation can be read (read_channel_history is offered only then). */
+  canReadHistory?(conversation: Conversation): boolean;
   /** Builds the per-call tool context (facts, reminders, net scoped to this speaker and place). */
   toolContext(state: TurnState, signal: AbortSignal, toolName: string): ToolContext;
 }
@@ -89,9 +91,13 @@ export interface TurnHooks {
   toolsStarting?(names: string[]): void;
 }
 
+function toolView(deps: TurnDeps, state: TurnState): ToolView {
+  return { isAdmin: state.isAdmin, hasConversationHistory: deps.canReadHistory?.(state.conversation) ?? false };
+}
+
 export async function runSteps(deps: TurnDeps, state: TurnState, signal: AbortSignal, hooks: TurnHooks = {}): Promise<TurnEnd> {
   const guard = createLoopGuard();
-  const view = { isAdmin: state.isAdmin };
+  const view = toolView(deps, state);
 
   while (state.stepsUsed < deps.limits.maxSteps) {
     if (signal.aborted) return { kind: 'aborted' };
@@ -171,7 +177,7 @@ async function runToolCalls(
   hooks: TurnHooks,
   gate: CallGate,
 ): Promise<ApprovalRecord | undefined> {
-  const view = { isAdmin: state.isAdmin };
+  const view = toolView(deps, state);
   const results = new Map<string, ToolOutcome>();
   const ready: Array<Extract<ReturnType<ToolExecutor['prepareCall']>, { kind: 'ready' }>> = [];
   let approvalCall: (typeof ready)[number] | undefined;
@@ -232,7 +238,7 @@ async function runToolCalls(
 
 /** Runs an approved call with the stored arguments (never re-asked from the model). */
 export async function runApprovedCall(deps: TurnDeps, state: TurnState, record: ApprovalRecord, signal: AbortSignal): Promise<ToolOutcome> {
-  const prepared = deps.executor.prepareCall({ id: record.toolCallId, name: record.toolName, arguments: JSON.stringify(record.args) }, { isAdmin: state.isAdmin });
+  const prepared = deps.executor.prepareCall({ id: record.toolCallId, name: record.toolName, arguments: JSON.stringify(record.args) }, toolView(deps, state));
   const outcome =
     prepared.kind === 'rejected'
       ? prepared.outcome

@@ -18,6 +18,7 @@ import { createApprovalFlow } from './approval-flow.js';
 import { runCommand, type CommandDeps } from './command-handlers.js';
 import { parseCommand } from './commands.js';
 import * as say from './user-messages.js';
+import type { ConversationContext } from './conversation-context.js';
 
 export interface GatewayDeps {
   store: Store;
@@ -34,6 +35,8 @@ export interface GatewayDeps {
   /** Longest user message accepted; longer ones get a clear answer instead of a silent cut. */
   maxInboundChars?: number;
   status: CommandDeps['status'];
+  /** Thread context and messages noted in joined threads; absent → the bot sees only what it is sent. */
+  context?: ConversationContext;
 }
 
 export interface Gateway extends GatewayApi {
@@ -132,6 +135,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
       const session = await deps.sessions.current(msg.conversation);
       await approvals.supersede(session.id);
       await approvals.repairHistory(session.id);
+      if (deps.context) {
+        const gathered = await deps.context.gather(msg, await deps.sessions.history(session.id), portFor(msg.conversation));
+        if (gathered.userNote) await send(msg.conversation, gathered.userNote, msg.replyTo);
+        if (gathered.messages.length) await deps.sessions.append(session.id, gathered.messages);
+        await deps.context.clearNoted(msg);
+      }
       await deps.sessions.append(session.id, [{ role: 'user', content: tagUserText(msg.conversation, msg.speaker, msg.text), speaker: msg.speaker, inboundId: msg.id }]);
       const state = newTurnState({ sessionId: session.id, conversation: msg.conversation, speaker: msg.speaker, isAdmin: isAdmin(msg.speaker), replyTo: msg.replyTo }, deps.clock.now());
       deps.turn.tracer.record({ type: 'turn_start', turnId: state.turnId, sessionId: session.id, platform: msg.conversation.platform, userKey: speakerKey(msg.speaker), text: msg.text });
@@ -148,9 +157,18 @@ export function createGateway(deps: GatewayDeps): Gateway {
     void queue.run(conversationKey(msg.conversation), () => processMessage(msg));
   }
 
-  async function accepts(msg: InboundMessage): Promise<boolean> {
-    if (msg.conversation.isDm || msg.mentioned) return true;
-    return msg.conversation.threadId !== undefined && (await deps.sessions.isJoined(msg.conversation));
+  /**
+   * Answer: DMs, mentions, and messages in a thread the bot has joined. In such a thread, a bot's
+   * post or a message that mentions other people (and not the bot) is talk between others: noted
+   * as context for the next turn there, not answered.
+   */
+  async function accepts(msg: InboundMessage): Promise<'answer' | 'note' | 'ignore'> {
+    if (msg.fromBot) {
+      return msg.conversation.threadId !== undefined && deps.context && (await deps.sessions.isJoined(msg.conversation)) ? 'note' : 'ignore';
+    }
+    if (msg.conversation.isDm || msg.mentioned) return 'answer';
+    if (msg.conversation.threadId === undefined || !(await deps.sessions.isJoined(msg.conversation))) return 'ignore';
+    return msg.mentionsOthers && deps.context ? 'note' : 'answer';
   }
 
   return {
@@ -162,8 +180,13 @@ export function createGateway(deps: GatewayDeps): Gateway {
     async handleMessage(msg) {
       if (closed) return 'ignored';
       try {
-        if (!(await accepts(msg))) return 'ignored';
+        const verdict = await accepts(msg);
+        if (verdict === 'ignore') return 'ignored';
         if (!(await deps.sessions.claimInbound(msg.conversation.platform, msg.id))) return 'duplicate';
+        if (verdict === 'note') {
+          await deps.context!.note(msg);
+          return 'noted';
+        }
       } catch (err) {
         log.error({ err: (err as Error).message }, 'store failed while accepting a message');
         if (msg.conversation.isDm || msg.mentioned) await send(msg.conversation, say.STORE_FAILED, msg.replyTo);

@@ -24,6 +24,43 @@ export interface ApprovalResolution {
   decidedBy?: Speaker;
 }
 
+/** One message of a conversation as the platform reports it, read for context. */
+export interface ContextMessage {
+  /** Same form as InboundMessage.id (Slack "channel:ts", Discord message id), so the gateway can tell what the session holds. */
+  id: string;
+  author: { id: string; name: string; isBot: boolean; isSelf?: boolean };
+  /** Epoch ms. */
+  at: number;
+  /** Readable text: the latest version of an edited message; files and blocks described, never dropped silently. */
+  text: string;
+  edited?: boolean;
+}
+
+/** Why a read failed. `permission` names what the app lacks (a Slack scope, a Discord permission); `fix` says where to add it. */
+export type ContextReadProblem =
+  | { kind: 'missing_permission'; permission: string; fix: string }
+  | { kind: 'rate_limited' }
+  | { kind: 'unavailable'; detail: string };
+
+export type ContextRead =
+  | { ok: true; messages: ContextMessage[]; /** More messages existed than were read (limit or page bound). */ more: boolean }
+  | { ok: false; problem: ContextReadProblem };
+
+/**
+ * Reading a conversation, for thread context and read_channel_history. Optional on a port: the
+ * terminal has nothing to read. Both return messages oldest first, never from another
+ * conversation than the one given, and never throw (failures are a ContextRead problem).
+ */
+export interface ConversationReader {
+  /**
+   * Messages before `messageId`: with scope 'thread', its thread's earlier messages plus the
+   * message it replies to (`referenceId`); with scope 'reference', only the reply chain it answers.
+   */
+  readEarlier(where: { conversation: Conversation; messageId: string; referenceId?: string; scope: 'thread' | 'reference' }, limit: number): Promise<ContextRead>;
+  /** Recent messages of the channel (or DM) itself; `before` is a ContextMessage id from an earlier read. */
+  readChannel(conversation: Conversation, opts: { limit: number; before?: string }): Promise<ContextRead>;
+}
+
 /** Adapter-owned reference to a posted message (e.g. Slack "C123/1712.0001", Discord message id). */
 export type MessageRef = string;
 
@@ -52,6 +89,8 @@ export interface OutboundPort {
   readonly promptsVanish?: boolean;
   /** The platform's way to mention a user in text, e.g. `<@U123>`. */
   mention(userId: string): string;
+  /** Reading the conversation (thread context, channel history); absent where there is nothing to read. */
+  readonly reader?: ConversationReader;
 }
 
 /** A `/hermes …` invocation as an adapter hands it over. */
@@ -78,7 +117,7 @@ export type DecisionResult =
 /** What adapters call. Implemented by the gateway. */
 export interface GatewayApi {
   /** Returns at once after the message is durably queued (or rejected); the turn runs later. */
-  handleMessage(msg: InboundMessage): Promise<'queued' | 'duplicate' | 'ignored'>;
+  handleMessage(msg: InboundMessage): Promise<'queued' | 'duplicate' | 'ignored' | 'noted'>;
   handleCommand(cmd: CommandInvocation): Promise<CommandReply>;
   decideApproval(input: { approvalId: string; decision: 'approve' | 'deny'; decidedBy: Speaker }): Promise<DecisionResult>;
   /** Adapters register their outbound side once, before they connect. */

@@ -3,7 +3,7 @@
  * so wording stays consistent across Slack, Discord and the terminal. The model never sees these.
  */
 import type { ModelError } from '../provider/provider.js';
-import type { ApprovalOutcome } from './ports.js';
+import type { ApprovalOutcome, ContextReadProblem } from './ports.js';
 
 export function modelFailed(err: ModelError): string {
   switch (err.kind) {
@@ -61,4 +61,17 @@ export function approvalSourcesLine(sources: readonly string[], quote: (s: strin
   const shown = sources.slice(0, MAX_SOURCES_SHOWN).map((s) => quote(s.length > MAX_SOURCE_CHARS ? `${s.slice(0, MAX_SOURCE_CHARS - 1)}…` : s));
   const more = sources.length > MAX_SOURCES_SHOWN ? ` and ${sources.length - MAX_SOURCES_SHOWN} more` : '';
   return `⚠️ Before this request I read outside text: ${shown.join(', ')}${more}. Check that the request is really yours, not an instruction hidden there.`;
+}
+
+/** One short line when the conversation could not be read; the turn goes on without it. */
+export function contextUnavailable(problem: ContextReadProblem, what: 'thread' | 'channel'): string {
+  const place = what === 'thread' ? 'this thread' : 'this channel';
+  switch (problem.kind) {
+    case 'missing_permission':
+      return `I can't read ${place}: the app lacks ${problem.permission} — ${problem.fix}.`;
+    case 'rate_limited':
+      return `The platform is rate-limiting me, so I am answering without ${place}'s earlier messages.`;
+    case 'unavailable':
+      return `I couldn't read ${place}'s earlier messages, so I am answering without them.`;
+  }
 }

@@ -19,6 +19,8 @@ export interface EffectiveToolSettings {
 
 export interface ToolView {
   isAdmin: boolean;
+  /** The conversation can be read (chat platforms); tools that need it are hidden otherwise. */
+  hasConversationHistory?: boolean;
 }
 
 /**
@@ -71,6 +73,7 @@ export class ToolRegistry {
     const settings = this.settingsFor(name);
     if (!settings.enabled) return false;
     if (tool.category === 'admin' && !view.isAdmin) return false;
+    if (tool.needsConversationHistory && !view.hasConversationHistory) return false;
     if (!tool.isAvailable) return true;
     try {
       return tool.isAvailable(settings.settings);

@@ -3,6 +3,13 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Conversation, Speaker } from '../types.js';
 import type { NetClient } from '../net/net-client.js';
+import type { ContextRead } from '../gateway/ports.js';
+
+/** The conversation the request came from, and only that one: a tool cannot name another. */
+export interface ConversationHistory {
+  /** Recent messages, oldest first; `before` is a message id from an earlier read. Never throws. */
+  read(opts: { limit: number; before?: string }): Promise<ContextRead>;
+}
 
 export type ToolCategory = 'general' | 'memory' | 'network' | 'reminders' | 'admin';
 
@@ -45,6 +52,8 @@ export interface ToolContext {
   facts: UserFacts;
   reminders: UserReminders;
   net: NetClient;
+  /** Reading the current conversation; absent where the platform has nothing to read (the terminal). */
+  history?: ConversationHistory;
   /** This tool's own settings from hermes.config.(yaml|json) `tools.<name>.settings`. */
   settings: Record<string, unknown>;
   /** Deployment-wide defaults tools may use. */
@@ -90,6 +99,8 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   sideEffects?: boolean;
   /** Default 'none'. A function decides from the validated arguments (a fetch whose query string carries data is outward). */
   effect?: ToolEffect | ((args: z.infer<S>, input: EffectInput) => ToolEffect);
+  /** Only offered where the conversation can be read (not in the terminal chat). */
+  needsConversationHistory?: boolean;
   /** Whether the tool can be offered at all (web_search without a backend cannot). */
   isAvailable?: (settings: Record<string, unknown>) => boolean;
   run(args: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;

@@ -43,6 +43,8 @@ export interface HarnessOptions {
   callTimeoutMs?: number;
   /** Connect over Socket Mode (SLACK_APP_TOKEN) instead of HTTP. */
   socketMode?: boolean;
+  /** Longest total 429 wait while reading context (adapter default 10 s). */
+  maxRateLimitWaitMs?: number;
   /** Wraps the core's gateway (to inject faults at the adapter boundary). */
   wrapGateway?: (g: GatewayApi) => GatewayApi;
 }
@@ -78,7 +80,7 @@ export async function startSlackHarness(opts: HarnessOptions = {}): Promise<Slac
     const core = await createCore({ config, log, extraTools: opts.extraTools, reminders: false });
     const gateway = opts.wrapGateway ? opts.wrapGateway(core.gateway) : core.gateway;
     // The wrapper must still deliver the port to the real gateway.
-    const adapter = await createSlackAdapter({ config: config.slack!, httpPort: 0, gateway, store: core.store, log, isReady: () => h.ready, retries: 0, callTimeoutMs: opts.callTimeoutMs });
+    const adapter = await createSlackAdapter({ config: config.slack!, httpPort: 0, gateway, store: core.store, log, isReady: () => h.ready, retries: 0, callTimeoutMs: opts.callTimeoutMs, maxRateLimitWaitMs: opts.maxRateLimitWaitMs });
     await adapter.start();
     await core.start();
     h.ready = true;

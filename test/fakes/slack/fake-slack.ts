@@ -41,7 +41,7 @@ export interface FakeSlackOptions {
 }
 
 export const FULL_SCOPES = [
-  'app_mentions:read', 'chat:write', 'im:history', 'im:read', 'channels:history', 'groups:history',
+  'app_mentions:read', 'chat:write', 'im:history', 'im:read', 'channels:history', 'groups:history', 'mpim:history',
   'reactions:write', 'users:read', 'commands',
 ];
 
@@ -61,6 +61,14 @@ export interface FakeSlack {
   /** Bot posts (successful chat.postMessage calls) in order. */
   posts(filter?: { channel?: string; thread_ts?: string }): Array<{ channel: string; ts: string; text: string; thread_ts?: string; args: Record<string, unknown> }>;
   setScopes(scopes: string[] | undefined): void;
+  /**
+   * Puts a message into a channel as if it had been posted earlier (thread replies with thread_ts).
+   * conversations.replies / conversations.history read these, the bot's own posts and every message
+   * event sent through sendEvent, paginated like Slack (replies oldest first, history newest first).
+   */
+  seedMessage(channel: string, message: Record<string, unknown> & { ts?: string }): string;
+  /** Page size the fake uses for conversations.replies, whatever `limit` asks (tests of pagination). */
+  setRepliesPageSize(n: number): void;
   setUser(id: string, name: string): void;
   /** The next `times` calls of `method` answer 429 with Retry-After. */
   rateLimitNext(method: string, retryAfterS: number, times?: number): void;
@@ -90,6 +98,17 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
   const signingSecret = opts.signingSecret ?? 'fake-signing-secret';
   let scopes: string[] | undefined = 'scopes' in opts ? opts.scopes : FULL_SCOPES;
   const users = new Map<string, string>();
+  const history = new Map<string, Array<Record<string, unknown> & { ts: string }>>();
+  let repliesPageSize = Infinity;
+  const remember = (channel: string, m: Record<string, unknown> & { ts: string }) => {
+    const list = history.get(channel) ?? [];
+    if (list.some((x) => x.ts === m.ts)) return;
+    list.push(m);
+    list.sort((a, b) => Number(a.ts) - Number(b.ts));
+    history.set(channel, list);
+  };
+  const historyScope = (channel: string) => (channel.startsWith('D') ? 'im:history' : channel.startsWith('G') ? 'groups:history' : 'channels:history');
+  const lacks = (scope: string) => scopes !== undefined && !scopes.includes(scope);
   const rateLimits = new Map<string, { retryAfterS: number; times: number }>();
   const failures = new Map<string, string>();
   const delays = new Map<string, number>();
@@ -180,6 +199,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
       case 'chat.postMessage': {
         const ts = nextTs();
         call.ts = ts;
+        remember(String(args.channel), { ts, user: botUserId, bot_id: botId, text: args.text, ...(args.thread_ts ? { thread_ts: args.thread_ts } : {}) });
         return json(res, 200, { ok: true, channel: args.channel, ts, message: { text: args.text, ts, user: botUserId, bot_id: botId } });
       }
       case 'chat.update':
@@ -193,8 +213,23 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
         return json(res, 200, { ok: true, user: { id, name: name.toLowerCase(), real_name: name, profile: { display_name: name, real_name: name } } });
       }
       case 'conversations.replies': {
-        const thread = calls.filter((c) => c.method === 'chat.postMessage' && c.status === 200 && c.args.thread_ts === args.ts);
-        return json(res, 200, { ok: true, messages: thread.map((c) => ({ text: c.args.text, user: botUserId })) });
+        const channel = String(args.channel);
+        if (lacks(historyScope(channel))) return json(res, 200, { ok: false, error: 'missing_scope', needed: historyScope(channel) });
+        const thread = (history.get(channel) ?? []).filter((m) => m.ts === args.ts || m.thread_ts === args.ts);
+        if (thread.length === 0) return json(res, 200, { ok: false, error: 'thread_not_found' });
+        const start = Number(args.cursor ?? 0);
+        const size = Math.min(Number(args.limit ?? 1000), repliesPageSize);
+        const page = thread.slice(start, start + size);
+        const next = start + size < thread.length ? String(start + size) : '';
+        return json(res, 200, { ok: true, messages: page, has_more: next !== '', response_metadata: { next_cursor: next } });
+      }
+      case 'conversations.history': {
+        const channel = String(args.channel);
+        if (lacks(historyScope(channel))) return json(res, 200, { ok: false, error: 'missing_scope', needed: historyScope(channel) });
+        const latest = args.latest === undefined ? Infinity : Number(args.latest);
+        const top = (history.get(channel) ?? []).filter((m) => (m.thread_ts === undefined || m.thread_ts === m.ts) && Number(m.ts) < latest).reverse();
+        const limit = Math.min(Number(args.limit ?? 100), 999);
+        return json(res, 200, { ok: true, messages: top.slice(0, limit), has_more: top.length > limit });
       }
       default:
         // reactions.add/remove, assistant.threads.setStatus and anything else: accepted.
@@ -225,6 +260,14 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     setScopes: (s) => {
       scopes = s;
     },
+    seedMessage(channel, message) {
+      const ts = message.ts ?? nextTs();
+      remember(channel, { ...message, ts });
+      return ts;
+    },
+    setRepliesPageSize(n) {
+      repliesPageSize = n;
+    },
     setUser: (id, name) => {
       users.set(id, name);
     },
@@ -246,6 +289,9 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
       }
     },
     sendEvent(target, event, o = {}) {
+      if (typeof event.channel === 'string' && typeof event.ts === 'string' && (event.type === 'message' || event.type === 'app_mention') && event.subtype === undefined) {
+        remember(event.channel, event as Record<string, unknown> & { ts: string });
+      }
       const eventId = o.eventId ?? `Ev${String(++eventCounter).padStart(8, '0')}`;
       const body = JSON.stringify(eventEnvelope(ws, event, eventId));
       const extra: Record<string, string> = o.retryNum ? { 'x-slack-retry-num': String(o.retryNum), 'x-slack-retry-reason': 'http_timeout' } : {};

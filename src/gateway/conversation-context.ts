@@ -1,0 +1,98 @@
+import type { Logger } from 'pino';
+import { storeKey, type Store } from '../store/store.js';
+import { conversationKey, type ChatMessage, type InboundMessage } from '../types.js';
+import type { Clock } from '../clock.js';
+import type { ContextMessage, ContextRead, OutboundPort } from './ports.js';
+import { contextMessage, newestWithin } from '../context/thread-context.js';
+import { threadContextMissing } from '../agent/model-notes.js';
+import { contextUnavailable } from './user-messages.js';
+
+/**
+ * What the session does not hold yet, gathered before a turn and appended ahead of the request:
+ * - the thread's earlier messages, when a session starts in an existing thread (the first mention
+ *   there, or the first message after `/hermes new`), and the reply chain a message answers;
+ * - messages posted since the bot's last answer in a thread it has joined that were not addressed
+ *   to it (noted as they arrive, durably, without an answer).
+ * Messages the session already holds (by platform id) are never added twice.
+ */
+export interface ConversationContextDeps {
+  store: Store;
+  clock: Clock;
+  log: Logger;
+  /** HERMES_THREAD_CONTEXT_MESSAGES: most messages kept per batch (0 turns thread context off). */
+  limit: number;
+  /** Characters one batch may take (a share of HERMES_CONTEXT_TOKENS). */
+  maxChars: number;
+}
+
+export interface GatheredContext {
+  messages: ChatMessage[];
+  /** One short line for the user when the thread could not be read. */
+  userNote?: string;
+}
+
+export function createConversationContext(deps: ConversationContextDeps) {
+  const pendingKey = (msg: Pick<InboundMessage, 'conversation'>) => storeKey('context', 'pending', conversationKey(msg.conversation));
+
+  async function readEarlier(port: OutboundPort, msg: InboundMessage, scope: 'thread' | 'reference'): Promise<ContextRead> {
+    try {
+      return await port.reader!.readEarlier({ conversation: msg.conversation, messageId: msg.replyTo ?? msg.id, referenceId: msg.referenceId, scope }, deps.limit);
+    } catch (err) {
+      // Readers promise not to throw; a bug in one must still not cost the user their answer.
+      deps.log.error({ err: (err as Error).message }, 'reading thread context threw');
+      return { ok: false, problem: { kind: 'unavailable', detail: (err as Error).message } };
+    }
+  }
+
+  return {
+    /** A message in a joined thread that was not for the bot: kept for its next turn there. */
+    async note(msg: InboundMessage): Promise<void> {
+      const entry: ContextMessage = {
+        id: msg.id,
+        author: { id: msg.speaker.userId, name: msg.speaker.displayName ?? msg.speaker.userId, isBot: msg.fromBot === true },
+        at: msg.at ?? deps.clock.now(),
+        text: msg.text,
+      };
+      await deps.store.update<ContextMessage[]>(pendingKey(msg), (list) => [...(list ?? []).filter((m) => m.id !== entry.id), entry].slice(-Math.max(1, deps.limit)));
+    },
+
+    /** Context to append before `msg`'s request. `history` is the session's history so far. */
+    async gather(msg: InboundMessage, history: readonly ChatMessage[], port: OutboundPort | undefined): Promise<GatheredContext> {
+      const out: ChatMessage[] = [];
+      const held = new Set(history.flatMap((m) => (m.role === 'user' && m.inboundId ? [m.inboundId] : [])));
+      held.add(msg.id);
+      let userNote: string | undefined;
+
+      const fresh = history.length === 0;
+      if (deps.limit > 0 && port?.reader && msg.hasEarlier && (fresh || msg.referenceId)) {
+        const read = await readEarlier(port, msg, fresh ? 'thread' : 'reference');
+        if (read.ok) {
+          // In an ongoing session the bot's own earlier answers are already there as its own messages.
+          const unseen = read.messages.filter((m) => !held.has(m.id) && (fresh || !m.author.isSelf));
+          for (const m of unseen) held.add(m.id);
+          const { kept, dropped } = newestWithin(unseen, deps.limit, deps.maxChars);
+          if (kept.length) out.push(contextMessage('earlier', kept, dropped, read.more));
+        } else {
+          deps.log.warn({ problem: read.problem }, 'thread context could not be read; answering without it');
+          userNote = contextUnavailable(read.problem, 'thread');
+          out.push({ role: 'user', content: `[system note] ${threadContextMissing(read.problem)}` });
+        }
+      }
+
+      const pending = await deps.store.get<ContextMessage[]>(pendingKey(msg));
+      if (pending?.length) {
+        const unseen = pending.filter((m) => !held.has(m.id));
+        const { kept, dropped } = newestWithin(unseen, deps.limit, deps.maxChars);
+        if (kept.length) out.push(contextMessage('since', kept, dropped));
+      }
+      return { messages: out, ...(userNote && { userNote }) };
+    },
+
+    /** After the batch is in the session: the noted messages are held now. */
+    async clearNoted(msg: InboundMessage): Promise<void> {
+      await deps.store.delete(pendingKey(msg));
+    },
+  };
+}
+
+export type ConversationContext = ReturnType<typeof createConversationContext>;
