@@ -6,6 +6,7 @@ import type { Logger } from '../../src/log.js';
 import type { Store } from '../../src/store/store.js';
 import { createClient, loginUntilReady, type ConnectOptions } from './connect.js';
 import { toInbound } from './inbound.js';
+import { createDiscordReader } from './conversation-reader.js';
 import { handleButton, handleSlashCommand, type InteractionDeps } from './interactions.js';
 import { createDiscordPort, type DiscordPort } from './outbound-port.js';
 import { registerCommands } from './register-commands.js';
@@ -37,7 +38,8 @@ export async function createDiscordAdapter(opts: DiscordAdapterOptions): Promise
   const log = opts.log;
   const connectOptions: ConnectOptions = { token: opts.config.token, apiUrl: opts.config.apiUrl, log, ...opts.timing };
   const client = createClient(connectOptions);
-  const port = createDiscordPort(client.rest, log, opts.timing?.typingRenewMs);
+  const reader = createDiscordReader({ rest: client.rest, log, botId: () => client.user?.id });
+  const port = createDiscordPort(client.rest, log, opts.timing?.typingRenewMs, reader);
   opts.gateway.registerPort(port);
   let live: Client | null = null;
 
@@ -73,7 +75,7 @@ export async function createDiscordAdapter(opts: DiscordAdapterOptions): Promise
     if (!botId) return;
     const inbound = toInbound(message, botId);
     if (!inbound) {
-      log.debug({ messageId: message.id }, 'discord: message is not for the bot (bot author, system message or empty)');
+      log.debug({ messageId: message.id }, 'discord: message is not for the bot (own or a bot outside a thread, system message or empty)');
       return;
     }
     const verdict = await opts.gateway.handleMessage(inbound);

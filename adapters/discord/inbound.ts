@@ -5,28 +5,40 @@ import type { Conversation, InboundMessage, Speaker } from '../../src/types.js';
  * Discord message → InboundMessage. Who spoke, where, and whether the bot was mentioned all come
  * from the event's structured data (author, channel, `mentions`), never from the text.
  * The gateway decides whether to answer (DMs always; channels when mentioned; threads it is part
- * of); here we only drop what is never for us: bots (ourselves included), system messages.
+ * of); here we only drop what is never for us: ourselves, system messages, and other bots outside
+ * threads. Another bot's post in a thread is handed over marked `fromBot`: the gateway keeps it as
+ * context in a thread the bot joined and never answers it.
  */
 
 /** Speaker.workspaceId for DMs, which belong to no guild. */
 export const DM_WORKSPACE = '@dm';
 
 export function toInbound(message: Message, botId: string): InboundMessage | null {
-  if (message.author.bot || message.author.id === botId || message.system || message.webhookId) return null;
+  if (message.author.id === botId || message.system) return null;
+  const isThread = message.channel.isThread();
+  const fromBot = message.author.bot || message.webhookId !== null;
+  if (fromBot && !isThread) return null;
   if (message.type !== MessageType.Default && message.type !== MessageType.Reply) return null;
 
-  const conversation = conversationOf(message.channelId, message.guildId, message.channel.isThread());
-  const mentioned = message.mentions.users.has(botId);
+  const conversation = conversationOf(message.channelId, message.guildId, isThread);
+  const mentioned = !fromBot && message.mentions.users.has(botId);
   const text = readableText(message.content, botId, message.mentions.users);
   if (text === '' && message.attachments.size === 0) return null;
+  const referenceId = message.reference?.messageId;
+  const others = [...message.mentions.users.keys()].some((id) => id !== botId);
 
   return {
     id: message.id,
     conversation,
     speaker: speakerOf(message.author, message.guildId, message.member?.displayName),
-    text: text === '' ? '(sent an attachment)' : text,
+    text: text === '' ? `(sent ${[...message.attachments.values()].map((a) => a.name).join(', ') || 'an attachment'})` : text,
     mentioned,
     replyTo: message.id,
+    at: message.createdTimestamp,
+    ...((isThread || referenceId) && { hasEarlier: true }),
+    ...(referenceId && { referenceId }),
+    ...(!mentioned && others && { mentionsOthers: true }),
+    ...(fromBot && { fromBot: true }),
   };
 }
 

@@ -1,6 +1,6 @@
 import type { REST } from 'discord.js';
 import { Routes, type APIMessage } from 'discord-api-types/v10';
-import type { ApprovalResolution, ApprovalView, MessageRef, OutboundPort } from '../../src/gateway/ports.js';
+import type { ApprovalResolution, ApprovalView, ConversationReader, MessageRef, OutboundPort } from '../../src/gateway/ports.js';
 import type { Logger } from '../../src/log.js';
 import type { Conversation } from '../../src/types.js';
 import { splitMessage } from './chunk.js';
@@ -25,7 +25,7 @@ export interface DiscordPort extends OutboundPort {
   stopAll(): void;
 }
 
-export function createDiscordPort(rest: REST, log: Logger, typingRenewMs = TYPING_RENEW_MS): DiscordPort {
+export function createDiscordPort(rest: REST, log: Logger, typingRenewMs = TYPING_RENEW_MS, reader?: ConversationReader): DiscordPort {
   const typingLoops = new Set<() => void>();
 
   const post = async (channelId: string, body: object): Promise<APIMessage> =>
@@ -33,6 +33,7 @@ export function createDiscordPort(rest: REST, log: Logger, typingRenewMs = TYPIN
 
   return {
     platform: 'discord',
+    ...(reader && { reader }),
 
     async sendText(conversation: Conversation, markdown: string, opts?: { replyTo?: string; notify?: string }): Promise<void> {
       const parts = splitMessage(markdown);

@@ -13,7 +13,7 @@ import {
 } from 'discord-api-types/v10';
 import { FakeGateway } from './fake-gateway.js';
 import { buttonClick, guildCreate, messageCreate, slashCommand, snowflake, textChannel, thread, user } from './payloads.js';
-import { handleRest, type RestCall, type RestState } from './fake-rest.js';
+import { handleRest, logMessage, type RestCall, type RestState } from './fake-rest.js';
 
 /**
  * A fake Discord for tests: REST under /api/v10 and a gateway websocket on one 127.0.0.1 port.
@@ -41,9 +41,16 @@ export interface FakeDiscord {
   /** Messages the bot posted or edited, by id. */
   messages: Map<string, APIMessage>;
   commands: { global: APIApplicationCommand[]; guild: Map<string, APIApplicationCommand[]> };
-  sendGuildMessage(opts: { author: APIUser; content: string; mentionBot?: boolean; channelId?: string }): string;
+  sendGuildMessage(opts: { author: APIUser; content: string; mentionBot?: boolean; channelId?: string; replyTo?: string; mentions?: APIUser[] }): string;
+  /** A message that was posted before (no gateway event): history reads and message fetches return it. */
+  seedMessage(opts: { channelId: string; author: APIUser; content?: string; replyTo?: string; extra?: Partial<APIMessage> }): string;
+  /** A thread that already exists (with a GUILD_CREATE-independent THREAD_CREATE), so its history can be seeded. */
+  openThread(threadId: string, owner: APIUser): void;
+  setNick(userId: string, nick: string): void;
+  /** History reads in this channel answer 403 Missing Access. */
+  denyHistory(channelId: string): void;
   sendDm(opts: { author: APIUser; content: string }): { messageId: string; channelId: string };
-  sendThreadMessage(opts: { author: APIUser; content: string; threadId: string; mentionBot?: boolean }): string;
+  sendThreadMessage(opts: { author: APIUser; content: string; threadId: string; mentionBot?: boolean; mentions?: APIUser[] }): string;
   clickButton(opts: { user: APIUser; message: APIMessage; customId: string }): string;
   runSlashCommand(opts: { user: APIUser; text: string; channelId?: string; dm?: boolean }): { interactionId: string; token: string };
   /** Resolves with the first recorded call (past or future) that matches. */
@@ -72,6 +79,9 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     messages: new Map(),
     commands: { global: [], guild: new Map() },
     interactionChannels: new Map(),
+    channelLog: new Map(),
+    nicks: new Map(),
+    noHistory: new Set(),
     channel: (id): APIChannel | undefined => {
       const c = channels.find((x) => x.id === id) ?? threads.get(id);
       if (c) return c;
@@ -133,11 +143,34 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     messages: state.messages,
     commands: state.commands,
 
-    sendGuildMessage({ author, content, mentionBot, channelId: ch }) {
+    sendGuildMessage({ author, content, mentionBot, channelId: ch, replyTo, mentions: others }) {
       const id = snowflake();
-      const mentions = mentionBot ? [botUser] : [];
-      gateway.dispatch(GatewayDispatchEvents.MessageCreate, messageCreate({ id, channelId: ch ?? channelId, guildId, author, content: mentionPrefix(mentionBot) + content, mentions }));
+      const mentions = [...(mentionBot ? [botUser] : []), ...(others ?? [])];
+      const payload = messageCreate({ id, channelId: ch ?? channelId, guildId, author, content: mentionPrefix(mentionBot) + content, mentions, ...(replyTo && { replyTo }) });
+      logMessage(state, payload);
+      gateway.dispatch(GatewayDispatchEvents.MessageCreate, payload);
       return id;
+    },
+
+    seedMessage({ channelId: ch, author, content, replyTo, extra }) {
+      const id = snowflake();
+      logMessage(state, { ...messageCreate({ id, channelId: ch, guildId, author, content: content ?? '', mentions: [], ...(replyTo && { replyTo }) }), ...extra } as APIMessage);
+      return id;
+    },
+
+    openThread(threadId, owner) {
+      if (threads.has(threadId)) return;
+      const t = thread(threadId, guildId, channelId, `thread ${threadId}`, owner.id);
+      threads.set(threadId, t);
+      gateway.dispatch(GatewayDispatchEvents.ThreadCreate, { ...t, newly_created: true });
+    },
+
+    setNick(userId, nick) {
+      state.nicks.set(userId, nick);
+    },
+
+    denyHistory(ch) {
+      state.noHistory.add(ch);
     },
 
     sendDm({ author, content }) {
@@ -147,15 +180,17 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       return { messageId: id, channelId: dm };
     },
 
-    sendThreadMessage({ author, content, threadId, mentionBot }) {
+    sendThreadMessage({ author, content, threadId, mentionBot, mentions: others }) {
       if (!threads.has(threadId)) {
         const t = thread(threadId, guildId, channelId, `thread ${threadId}`, author.id);
         threads.set(threadId, t);
         gateway.dispatch(GatewayDispatchEvents.ThreadCreate, { ...t, newly_created: true });
       }
       const id = snowflake();
-      const mentions = mentionBot ? [botUser] : [];
-      gateway.dispatch(GatewayDispatchEvents.MessageCreate, messageCreate({ id, channelId: threadId, guildId, author, content: mentionPrefix(mentionBot) + content, mentions }));
+      const mentions = [...(mentionBot ? [botUser] : []), ...(others ?? [])];
+      const payload = messageCreate({ id, channelId: threadId, guildId, author, content: mentionPrefix(mentionBot) + content, mentions });
+      logMessage(state, payload);
+      gateway.dispatch(GatewayDispatchEvents.MessageCreate, payload);
       return id;
     },
 

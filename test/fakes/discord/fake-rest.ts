@@ -34,6 +34,12 @@ export interface RestState {
   channel(id: string): APIChannel | undefined;
   openDm(userId: string): string;
   gatewayUrl(): string;
+  /** Every message known per channel (users' via the senders, seeded ones, the bot's), by id. */
+  channelLog: Map<string, Map<string, APIMessage>>;
+  /** Guild member nicknames by user id (GET /guilds/:g/members/:u). */
+  nicks: Map<string, string>;
+  /** Channels whose history reads answer 403 Missing Access. */
+  noHistory: Set<string>;
   /** When set, REST calls without `Authorization: Bot <token>` get 401 like Discord's. */
   token?: string;
 }
@@ -85,8 +91,25 @@ export async function handleRest(state: RestState, req: IncomingMessage, res: Se
     }
   }
 
+  if (method === 'GET' && seg[0] === 'guilds' && seg[2] === 'members' && seg[3]) {
+    const nick = state.nicks.get(seg[3]);
+    return reply(200, { user: { id: seg[3], username: `user${seg[3]}`, discriminator: '0', global_name: null, avatar: null }, nick: nick ?? null, roles: [], joined_at: new Date().toISOString(), deaf: false, mute: false, flags: 0 });
+  }
+
   if (seg[0] === 'channels' && seg[1]) {
     const channelId = seg[1];
+    if (method === 'GET' && seg[2] === 'messages' && state.noHistory.has(channelId)) return reply(403, { message: 'Missing Access', code: 50001 });
+    if (method === 'GET' && seg[2] === 'messages' && seg.length === 3) {
+      // Newest first, like Discord; `before` is exclusive, `limit` at most 100.
+      const all = [...(state.channelLog.get(channelId)?.values() ?? [])].sort((a, b) => (BigInt(b.id) > BigInt(a.id) ? 1 : -1));
+      const before = call.query.before;
+      const limit = Math.min(Number(call.query.limit ?? 50), 100);
+      return reply(200, all.filter((m) => before === undefined || BigInt(m.id) < BigInt(before)).slice(0, limit));
+    }
+    if (method === 'GET' && seg[2] === 'messages' && seg[3]) {
+      const found = state.channelLog.get(channelId)?.get(seg[3]);
+      return found ? reply(200, found) : reply(404, { message: 'Unknown Message', code: 10008 });
+    }
     if (method === 'GET' && seg.length === 2) {
       const c = state.channel(channelId);
       return c ? reply(200, c) : reply(404, { message: 'Unknown Channel', code: 10003 });
@@ -144,6 +167,7 @@ function createMessage(state: RestState, channelId: string, body: Json, keep = t
     ...(reference && { message_reference: { channel_id: channelId, message_id: reference.message_id } }),
   } as APIMessage;
   if (keep) state.messages.set(message.id, message);
+  logMessage(state, message);
   return message;
 }
 
@@ -168,4 +192,11 @@ function send(res: ServerResponse, status: number, payload?: unknown): void {
   }
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(payload));
+}
+
+/** Records a message in its channel's history (what GET /channels/:id/messages reads). */
+export function logMessage(state: Pick<RestState, 'channelLog'>, message: APIMessage): void {
+  let log = state.channelLog.get(message.channel_id);
+  if (!log) state.channelLog.set(message.channel_id, (log = new Map()));
+  log.set(message.id, message);
 }

@@ -130,6 +130,8 @@ export interface IncomingMessage {
   content: string;
   mentions: APIUser[];
   dm?: boolean;
+  /** The message this one replies to (a Discord reply). */
+  replyTo?: string;
 }
 
 export function messageCreate(m: IncomingMessage): GatewayMessageCreateDispatchData {
@@ -151,7 +153,8 @@ export function messageCreate(m: IncomingMessage): GatewayMessageCreateDispatchD
     attachments: [],
     embeds: [],
     pinned: false,
-    type: MessageType.Default,
+    type: m.replyTo ? MessageType.Reply : MessageType.Default,
+    ...(m.replyTo && { message_reference: { message_id: m.replyTo, channel_id: m.channelId, ...(m.guildId && { guild_id: m.guildId }) } }),
     ...(m.dm && { channel_type: ChannelType.DM }),
   } as GatewayMessageCreateDispatchData;
 }
