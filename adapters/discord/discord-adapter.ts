@@ -5,7 +5,7 @@ import type { Adapter, GatewayApi } from '../../src/gateway/ports.js';
 import type { Logger } from '../../src/log.js';
 import type { Store } from '../../src/store/store.js';
 import { createClient, loginUntilReady, type ConnectOptions } from './connect.js';
-import { toInbound } from './inbound.js';
+import { conversationOf, toInbound } from './inbound.js';
 import { createDiscordReader } from './conversation-reader.js';
 import { handleButton, handleSlashCommand, type InteractionDeps } from './interactions.js';
 import { createDiscordPort, type DiscordPort } from './outbound-port.js';
@@ -51,6 +51,16 @@ export async function createDiscordAdapter(opts: DiscordAdapterOptions): Promise
   });
   client.on(Events.InteractionCreate, (interaction: Interaction) => {
     void onInteraction(interaction).catch((err: unknown) => log.error({ err: String(err), interactionId: interaction.id }, 'discord: interaction handling failed'));
+  });
+  // Edits and deletions, read from the raw gateway packets: the message cache is off, so discord.js
+  // would not emit them for messages it never cached. Only noted thread context cares.
+  client.on(Events.Raw, (packet: { t?: string; d?: { id?: string; channel_id?: string; guild_id?: string; content?: string } }) => {
+    if ((packet.t !== 'MESSAGE_UPDATE' && packet.t !== 'MESSAGE_DELETE') || !packet.d?.id || !packet.d.channel_id || !packet.d.guild_id) return;
+    if (packet.t === 'MESSAGE_UPDATE' && typeof packet.d.content !== 'string') return; // an embed-only update
+    const channel = client.channels.cache.get(packet.d.channel_id);
+    if (!channel?.isThread() || !opts.gateway.reviseContext) return;
+    const conversation = conversationOf(packet.d.channel_id, packet.d.guild_id, true);
+    void opts.gateway.reviseContext(conversation, packet.d.id, packet.t === 'MESSAGE_DELETE' ? null : (packet.d.content ?? ''));
   });
   client.on(Events.Error, (err) => log.error({ err: String(err) }, 'discord: client error'));
   client.on(Events.Warn, (message) => log.warn({ detail: message }, 'discord: client warning'));

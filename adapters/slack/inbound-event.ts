@@ -27,6 +27,11 @@ export interface SlackMessageLike {
   channel_type?: string;
   username?: string;
   bot_profile?: { name?: string };
+  /** message_changed: the message as it is now. */
+  message?: { ts?: string; thread_ts?: string; text?: string };
+  /** message_deleted (and message_changed): the message as it was. */
+  previous_message?: { ts?: string; thread_ts?: string };
+  deleted_ts?: string;
 }
 
 export type EventVerdict =

@@ -38,6 +38,10 @@ export async function onEvent(deps: InboundDeps, event: SlackMessageLike, eventI
       log.debug({ eventId }, 'slack: event already handled');
       return;
     }
+    if (await revision(deps, event)) {
+      if (eventId) await dedupe.markHandled(eventId);
+      return;
+    }
     const verdict = classifyEvent(event, deps.teamId, deps.botUserId, deps.botId);
     if (verdict.kind === 'skip') {
       log.debug({ eventId, reason: verdict.reason }, 'slack: event skipped');
@@ -59,4 +63,19 @@ export async function onEvent(deps: InboundDeps, event: SlackMessageLike, eventI
     // Not marked as handled, so a redelivery of this event (Slack retry, replay) gets another chance.
     log.error({ err, eventId }, 'slack: could not hand the message to the gateway');
   }
+}
+
+/**
+ * An edit or deletion of a thread message: if the gateway noted it as context (talk between
+ * others in a joined thread), it keeps the latest text or drops it. True when the event was one.
+ */
+async function revision(deps: InboundDeps, ev: SlackMessageLike): Promise<boolean> {
+  if (ev.subtype !== 'message_changed' && ev.subtype !== 'message_deleted') return false;
+  const msg = ev.subtype === 'message_changed' ? ev.message : ev.previous_message;
+  const ts = ev.subtype === 'message_changed' ? ev.message?.ts : (ev.deleted_ts ?? ev.previous_message?.ts);
+  if (!msg?.thread_ts || !ts || msg.thread_ts === ts || !deps.gateway.reviseContext) return true;
+  const conversation = { platform: 'slack' as const, workspaceId: deps.teamId, channelId: ev.channel, threadId: msg.thread_ts, isDm: false };
+  const text = ev.subtype === 'message_changed' ? cleanInboundText(ev.message?.text ?? '', deps.botUserId, deps.names.nameOf) : null;
+  await deps.gateway.reviseContext(conversation, `${ev.channel}:${ts}`, text);
+  return true;
 }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { storeKey, type Store } from '../store/store.js';
-import { conversationKey, type ChatMessage, type InboundMessage } from '../types.js';
+import { conversationKey, type ChatMessage, type Conversation, type InboundMessage } from '../types.js';
 import type { Clock } from '../clock.js';
 import type { ContextMessage, ContextRead, OutboundPort } from './ports.js';
 import { contextMessage, newestWithin } from '../context/thread-context.js';
@@ -27,6 +27,8 @@ export interface ConversationContextDeps {
 
 export interface GatheredContext {
   messages: ChatMessage[];
+  /** Ids of noted messages this batch carries (cleared once it is in the session). */
+  notedIds: string[];
   /** One short line for the user when the thread could not be read. */
   userNote?: string;
 }
@@ -80,17 +82,28 @@ export function createConversationContext(deps: ConversationContextDeps) {
       }
 
       const pending = await deps.store.get<ContextMessage[]>(pendingKey(msg));
+      const notedIds = (pending ?? []).map((m) => m.id);
       if (pending?.length) {
         const unseen = pending.filter((m) => !held.has(m.id));
         const { kept, dropped } = newestWithin(unseen, deps.limit, deps.maxChars);
         if (kept.length) out.push(contextMessage('since', kept, dropped));
       }
-      return { messages: out, ...(userNote && { userNote }) };
+      return { messages: out, notedIds, ...(userNote && { userNote }) };
     },
 
-    /** After the batch is in the session: the noted messages are held now. */
-    async clearNoted(msg: InboundMessage): Promise<void> {
-      await deps.store.delete(pendingKey(msg));
+    /** After the batch is in the session: those noted messages are held now (one noted meanwhile stays). */
+    async clearNoted(msg: InboundMessage, ids: readonly string[]): Promise<void> {
+      if (ids.length === 0) return;
+      const done = new Set(ids);
+      await deps.store.update<ContextMessage[]>(pendingKey(msg), (list) => (list ? list.filter((m) => !done.has(m.id)) : undefined));
+    },
+
+    /** A noted message was edited (`text`) or deleted (null) before the next turn: keep its latest state. */
+    async revise(conversation: Conversation, id: string, text: string | null): Promise<void> {
+      await deps.store.update<ContextMessage[]>(pendingKey({ conversation }), (list) => {
+        if (!list?.some((m) => m.id === id)) return undefined;
+        return text === null ? list.filter((m) => m.id !== id) : list.map((m) => (m.id === id ? { ...m, text, edited: true } : m));
+      });
     },
   };
 }

@@ -139,7 +139,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         const gathered = await deps.context.gather(msg, await deps.sessions.history(session.id), portFor(msg.conversation));
         if (gathered.userNote) await send(msg.conversation, gathered.userNote, msg.replyTo);
         if (gathered.messages.length) await deps.sessions.append(session.id, gathered.messages);
-        await deps.context.clearNoted(msg);
+        await deps.context.clearNoted(msg, gathered.notedIds);
       }
       await deps.sessions.append(session.id, [{ role: 'user', content: tagUserText(msg.conversation, msg.speaker, msg.text), speaker: msg.speaker, inboundId: msg.id }]);
       const state = newTurnState({ sessionId: session.id, conversation: msg.conversation, speaker: msg.speaker, isAdmin: isAdmin(msg.speaker), replyTo: msg.replyTo }, deps.clock.now());
@@ -239,6 +239,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
     },
 
     decideApproval: (input): Promise<DecisionResult> => approvals.decide(input),
+
+    async reviseContext(conversation, id, text) {
+      try {
+        await deps.context?.revise(conversation, id, text);
+      } catch (err) {
+        log.error({ err: (err as Error).message }, 'could not update a noted thread message');
+      }
+    },
 
     async recover() {
       for (const msg of await inbox.pending()) {

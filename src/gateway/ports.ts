@@ -122,6 +122,8 @@ export interface GatewayApi {
   decideApproval(input: { approvalId: string; decision: 'approve' | 'deny'; decidedBy: Speaker }): Promise<DecisionResult>;
   /** Adapters register their outbound side once, before they connect. */
   registerPort(port: OutboundPort): void;
+  /** A message noted as thread context was edited (`text`) or deleted (null) before the bot's next turn; never throws. */
+  reviseContext?(conversation: Conversation, id: string, text: string | null): Promise<void>;
 }
 
 /** A running platform connection. Created by adapters/<platform>; it registers its port with the gateway. */

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RESTPostAPIChannelMessageJSONBody } from 'discord-api-types/v10';
+import { GatewayDispatchEvents, type RESTPostAPIChannelMessageJSONBody } from 'discord-api-types/v10';
 import { user } from '../fakes/discord/payloads.js';
 import { readChannelHistoryTool } from '../../tools/read-channel-history.js';
 import { startBot, type Bot } from './discord-harness.js';
@@ -94,6 +94,29 @@ describe('thread context on Discord', () => {
     expect(openai.requests).toHaveLength(2);
     const since = userMessages(openai.requests[1]!).find((u) => u.includes('since your last answer'))!;
     expect(BLOCK.exec(since)![2]).toContain('bob: @alice (<@100000000000000001>) did you send the budget?');
+  });
+});
+
+describe('noted thread messages on Discord', () => {
+  it('an edit keeps the latest text and a deletion drops the message before the next turn', async () => {
+    bot = await startBot();
+    const { discord, openai } = bot;
+    const threadId = '400000000000000074';
+    openai.enqueue({ text: 'hello' }, { text: 'ok' });
+    discord.sendThreadMessage({ author: alice, content: 'hi', threadId, mentionBot: true });
+    await answerIn(bot, threadId, 'hello');
+    const edited = discord.sendThreadMessage({ author: bob, content: `<@${alice.id}> budget is 10k`, threadId, mentions: [alice] });
+    const deleted = discord.sendThreadMessage({ author: bob, content: `<@${alice.id}> ignore me`, threadId, mentions: [alice] });
+    await bot.waitForLog((l) => l.messageId === deleted && l.verdict === 'noted');
+    discord.gateway.dispatch(GatewayDispatchEvents.MessageUpdate, { id: edited, channel_id: threadId, guild_id: discord.guildId, content: 'budget is 12k', author: bob, edited_timestamp: new Date().toISOString() });
+    discord.gateway.dispatch(GatewayDispatchEvents.MessageDelete, { id: deleted, channel_id: threadId, guild_id: discord.guildId });
+    // Both revisions are gateway events handled in order before this next message.
+    discord.sendThreadMessage({ author: alice, content: 'what is the budget?', threadId });
+    await answerIn(bot, threadId, 'ok');
+    const since = userMessages(openai.requests[1]!).find((u) => u.includes('since your last answer'))!;
+    const lines = BLOCK.exec(since)![2]!.split('\n').slice(1);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('bob (edited): budget is 12k');
   });
 });
 

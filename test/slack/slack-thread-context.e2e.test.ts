@@ -126,6 +126,29 @@ describe('thread context on Slack', () => {
   });
 });
 
+describe('noted thread messages on Slack', () => {
+  it('an edit keeps the latest text and a deletion drops the message before the next turn', async () => {
+    h = await startSlackHarness();
+    h.slack.setUser('U1', 'Alice');
+    h.slack.setUser('U2', 'Bob');
+    h.ai.enqueue({ text: 'hi' }, { text: 'ok' });
+    const root = await h.mention('C1', 'U1', 'hello');
+    await h.slack.waitFor('first answer', () => h!.slack.posts().length === 1);
+    const edited = await h.say('C1', 'U2', '<@U1> budget is 10k', { threadTs: root });
+    const deleted = await h.say('C1', 'U2', '<@U1> ignore me', { threadTs: root });
+    await h.core.gateway.idle();
+    const base = { type: 'message', channel: 'C1', channel_type: 'channel', ts: h.slack.nextTs() };
+    await h.slack.sendEvent(h.target, { ...base, subtype: 'message_changed', message: { ts: edited, thread_ts: root, user: 'U2', text: '<@U1> budget is 12k' }, previous_message: { ts: edited, thread_ts: root } });
+    await h.slack.sendEvent(h.target, { ...base, ts: h.slack.nextTs(), subtype: 'message_deleted', deleted_ts: deleted, previous_message: { ts: deleted, thread_ts: root } });
+    await h.say('C1', 'U1', 'what is the budget?', { threadTs: root });
+    await h.slack.waitFor('second answer', () => h!.slack.posts().length === 2);
+    const since = userMessages(h.ai.requests[1]!).find((u) => u.includes('since your last answer'))!;
+    const lines = BLOCK.exec(since)![2]!.split('\n').slice(1);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('Bob (edited): @Alice (<@U1>) budget is 12k');
+  });
+});
+
 describe('read_channel_history on Slack', () => {
   it('reads only the channel the request came from, with names, as outside text', async () => {
     h = await startSlackHarness({ extraTools: [readChannelHistoryTool] });
