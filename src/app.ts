@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Store } from './store/store.js';
-import { openStore } from './store/open-store.js';
+import { openStore, type OpenedStore } from './store/open-store.js';
+import type { PostgresStore } from './store/postgres-store.js';
 import { createCachedStore } from './store/cached-store.js';
 import { createSessionStore } from './sessions/session-store.js';
 import { createApprovalStore } from './approvals/approval-store.js';
@@ -31,6 +32,8 @@ export interface CoreOptions {
   log: Logger;
   clock?: Clock;
   store?: Store;
+  /** Set with `store` when it is on a PostgreSQL database that other instances share (benchmarks). */
+  shared?: PostgresStore;
   /** Replaces the OpenAI provider (evaluation harness, benchmarks). */
   provider?: ModelProvider;
   /** Replaces the network client (tests that need a custom DNS lookup). */
@@ -58,7 +61,9 @@ export interface Core {
 export async function createCore(opts: CoreOptions): Promise<Core> {
   const { config, log } = opts;
   const clock = opts.clock ?? systemClock;
-  const store = createCachedStore(opts.store ?? (await openStore(config, log)));
+  const opened: OpenedStore = opts.store ? { store: opts.store, shared: opts.shared } : await openStore(config, log);
+  // Another instance may change any key at any time on a shared database: nothing is cached then.
+  const store = opened.shared ? opened.store : createCachedStore(opened.store);
   const sessions = createSessionStore(store, clock);
   const approvals = createApprovalStore(store, clock);
   const facts = createFactStore(store, clock);

@@ -186,8 +186,8 @@ export function loadConfig(env: Env, cwd = process.cwd()): ConfigResult {
   }
 
   const storeUrl = get('HERMES_STORE_URL');
-  if (storeUrl !== undefined && !storeUrl.startsWith('sqlite://')) {
-    errors.push(`HERMES_STORE_URL=${JSON.stringify(storeUrl)} is not supported yet: only sqlite:///path/to/file.sqlite works; unset it to use HERMES_DATA_DIR/hermes.sqlite.`);
+  if (storeUrl !== undefined && !/^(sqlite:\/\/.+|postgres(ql)?:\/\/.+)$/.test(storeUrl)) {
+    errors.push(`HERMES_STORE_URL is not supported: use postgres://user:password@host:5432/database (several instances) or sqlite:///path/to/file.sqlite; unset it to use HERMES_DATA_DIR/hermes.sqlite.`);
   }
 
   const config: Config = {

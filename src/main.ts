@@ -1,6 +1,7 @@
 import { loadConfig, type Config } from './config.js';
 import { createLogger } from './log.js';
 import { createCore } from './app.js';
+import { StartupRefusal } from './startup-refusal.js';
 import type { Adapter } from './gateway/ports.js';
 // The composition root: the one place that knows every adapter and the built-in tools.
 import { builtinTools, toolSettingsFromEnv } from '../tools/index.js';
@@ -86,5 +87,5 @@ function mergeToolSettings(fromFile: Config['tools'], fromEnv: Record<string, Re
 
 main().catch((err: Error) => {
   process.stderr.write(`hermes failed to start: ${err.message}\n`);
-  process.exit(1);
+  process.exit(err instanceof StartupRefusal ? 2 : 1);
 });

@@ -58,7 +58,13 @@ export function createSessionStore(store: Store, clock: Clock): SessionStore {
   // serialisation is the conversation or the session, not a single key.
   const locks = createKeyedSerialiser();
 
-  async function createSession(convKey: string): Promise<SessionRecord> {
+  /**
+   * Makes a new session the conversation's current one. With `replacing`, only if the pointer
+   * still names that id (or nothing): another instance on a shared store may have created one
+   * meanwhile, and then both must use the same session. The meta row is written first, so the
+   * pointer never names a session without one.
+   */
+  async function createSession(convKey: string, replacing: string | undefined, force: boolean): Promise<SessionRecord> {
     const record: SessionRecord = {
       id: `${convKey}#${clock.now().toString(36)}-${randomBytes(6).toString('base64url')}`,
       conversationKey: convKey,
@@ -66,8 +72,9 @@ export function createSessionStore(store: Store, clock: Clock): SessionStore {
       summarizedUpTo: 0,
     };
     await store.set(keys.meta(record.id), record);
-    await store.set(keys.current(convKey), record.id);
-    return record;
+    const { after } = await store.update<string>(keys.current(convKey), (cur) => (force || cur === undefined || cur === replacing ? record.id : undefined));
+    if (after === record.id || after === undefined) return record;
+    return (await store.get<SessionRecord>(keys.meta(after))) ?? record;
   }
 
   async function currentLocked(convKey: string): Promise<SessionRecord> {
@@ -76,7 +83,7 @@ export function createSessionStore(store: Store, clock: Clock): SessionStore {
       const record = await store.get<SessionRecord>(keys.meta(id));
       if (record) return record;
     }
-    return createSession(convKey);
+    return createSession(convKey, id, false);
   }
 
   /** Index of the last page and the messages in it ([] for a new session). */
@@ -116,7 +123,7 @@ export function createSessionStore(store: Store, clock: Clock): SessionStore {
             list?.includes(oldId) ? undefined : [...(list ?? []), oldId],
           );
         }
-        return createSession(convKey);
+        return createSession(convKey, oldId, true);
       });
     },
 
@@ -178,13 +185,12 @@ export function createSessionStore(store: Store, clock: Clock): SessionStore {
       return (await store.get<boolean>(keys.joined(conversationKey(conversation)))) === true;
     },
 
-    claimInbound(platform, messageId) {
-      const key = keys.inbound(platform, messageId);
-      return locks.run(`inbound:${key}`, async () => {
-        if ((await store.get(key)) !== undefined) return false;
-        await store.set(key, clock.now(), INBOUND_TTL_MS);
-        return true;
-      });
+    async claimInbound(platform, messageId) {
+      // One atomic compare-and-set: on a shared database, a retry that reached another instance
+      // at the same moment loses here, so the event is answered once.
+      const now = clock.now();
+      const { before } = await store.update<number>(keys.inbound(platform, messageId), (seen) => (seen === undefined ? now : undefined), { ttlMs: INBOUND_TTL_MS });
+      return before === undefined;
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { Store } from './store.js';
+import type { Store, UpdateOptions } from './store.js';
 import { createKeyedSerialiser } from './keyed-serialiser.js';
 
 interface Entry {
@@ -8,8 +8,9 @@ interface Entry {
 }
 
 /**
- * A read cache in front of the durable store. One process owns the store (see README "State"),
- * and every write goes through here, so the cache is always what the store holds: reads skip the
+ * A read cache in front of the durable store, for SQLite only: one process owns that store (the
+ * owner lock refuses a second), and every write goes through here, so the cache is always what the
+ * store holds. PostgreSQL is shared by several instances and is never cached. Reads skip the
  * SQLite round trip, writes still wait until the store has them (durability is unchanged).
  *
  * Values are kept as JSON and parsed on every read, so a caller that mutates what it read changes
@@ -64,12 +65,12 @@ export function createCachedStore(inner: Store, opts: { maxEntries?: number; now
         remember(key, { json: undefined });
         return existed;
       }),
-    update: <T>(key: string, fn: (current: T | undefined) => T | undefined) =>
+    update: <T>(key: string, fn: (current: T | undefined) => T | undefined, opts?: UpdateOptions) =>
       serialiser.run(key, async () => {
         const before = await read<T>(key);
         const after = fn(before);
         if (after === undefined) return { before, after: before };
-        await write(key, after);
+        await write(key, after, opts?.ttlMs);
         return { before, after };
       }),
     async close() {

@@ -1,6 +1,6 @@
 import type Keyv from 'keyv';
 import type { Logger } from '../log.js';
-import { StoreWriteError, type Store } from './store.js';
+import { StoreWriteError, type Store, type UpdateOptions } from './store.js';
 import { createKeyedSerialiser } from './keyed-serialiser.js';
 
 /** A read that failed (database gone, corrupt value). Never reported as "not found". */
@@ -63,13 +63,13 @@ export function createKeyvStore(keyv: Keyv, log?: Logger): Store {
       });
     },
 
-    // The rewritten value has no TTL: keys that expire are written with set(), never update().
-    update<T>(key: string, fn: (current: T | undefined) => T | undefined) {
+    // One process owns a Keyv store (see sqlite-owner-lock.ts), so serialising here is atomic.
+    update<T>(key: string, fn: (current: T | undefined) => T | undefined, opts?: UpdateOptions) {
       return serialiser.run(key, async () => {
         const before = await read<T>(key);
         const after = fn(before);
         if (after === undefined) return { before, after: before };
-        await write(key, after);
+        await write(key, after, opts?.ttlMs);
         return { before, after };
       });
     },

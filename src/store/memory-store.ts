@@ -1,5 +1,5 @@
 import { systemClock, type Clock } from '../clock.js';
-import { StoreWriteError, type Store } from './store.js';
+import { StoreWriteError, type Store, type UpdateOptions } from './store.js';
 import { createKeyedSerialiser } from './keyed-serialiser.js';
 
 interface Entry {
@@ -46,12 +46,12 @@ export function createMemoryStore(clock: Clock = systemClock): Store {
     delete(key) {
       return serialiser.run(key, async () => read(key) !== undefined && entries.delete(key));
     },
-    update<T>(key: string, fn: (current: T | undefined) => T | undefined) {
+    update<T>(key: string, fn: (current: T | undefined) => T | undefined, opts?: UpdateOptions) {
       return serialiser.run(key, async () => {
         const before = read<T>(key);
         const after = fn(before);
         if (after === undefined) return { before, after: before };
-        write(key, after);
+        write(key, after, opts?.ttlMs);
         return { before, after };
       });
     },

@@ -1,6 +1,6 @@
 /**
- * The one persistence interface. Today it is Keyv on SQLite (sqlite-store.ts); HERMES_STORE_URL
- * can point another Keyv adapter at it later without anything above this file changing.
+ * The one persistence interface: Keyv on SQLite (sqlite-store.ts, one process) or PostgreSQL
+ * (postgres-store.ts, several processes on one database). Nothing above this file knows which.
  *
  * Invariants every implementation keeps:
  * - a write that did not land throws StoreWriteError (Keyv itself returns false and moves on);
@@ -14,15 +14,23 @@ export class StoreWriteError extends Error {
   }
 }
 
+export interface UpdateOptions {
+  /** The written value expires after this long (a claim that only needs to outlive retries). */
+  ttlMs?: number;
+}
+
 export interface Store {
   get<T>(key: string): Promise<T | undefined>;
   set(key: string, value: unknown, ttlMs?: number): Promise<void>;
   delete(key: string): Promise<boolean>;
   /**
-   * Read-modify-write, serialised per key inside this process. `fn` returns the new value, or
-   * undefined to leave the key as it is. Returns the value before and after.
+   * Atomic read-modify-write: no other update or write of the key (in this process, or in another
+   * one on a shared database) lands between the read and the write, so a compare-and-set built on
+   * it succeeds for exactly one caller. `fn` returns the new value, or undefined to leave the key
+   * as it is; it runs once, while the key is held. Returns the value before
+   * and after. The written value has no TTL unless `opts.ttlMs` gives one.
    */
-  update<T>(key: string, fn: (current: T | undefined) => T | undefined): Promise<{ before: T | undefined; after: T | undefined }>;
+  update<T>(key: string, fn: (current: T | undefined) => T | undefined, opts?: UpdateOptions): Promise<{ before: T | undefined; after: T | undefined }>;
   close(): Promise<void>;
 }
 

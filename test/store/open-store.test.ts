@@ -4,6 +4,10 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { openStore, storeFilePath } from '../../src/store/open-store.js';
+import { StartupRefusal } from '../../src/startup-refusal.js';
+import { freshSchema, postgresForTests } from '../helpers/postgres.js';
+
+const pgUrl = await postgresForTests();
 
 let dir: string;
 beforeEach(async () => {
@@ -28,9 +32,35 @@ describe('openStore', () => {
 
   it('opens a real file in the data dir', async () => {
     const dataDir = path.join(dir, 'data');
-    const store = await openStore({ dataDir }, createLogger('silent'));
+    const { store, shared } = await openStore({ dataDir }, createLogger('silent'));
+    expect(shared).toBeUndefined();
     await store.set('k', 'v');
     await store.close();
     expect((await stat(path.join(dataDir, 'hermes.sqlite'))).isFile()).toBe(true);
+  });
+
+  it('refuses a second owner of one SQLite file, and lets the next one in after close', async () => {
+    const dataDir = path.join(dir, 'data');
+    const first = await openStore({ dataDir }, createLogger('silent'));
+    const second = openStore({ dataDir }, createLogger('silent'));
+    await expect(second).rejects.toBeInstanceOf(StartupRefusal);
+    await expect(second).rejects.toThrow(/another hermes instance is already running on the SQLite store .*hermes\.sqlite.*PostgreSQL \(HERMES_STORE_URL=postgres/);
+    await first.store.close();
+    const third = await openStore({ dataDir }, createLogger('silent'));
+    await third.store.set('k', 'v');
+    await third.store.close();
+  });
+
+  it.skipIf(!pgUrl)('opens PostgreSQL for a postgres:// URL, shared and uncached', async () => {
+    const schema = await freshSchema(pgUrl!);
+    try {
+      const { store, shared } = await openStore({ dataDir: dir, storeUrl: schema.url }, createLogger('silent'));
+      expect(shared).toBe(store);
+      await store.set('k', 'v');
+      expect(await store.get('k')).toBe('v');
+      await store.close();
+    } finally {
+      await schema.drop();
+    }
   });
 });
