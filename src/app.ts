@@ -1,4 +1,6 @@
 import path from 'node:path';
+import os from 'node:os';
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -34,6 +36,8 @@ export interface CoreOptions {
   store?: Store;
   /** Set with `store` when it is on a PostgreSQL database that other instances share (benchmarks). */
   shared?: PostgresStore;
+  /** Session lease life and inbox poll on a shared store (tests shorten them). */
+  clusterTiming?: { leaseMs?: number; pollMs?: number };
   /** Replaces the OpenAI provider (evaluation harness, benchmarks). */
   provider?: ModelProvider;
   /** Replaces the network client (tests that need a custom DNS lookup). */
@@ -55,6 +59,11 @@ export interface Core {
   /** Call after adapters registered their ports: resumes interrupted work, starts reminders. */
   start(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Names this process as a lease holder: unique per start, readable in the database. */
+function instanceId(): string {
+  return `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
 }
 
 /** Wires the platform-neutral core: store, model, tools, gateway. Adapters plug in afterwards. */
@@ -129,6 +138,9 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     status: (speaker, isAdmin) => status.text(speaker, isAdmin, gateway.queueSize()),
     // A batch of thread context may take about half the prompt budget (≈ 4 characters a token).
     context: createConversationContext({ store, clock, log, limit: config.limits.threadContextMessages, maxChars: config.limits.contextTokens * 2 }),
+    cluster: opened.shared
+      ? { pool: opened.shared.pool, url: opened.shared.url, instanceId: instanceId(), ...opts.clusterTiming }
+      : undefined,
   });
 
   scheduler = createReminderScheduler({

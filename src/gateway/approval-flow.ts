@@ -14,6 +14,11 @@ interface FlowDeps extends GatewayDeps {
   enqueue(c: Conversation, job: () => Promise<void>): Promise<void>;
   /** Continues a turn; `before` runs first inside the slot and may stop it by returning false. */
   drive(state: TurnState, before?: (signal: AbortSignal) => Promise<boolean>): Promise<void>;
+  /**
+   * Set on a shared database: a continuation is queued as a durable session job (run by whichever
+   * instance holds the session, via continueTurn) instead of a closure in this process.
+   */
+  resumeLater?(r: ApprovalRecord, outcome: ApprovalOutcome, by?: Speaker): Promise<void>;
 }
 
 const OPEN = new Set(['pending', 'approved', 'running']);
@@ -70,22 +75,37 @@ export function createApprovalFlow(deps: FlowDeps) {
 
   /** Queues the continuation of a decided approval's turn. */
   function resume(r: ApprovalRecord, outcome: ApprovalOutcome, by?: Speaker): void {
-    void deps.enqueue(r.conversation, async () => {
-      const state = await stateFor(r);
-      await deps.drive(state, async (signal) => {
-        if (outcome === 'approved') {
-          if (!(await deps.approvals.markRunning(r.id))) return false; // already ran or running elsewhere
-          await deps.portFor(r.conversation)?.showProgress?.(r.conversation, `running ${r.toolName}`).catch(() => undefined);
-          const result = await runApprovedCall(deps.turn, state, r, signal);
-          await deps.approvals.markDone(r.id, result.content.slice(0, 500));
-          trace(r, result.ok ? 'done' : 'failed');
-          await answerCall(r.sessionId, r.toolCallId, r.toolName, result.content, result.outsideSource);
-        } else {
-          await answerCall(r.sessionId, r.toolCallId, r.toolName, actionNotRun(r.toolName, outcome, by?.displayName ?? by?.userId));
-          if (outcome === 'cancelled') return false; // the user said stop: do not continue the turn
-        }
-        return true;
-      });
+    if (deps.resumeLater) {
+      deps.resumeLater(r, outcome, by).catch((err: Error) => log.error({ err: err.message, approvalId: r.id }, 'queueing an approval continuation failed; a restart resumes it'));
+      return;
+    }
+    void deps.enqueue(r.conversation, () => continueTurn(r, outcome, by));
+  }
+
+  /** The continuation itself; runs inside the session's slot. */
+  async function continueTurn(r: ApprovalRecord, outcome: ApprovalOutcome, by?: Speaker): Promise<void> {
+    const state = await stateFor(r);
+    await deps.drive(state, async (signal) => {
+      if (outcome === 'approved') {
+        if (!(await deps.approvals.markRunning(r.id))) return false; // already ran or running elsewhere
+        await deps.portFor(r.conversation)?.showProgress?.(r.conversation, `running ${r.toolName}`).catch(() => undefined);
+        const result = await runApprovedCall(deps.turn, state, r, signal);
+        await deps.approvals.markDone(r.id, result.content.slice(0, 500));
+        trace(r, result.ok ? 'done' : 'failed');
+        await answerCall(r.sessionId, r.toolCallId, r.toolName, result.content, result.outsideSource);
+      } else {
+        await answerCall(r.sessionId, r.toolCallId, r.toolName, actionNotRun(r.toolName, outcome, by?.displayName ?? by?.userId));
+        if (outcome === 'cancelled') return false; // the user said stop: do not continue the turn
+      }
+      return true;
+    });
+  }
+
+  /** A run that was cut off (crash, kill -9): never re-run; the model is told the outcome is unknown. Inside the slot. */
+  async function continueAfterLostRun(r: ApprovalRecord): Promise<void> {
+    await deps.drive(await stateFor(r), async () => {
+      await answerCall(r.sessionId, r.toolCallId, r.toolName, actionOutcomeUnknown(r.toolName));
+      return true;
     });
   }
 
@@ -207,14 +227,46 @@ export function createApprovalFlow(deps: FlowDeps) {
         } else if (r.status === 'running') {
           await deps.approvals.markUnknown(r.id);
           trace(r, 'unknown');
-          void deps.enqueue(r.conversation, async () => {
-            await deps.drive(await stateFor(r), async () => {
-              await answerCall(r.sessionId, r.toolCallId, r.toolName, actionOutcomeUnknown(r.toolName));
-              return true;
-            });
-          });
+          void deps.enqueue(r.conversation, () => continueAfterLostRun(r));
         }
       }
+    },
+
+    /**
+     * Start of an instance on a shared database: the others are alive, so only what is safe with
+     * them running is done here. Pending requests get their expiry timer (expiry is a
+     * compare-and-set: one instance applies it); decided-but-not-run ones are queued again (the
+     * job id is the approval's, so a copy still queued is not doubled). A run cut off by a dead
+     * instance is found by whoever takes over its session (runJob below).
+     */
+    async recoverShared(): Promise<void> {
+      for (const r of await deps.approvals.listOpen()) {
+        if (r.status === 'pending') {
+          if (deps.clock.now() >= r.expiresAt) await expire(r.id);
+          else arm(r);
+        } else if (r.status === 'approved') {
+          resume(r, 'approved', r.decidedBy);
+        }
+      }
+    },
+
+    /**
+     * A durable continuation job, run by the session's lease holder. Jobs of a session run one at
+     * a time, so a record still 'running' when its job starts was cut off by an instance that died
+     * mid-run (the lease was taken over): it is reported unknown, never run again.
+     */
+    async runJob(approvalId: string, outcome: ApprovalOutcome, by: Speaker | undefined, takenOver: boolean): Promise<'ran' | 'interrupted' | 'nothing'> {
+      const r = await deps.approvals.get(approvalId);
+      if (!r || r.tampered) return 'nothing';
+      if (r.status === 'running') {
+        await deps.approvals.markUnknown(r.id);
+        trace(r, 'unknown');
+        await continueAfterLostRun(r);
+        return 'ran';
+      }
+      if (outcome === 'approved' && r.status !== 'approved') return takenOver && r.status === 'done' ? 'interrupted' : 'nothing';
+      await continueTurn(r, outcome, by);
+      return 'ran';
     },
 
     close(): void {

@@ -10,7 +10,9 @@ import type { FactStore } from '../memory/fact-store.js';
 import type { TurnDeps, TurnEnd, TurnState } from '../agent/turn-runner.js';
 import { newTurnState, runSteps } from '../agent/turn-runner.js';
 import { tagUserText } from '../agent/system-prompt.js';
-import type { CommandInvocation, CommandReply, DecisionResult, GatewayApi, OutboundPort } from './ports.js';
+import type { Pool } from 'pg';
+import type { ApprovalOutcome, CommandInvocation, CommandReply, DecisionResult, GatewayApi, OutboundPort } from './ports.js';
+import { createPgWorkQueue, type WorkContext } from '../cluster/pg-work-queue.js';
 import { createSessionQueue } from './session-queue.js';
 import { startProgress } from './progress.js';
 import { createInbox } from './inbox.js';
@@ -37,7 +39,23 @@ export interface GatewayDeps {
   status: CommandDeps['status'];
   /** Thread context and messages noted in joined threads; absent → the bot sees only what it is sent. */
   context?: ConversationContext;
+  /** Set on a shared PostgreSQL store: session work goes through the database (see pg-work-queue.ts). */
+  cluster?: ClusterOptions;
 }
+
+export interface ClusterOptions {
+  pool: Pool;
+  url: string;
+  /** Unique per process start: names this instance as a lease holder. */
+  instanceId: string;
+  leaseMs?: number;
+  pollMs?: number;
+}
+
+/** Session work as data, so any instance can run it. */
+type SessionJob =
+  | { kind: 'message'; message: InboundMessage }
+  | { kind: 'resume'; approvalId: string; outcome: ApprovalOutcome; by?: Speaker };
 
 export interface Gateway extends GatewayApi {
   port(platform: Platform): OutboundPort | undefined;
@@ -125,7 +143,56 @@ export function createGateway(deps: GatewayDeps): Gateway {
     isAdmin,
     enqueue: (c, job) => queue.run(conversationKey(c), job),
     drive,
+    resumeLater: deps.cluster
+      ? (r, outcome, by) => work!.submit(conversationKey(r.conversation), `resume:${r.id}`, { kind: 'resume', approvalId: r.id, outcome, by })
+      : undefined,
   });
+
+  /** One job of a session, run by the instance holding the session's lease. */
+  async function runJob(job: SessionJob, ctx: WorkContext): Promise<void> {
+    if (job.kind === 'resume') {
+      const result = await approvals.runJob(job.approvalId, job.outcome, job.by, ctx.takenOver);
+      if (result === 'interrupted') {
+        const r = await deps.approvals.get(job.approvalId);
+        if (r) await send(r.conversation, say.RESTART_INTERRUPTED, r.replyTo);
+      }
+      return;
+    }
+    const msg = job.message;
+    if (ctx.takenOver && (await turnStarted(msg))) {
+      // The instance that died was in this turn. Re-running could repeat side effects, so (as
+      // after a restart) the history is repaired and the user is told.
+      const session = await deps.sessions.current(msg.conversation);
+      await approvals.repairHistory(session.id);
+      await send(msg.conversation, say.RESTART_INTERRUPTED, msg.replyTo);
+      return;
+    }
+    const key = conversationKey(msg.conversation);
+    // Losing the lease (this instance stalled) stops the turn here: another instance has the session now.
+    const stop = () => running.get(key)?.abort();
+    ctx.signal.addEventListener('abort', stop, { once: true });
+    try {
+      await processMessage(msg);
+    } finally {
+      ctx.signal.removeEventListener('abort', stop);
+    }
+  }
+
+  async function turnStarted(msg: InboundMessage): Promise<boolean> {
+    const session = await deps.sessions.current(msg.conversation);
+    const recent = await deps.sessions.history(session.id);
+    return recent.some((m) => m.role === 'user' && m.inboundId === msg.id);
+  }
+
+  const work = deps.cluster
+    ? createPgWorkQueue<SessionJob>({
+        ...deps.cluster,
+        log,
+        clock: deps.clock,
+        maxConcurrent: deps.maxConcurrentTurns,
+        run: (_key, job, ctx) => runJob(job, ctx),
+      })
+    : undefined;
 
   /** The queued job for one user message. */
   async function processMessage(msg: InboundMessage): Promise<void> {
@@ -149,12 +216,20 @@ export function createGateway(deps: GatewayDeps): Gateway {
       log.error({ err: (err as Error).message }, 'could not start a turn');
       await send(msg.conversation, err instanceof StoreWriteError ? say.STORE_FAILED : say.UNEXPECTED_ERROR, msg.replyTo);
     } finally {
-      await inbox.done(msg.id).catch((err: Error) => log.error({ err: err.message }, 'inbox cleanup failed'));
+      // On a shared database the job's row is the inbox entry; the work queue deletes it.
+      if (!work) await inbox.done(msg.id).catch((err: Error) => log.error({ err: err.message }, 'inbox cleanup failed'));
     }
   }
 
   function enqueue(msg: InboundMessage): void {
     void queue.run(conversationKey(msg.conversation), () => processMessage(msg));
+  }
+
+  /** Durable before it returns (the platform is acknowledged after), then scheduled. */
+  async function accept(msg: InboundMessage): Promise<void> {
+    if (work) return work.submit(conversationKey(msg.conversation), `msg:${msg.conversation.platform}:${msg.id}`, { kind: 'message', message: msg });
+    await inbox.add(msg);
+    enqueue(msg);
   }
 
   /**
@@ -202,13 +277,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
         return 'queued';
       }
       try {
-        await inbox.add(msg);
+        await accept(msg);
       } catch (err) {
         log.error({ err: (err as Error).message }, 'store failed while queueing a message');
         await send(msg.conversation, say.STORE_FAILED, msg.replyTo);
-        return 'queued';
       }
-      enqueue(msg);
       return 'queued';
     },
 
@@ -217,8 +290,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       if (parsed.kind === 'task') {
         const id = `cmd:${cmd.conversation.channelId}:${deps.clock.now()}:${Math.random().toString(36).slice(2, 8)}`;
         const msg: InboundMessage = { id, conversation: cmd.conversation, speaker: cmd.speaker, text: parsed.text, mentioned: true, replyTo: cmd.replyTo };
-        await inbox.add(msg);
-        enqueue(msg);
+        await accept(msg);
         return { kind: 'task', text: `Working on it: ${parsed.text.length > 200 ? `${parsed.text.slice(0, 200)}…` : parsed.text}` };
       }
       const key = conversationKey(cmd.conversation);
@@ -249,6 +321,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
     },
 
     async recover() {
+      if (work) {
+        await approvals.recoverShared();
+        await work.start();
+        return;
+      }
       for (const msg of await inbox.pending()) {
         const session = await deps.sessions.current(msg.message.conversation);
         const recent = await deps.sessions.history(session.id);
@@ -265,14 +342,15 @@ export function createGateway(deps: GatewayDeps): Gateway {
       await approvals.recover();
     },
 
-    idle: () => queue.idle(),
-    queueSize: () => queue.size(),
+    idle: () => (work ? Promise.all([queue.idle(), work.idle()]).then(() => undefined) : queue.idle()),
+    queueSize: () => queue.size() + (work?.active() ?? 0),
 
     async close() {
       closed = true;
       approvals.close();
       for (const c of running.values()) c.abort();
-      await Promise.race([queue.idle(), new Promise((r) => setTimeout(r, 5_000).unref())]);
+      await work?.close();
+      await Promise.race([Promise.all([queue.idle(), work?.idle()]), new Promise((r) => setTimeout(r, 5_000).unref())]);
     },
   };
 }

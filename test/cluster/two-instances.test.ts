@@ -1,0 +1,179 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineTool } from '../../src/toolkit/tool-api.js';
+import { reminderTools } from '../../tools/reminders.js';
+import type { InboundMessage } from '../../src/types.js';
+import { startFakeOpenAI, type ChatCompletionRequestBody, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
+import { conv, isApproval, isText, startHarness, user, type Harness, type PortEvent } from '../helpers/core-harness.js';
+import { freshSchema, postgresForTests } from '../helpers/postgres.js';
+
+/**
+ * Two real cores (two instances) on one real PostgreSQL database, each with its own data dir and
+ * recording port, sharing the fake model. Answers may leave through either instance's port, so
+ * every check looks at both.
+ */
+const pgUrl = await postgresForTests();
+
+let fake: FakeOpenAI;
+let schema: Awaited<ReturnType<typeof freshSchema>> | undefined;
+const running: Harness[] = [];
+
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+});
+afterAll(async () => {
+  await fake.close();
+});
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((h) => h.close().catch(() => undefined)));
+  await schema?.drop();
+  schema = undefined;
+  fake.setHandler(() => ({ text: 'ok' }));
+});
+
+async function twoInstances(tools: ReturnType<typeof defineTool>[] = []): Promise<[Harness, Harness]> {
+  schema = await freshSchema(pgUrl!);
+  const start = () =>
+    startHarness({
+      fake,
+      env: { HERMES_STORE_URL: schema!.url },
+      extraTools: tools,
+      core: { clusterTiming: { leaseMs: 1_500, pollMs: 200 } },
+    });
+  const a = await start();
+  running.push(a);
+  const b = await start();
+  running.push(b);
+  return [a, b];
+}
+
+const texts = (...hs: Harness[]) => hs.flatMap((h) => h.port.events.filter(isText).map((e) => e.text));
+async function waitForTexts(hs: Harness[], n: number, timeoutMs = 20_000): Promise<string[]> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const all = texts(...hs);
+    if (all.length >= n) return all;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out waiting for ${n} answers; got ${JSON.stringify(texts(...hs))}`);
+}
+
+let n = 0;
+const place = conv('C_cluster', { threadId: '9.9' });
+const alice = user('U_ALICE');
+function msg(text: string, over: Partial<InboundMessage> = {}): InboundMessage {
+  n++;
+  return { id: `m${n}-${Date.now()}`, conversation: place, speaker: alice, text, mentioned: true, replyTo: '9.9', ...over };
+}
+
+type Sent = { role: string; content?: string | null };
+const userTexts = (req: ChatCompletionRequestBody) =>
+  (req.messages as Sent[]).filter((m) => m.role === 'user').map((m) => String(m.content).replace(/^\[from [^\]]*\] /, ''));
+
+describe.skipIf(!pgUrl)('two instances on one PostgreSQL database', () => {
+  it('answers one event once when it is delivered to both instances', async () => {
+    const [a, b] = await twoInstances();
+    fake.setHandler(() => ({ text: 'one answer', delayMs: 50 }));
+    const event = msg('hello both');
+    const verdicts = await Promise.all([a.core.gateway.handleMessage(event), b.core.gateway.handleMessage({ ...event })]);
+    expect([...verdicts].sort()).toEqual(['duplicate', 'queued']);
+    await waitForTexts([a, b], 1);
+    await Promise.all([a.core.gateway.idle(), b.core.gateway.idle()]);
+    // A retry a moment later, to either instance, is a duplicate as well.
+    expect(await b.core.gateway.handleMessage({ ...event })).toBe('duplicate');
+    expect(await a.core.gateway.handleMessage({ ...event })).toBe('duplicate');
+    expect(texts(a, b)).toEqual(['one answer']);
+    expect(fake.requests.filter((r) => userTexts(r).includes('hello both'))).toHaveLength(1);
+  });
+
+  it('runs 10 messages to one session, sent alternately to the two instances, in order and never two at once', async () => {
+    const [a, b] = await twoInstances();
+    const before = fake.requests.length;
+    let inFlight = 0;
+    let overlapped = false;
+    fake.setHandler(async (req) => {
+      inFlight++;
+      if (inFlight > 1) overlapped = true;
+      await new Promise((r) => setTimeout(r, 30));
+      inFlight--;
+      return { text: `answer to ${userTexts(req).at(-1)}` };
+    });
+    for (let i = 1; i <= 10; i++) await (i % 2 ? a : b).core.gateway.handleMessage(msg(`message ${i}`));
+    const answers = await waitForTexts([a, b], 10, 30_000);
+    expect(overlapped).toBe(false);
+    // Each model call saw exactly the earlier messages, each already answered: nothing overlapped or jumped the queue.
+    const calls = fake.requests.slice(before);
+    expect(calls).toHaveLength(10);
+    calls.forEach((req, i) => {
+      expect(userTexts(req)).toEqual(Array.from({ length: i + 1 }, (_, k) => `message ${k + 1}`));
+      const assistants = (req.messages as Sent[]).filter((m) => m.role === 'assistant').map((m) => m.content);
+      expect(assistants).toEqual(Array.from({ length: i }, (_, k) => `answer to message ${k + 1}`));
+    });
+    expect([...answers].sort()).toEqual(Array.from({ length: 10 }, (_, k) => `answer to message ${k + 1}`).sort());
+  });
+
+  it('applies a double click that reaches both instances once, and runs the tool once', async () => {
+    const runs: unknown[] = [];
+    const risky = defineTool({
+      name: 'risky_action',
+      description: 'Does something that must be approved',
+      input: z.object({ target: z.string() }),
+      needsApproval: true,
+      sideEffects: true,
+      async run(args) {
+        runs.push(args);
+        return `did it to ${args.target}`;
+      },
+    });
+    const [a, b] = await twoInstances([risky]);
+    fake.enqueue({ toolCalls: [{ id: 'call_x', name: 'risky_action', arguments: { target: 'prod' } }] });
+    await a.core.gateway.handleMessage(msg('do the risky thing'));
+    const prompt = await Promise.race([a.port.waitFor(isApproval, 20_000), b.port.waitFor(isApproval, 20_000)]);
+    // The buttons exist once the post returned; its reference is stored right after.
+    for (let i = 0; i < 400 && !(await a.core.store.get<{ messageRef?: string }>(`approval:record:${prompt.view.id}`))?.messageRef; i++) {
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    fake.enqueue({ text: 'Done on prod.' });
+    const clicks = await Promise.all([
+      a.core.gateway.decideApproval({ approvalId: prompt.view.id, decision: 'approve', decidedBy: alice }),
+      b.core.gateway.decideApproval({ approvalId: prompt.view.id, decision: 'approve', decidedBy: alice }),
+    ]);
+    expect(clicks.map((c) => c.kind).sort()).toEqual(['already', 'applied']);
+    expect(clicks.filter((c) => c.kind === 'already')).toHaveLength(1);
+    expect(await waitForTexts([a, b], 1)).toEqual(['Done on prod.']);
+    await Promise.all([a.core.gateway.idle(), b.core.gateway.idle()]);
+    expect(runs).toEqual([{ target: 'prod' }]);
+    const resolved = [...a.port.events, ...b.port.events].filter((e: PortEvent) => e.kind === 'resolved');
+    expect(resolved).toHaveLength(1);
+  });
+
+  it('fires a reminder once with two instances running', async () => {
+    const [a, b] = await twoInstances([...reminderTools]);
+    const at = new Date(Date.now() + 3_000).toISOString();
+    fake.enqueue({ toolCalls: [{ name: 'create_reminder', arguments: { text: 'water the plants', at } }] }, { text: 'I will remind you.' });
+    await a.core.gateway.handleMessage(msg('remind me to water the plants'));
+    expect(await waitForTexts([a, b], 1)).toEqual(['I will remind you.']);
+    const id = await findReminderId(a);
+    expect(id).not.toBe('');
+    // A third instance started now reads the same due reminder and arms its own timer for it:
+    // two schedulers race for it at its due time, and the claim in the database lets one win.
+    const c = await startHarness({ fake, env: { HERMES_STORE_URL: schema!.url }, extraTools: [...reminderTools], core: { clusterTiming: { leaseMs: 1_500, pollMs: 200 } } });
+    running.push(c);
+    const all = running;
+    const fired = await waitForTexts(all, 2, 20_000);
+    expect(fired.filter((t) => t.includes('water the plants'))).toHaveLength(1);
+    // Wait until the reminder's record says fired, then count again: no second delivery.
+    for (let i = 0; i < 200; i++) {
+      const r = await a.core.store.get<{ status: string }>(`reminder:${id}`);
+      if (r?.status === 'fired') break;
+      await new Promise((res) => setTimeout(res, 25));
+    }
+    await Promise.all(all.map((h) => h.core.gateway.idle()));
+    expect(texts(...all).filter((t) => t.includes('water the plants'))).toHaveLength(1);
+  });
+});
+
+async function findReminderId(h: Harness): Promise<string> {
+  const res = await h.core.store.get<string[]>('reminders:owner:' + encodeURIComponent('slack:T1:U_ALICE'));
+  return res?.[0] ?? '';
+}
