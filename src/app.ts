@@ -7,6 +7,8 @@ import type { Config } from './config.js';
 import type { Store } from './store/store.js';
 import { openStore, type OpenedStore } from './store/open-store.js';
 import type { PostgresStore } from './store/postgres-store.js';
+import { createLeadership, type Leadership } from './cluster/leadership.js';
+import { createLeases } from './cluster/lease.js';
 import { createCachedStore } from './store/cached-store.js';
 import { createSessionStore } from './sessions/session-store.js';
 import { createApprovalStore } from './approvals/approval-store.js';
@@ -56,6 +58,11 @@ export interface Core {
   config: Config;
   log: Logger;
   registry: ToolRegistry;
+  /**
+   * On a shared database: the lease that makes one instance at a time do `name` (hold the Discord
+   * gateway connection). Undefined on SQLite, where the one instance always does it.
+   */
+  leadership(name: string): Leadership | undefined;
   /** Call after adapters registered their ports: resumes interrupted work, starts reminders. */
   start(): Promise<void>;
   close(): Promise<void>;
@@ -73,6 +80,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   const opened: OpenedStore = opts.store ? { store: opts.store, shared: opts.shared } : await openStore(config, log);
   // Another instance may change any key at any time on a shared database: nothing is cached then.
   const store = opened.shared ? opened.store : createCachedStore(opened.store);
+  const self = instanceId();
   const sessions = createSessionStore(store, clock);
   const approvals = createApprovalStore(store, clock);
   const facts = createFactStore(store, clock);
@@ -138,10 +146,9 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     status: (speaker, isAdmin) => status.text(speaker, isAdmin, gateway.queueSize()),
     // A batch of thread context may take about half the prompt budget (≈ 4 characters a token).
     context: createConversationContext({ store, clock, log, limit: config.limits.threadContextMessages, maxChars: config.limits.contextTokens * 2 }),
-    cluster: opened.shared
-      ? { pool: opened.shared.pool, url: opened.shared.url, instanceId: instanceId(), ...opts.clusterTiming }
-      : undefined,
+    cluster: opened.shared ? { pool: opened.shared.pool, url: opened.shared.url, instanceId: self, ...opts.clusterTiming } : undefined,
   });
+  const leaderships: Leadership[] = [];
 
   scheduler = createReminderScheduler({
     reminders, clock, log,
@@ -154,12 +161,19 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
 
   return {
     gateway, store, config, log, registry,
+    leadership(name) {
+      if (!opened.shared) return undefined;
+      const l = createLeadership({ leases: createLeases(opened.shared.pool, self), name, failoverMs: config.failoverS * 1000, clock, log });
+      leaderships.push(l);
+      return l;
+    },
     async start() {
       await gateway.recover();
       if (opts.reminders !== false) await scheduler?.start();
     },
     async close() {
       scheduler?.stop();
+      await Promise.all(leaderships.map((l) => l.stop()));
       await gateway.close();
       await tracer.close();
       if (!opts.store) await store.close();

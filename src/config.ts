@@ -45,6 +45,8 @@ export interface Config {
   port: number;
   dataDir: string;
   storeUrl?: string;
+  /** Several instances on PostgreSQL: how soon another instance takes over the Discord connection. */
+  failoverS: number;
   limits: {
     maxSteps: number;
     contextTokens: number;
@@ -206,6 +208,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): ConfigResult {
     port: int(intVar('PORT', 0, 3000)),
     dataDir: path.resolve(cwd, get('HERMES_DATA_DIR') ?? './data'),
     storeUrl,
+    failoverS: int(intVar('HERMES_FAILOVER_S', 2, 15)),
     limits: {
       maxSteps: int(intVar('HERMES_MAX_STEPS', 1, 10)),
       contextTokens: int(intVar('HERMES_CONTEXT_TOKENS', 512, 16_000)),

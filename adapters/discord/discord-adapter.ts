@@ -4,6 +4,7 @@ import type { Config } from '../../src/config.js';
 import type { Adapter, GatewayApi } from '../../src/gateway/ports.js';
 import type { Logger } from '../../src/log.js';
 import type { Store } from '../../src/store/store.js';
+import type { Leadership } from '../../src/cluster/leadership.js';
 import { createClient, loginUntilReady, type ConnectOptions } from './connect.js';
 import { conversationOf, toInbound } from './inbound.js';
 import { createDiscordReader } from './conversation-reader.js';
@@ -24,6 +25,11 @@ export interface DiscordAdapterOptions {
   log: Logger;
   /** Judges interaction token age (default: system time). */
   clock?: Clock;
+  /**
+   * Several instances on PostgreSQL: only the lease holder connects to the gateway (Discord
+   * delivers each event to every connection of a bot); the others send through REST only.
+   */
+  leadership?: Leadership;
   /** Test and tuning knobs; the defaults suit production. */
   timing?: Pick<ConnectOptions, 'restTimeoutMs' | 'readyTimeoutMs' | 'waitGuildTimeoutMs'> & { typingRenewMs?: number };
 }
@@ -97,26 +103,43 @@ export async function createDiscordAdapter(opts: DiscordAdapterOptions): Promise
     else if (interaction.isChatInputCommand()) await handleSlashCommand(interaction, deps);
   }
 
+  async function connect(): Promise<void> {
+    await loginUntilReady(client, connectOptions);
+    live = client;
+    const applicationId = client.application?.id;
+    if (!applicationId) {
+      log.warn('discord: READY carried no application id; /hermes was not registered');
+    } else {
+      // The bot still works by mention and DM without the command, so a failure here is logged, not fatal.
+      await registerCommands(client.rest, applicationId, opts.config.guildId, log).catch((err: unknown) =>
+        log.warn({ err: String(err) }, 'discord: could not register /hermes; mentions and DMs still work. Check the bot was invited with the applications.commands scope.'),
+      );
+    }
+    log.info({ user: client.user?.tag, guilds: client.guilds.cache.size }, 'discord: connected');
+  }
+
   return {
     port,
     get client() {
       return live;
     },
     async start(): Promise<void> {
-      await loginUntilReady(client, connectOptions);
-      live = client;
-      const applicationId = client.application?.id;
-      if (!applicationId) {
-        log.warn('discord: READY carried no application id; /hermes was not registered');
-      } else {
-        // The bot still works by mention and DM without the command, so a failure here is logged, not fatal.
-        await registerCommands(client.rest, applicationId, opts.config.guildId, log).catch((err: unknown) =>
-          log.warn({ err: String(err) }, 'discord: could not register /hermes; mentions and DMs still work. Check the bot was invited with the applications.commands scope.'),
-        );
-      }
-      log.info({ user: client.user?.tag, guilds: client.guilds.cache.size }, 'discord: connected');
+      if (!opts.leadership) return connect();
+      // A standby instance still answers turns it runs and posts reminders: REST needs only the token.
+      client.rest.setToken(opts.config.token);
+      await opts.leadership.start({
+        elected: connect,
+        async deposed() {
+          live = null;
+          await client.destroy();
+          client.rest.setToken(opts.config.token);
+          log.warn('discord: gave up the gateway connection (another instance holds it now); still sending through REST');
+        },
+      });
+      log.info('discord: REST ready; the gateway connection is held by whichever instance holds the lease');
     },
     async stop(): Promise<void> {
+      await opts.leadership?.stop();
       port.stopAll();
       live = null;
       await client.destroy();
