@@ -6,17 +6,20 @@ import { loadPeers, PEER_INSTALL_HINT, peersInstalled } from './peer-loader.js';
 import { renderMarkdown } from './report.js';
 import { runStoreAndStart, type StoreResult, type StoreSizes } from './store-start.js';
 import { runThroughput, type ThroughputResult, type ThroughputSizes } from './throughput.js';
+import { runInstances, type InstancesResult } from './instances.js';
 import { runTokens, type TokenResult, type TokenSizes } from './tokens.js';
 import { evaluateGoals, type Goal } from './goals.js';
 
-export type Section = 'overhead' | 'throughput' | 'tokens' | 'store';
-export const SECTIONS: Section[] = ['overhead', 'throughput', 'tokens', 'store'];
+export type Section = 'overhead' | 'throughput' | 'tokens' | 'store' | 'instances';
+export const SECTIONS: Section[] = ['overhead', 'throughput', 'tokens', 'store', 'instances'];
 
 export interface BenchSizes {
   overhead: OverheadSizes;
   throughput: ThroughputSizes;
   tokens: TokenSizes;
   store: StoreSizes;
+  /** Section 5: the throughput test per store setup (SQLite; PostgreSQL with one and two instances). */
+  instances: ThroughputSizes;
 }
 
 /** Sized for ~10 minutes on a 2-core machine. */
@@ -25,6 +28,7 @@ export const FULL: BenchSizes = {
   throughput: { sessions: [1, 50, 500], rounds: (n) => (n <= 1 ? 30 : n <= 50 ? 10 : 4), modelLatencyMs: 200 },
   tokens: { turns: 200, peerTurns: 60, contextTokens: 8000 },
   store: { users: 100, factsPerUser: 50, reads: 10_000, rawWrites: 3000, starts: 5 },
+  instances: { sessions: [1, 50], rounds: (n) => (n <= 1 ? 20 : 6), modelLatencyMs: 200 },
 };
 
 /** A smoke run of about a minute. */
@@ -33,6 +37,7 @@ export const QUICK: BenchSizes = {
   throughput: { sessions: [1, 50], rounds: (n) => (n <= 1 ? 5 : 2), modelLatencyMs: 200 },
   tokens: { turns: 60, peerTurns: 8, contextTokens: 8000 },
   store: { users: 10, factsPerUser: 20, reads: 500, rawWrites: 300, starts: 1 },
+  instances: { sessions: [1, 50], rounds: (n) => (n <= 1 ? 5 : 2), modelLatencyMs: 200 },
 };
 
 export interface BenchResult {
@@ -47,6 +52,7 @@ export interface BenchResult {
   throughput?: ThroughputResult;
   tokens?: TokenResult;
   store?: StoreResult;
+  instances?: InstancesResult;
   goals: Goal[];
   errors: string[];
   notes: string[];
@@ -101,7 +107,8 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   result.throughput = await guard('throughput', () => runThroughput(opts.sizes.throughput, log));
   result.tokens = await guard('tokens', () => runTokens(opts.sizes.tokens, peers, log));
   result.store = await guard('store', () => runStoreAndStart(opts.sizes.store, log));
-  for (const part of [result.overhead, result.throughput, result.tokens, result.store]) errors.push(...(part?.errors ?? []));
+  result.instances = await guard('instances', () => runInstances(opts.sizes.instances, log));
+  for (const part of [result.overhead, result.throughput, result.tokens, result.store, result.instances]) errors.push(...(part?.errors ?? []));
   result.goals = evaluateGoals(result);
   result.durationS = Math.round((Date.now() - started) / 100) / 10;
 

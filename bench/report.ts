@@ -76,6 +76,22 @@ export function renderMarkdown(r: BenchResult): string {
     out.push('');
   }
 
+  if (r.instances) {
+    const x = r.instances;
+    out.push(`#### 5. Several instances: Slack throughput per store setup (as section 2; PostgreSQL: ${x.postgres})`);
+    out.push('');
+    out.push('| setup | sessions | replies/s | % of limit | ack p50 / p99 ms | reply above model p50 / p99 ms | store calls/reply | mean store call ms | bot CPU ms/reply (all instances) | failures |');
+    out.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const t of x.setups) {
+      for (const row of t.rows) {
+        out.push(`| ${t.setup ?? ''} | ${row.sessions} | ${row.repliesPerSecond} | ${row.percentOfLimit} | ${row.ackP50Ms} / ${row.ackP99Ms} | ${row.replyAboveModelP50Ms} / ${row.replyAboveModelP99Ms} | ${row.storeOpsPerReply} | ${row.storeWaitMsPerOp} | ${row.botCpuMsPerReply} | ${row.failures} |`);
+      }
+    }
+    out.push('');
+    out.push('Two instances get each event round-robin (the two deliveries of one mention usually reach different instances), so dedupe, the shared inbox and the session leases are all on the path. PostgreSQL is never cached in-process.');
+    out.push('');
+  }
+
   out.push('#### Goals');
   out.push('');
   out.push('| goal | status | numbers |');

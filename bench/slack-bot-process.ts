@@ -5,7 +5,9 @@ import { loadConfig } from '../src/config.js';
 import { createSlackAdapter } from '../adapters/slack/slack-adapter.js';
 import { builtinTools } from '../tools/index.js';
 import { createSqliteStore } from '../src/store/sqlite-store.js';
-import type { Store } from '../src/store/store.js';
+import type { Store, UpdateOptions } from '../src/store/store.js';
+import { createPostgresStore } from '../src/store/postgres-store.js';
+import { isPostgresUrl } from '../src/store/open-store.js';
 import path from 'node:path';
 
 /**
@@ -35,8 +37,10 @@ async function main(): Promise<void> {
   if (!result.ok) throw new Error(result.errors.join('\n'));
   const config = result.config;
   const log = pino({ level: 'silent' });
-  const counted = countingStore(await createSqliteStore({ file: path.join(config.dataDir, 'hermes.sqlite'), log }));
-  const core = await createCore({ config, log, tools: builtinTools(), reminders: false, store: counted.store });
+  // HERMES_STORE_URL=postgres://… runs this bot as one of several instances on that database.
+  const shared = isPostgresUrl(config.storeUrl) ? await createPostgresStore({ url: config.storeUrl, log }) : undefined;
+  const counted = countingStore(shared ?? (await createSqliteStore({ file: path.join(config.dataDir, 'hermes.sqlite'), log })));
+  const core = await createCore({ config, log, tools: builtinTools(), reminders: false, store: counted.store, shared });
   let ready = false;
   const adapter = await createSlackAdapter({ config: config.slack!, httpPort: 0, gateway: core.gateway, store: core.store, log, isReady: () => ready });
   await adapter.start();
@@ -80,7 +84,7 @@ async function main(): Promise<void> {
   send({ type: 'ready', port: adapter.listeningPort()! });
 }
 
-/** The same SQLite store, with every call counted and timed from the caller's side. */
+/** The same store, with every call counted and timed from the caller's side. */
 function countingStore(inner: Store) {
   const counters = { ops: 0, waitMs: 0 };
   const timed = async <R>(fn: () => Promise<R>): Promise<R> => {
@@ -96,7 +100,7 @@ function countingStore(inner: Store) {
     get: <T>(key: string) => timed(() => inner.get<T>(key)),
     set: (key, value, ttl) => timed(() => inner.set(key, value, ttl)),
     delete: (key) => timed(() => inner.delete(key)),
-    update: <T>(key: string, fn: (current: T | undefined) => T | undefined) => timed(() => inner.update<T>(key, fn)),
+    update: <T>(key: string, fn: (current: T | undefined) => T | undefined, opts?: UpdateOptions) => timed(() => inner.update<T>(key, fn, opts)),
     close: () => inner.close(),
   };
   return {

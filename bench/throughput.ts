@@ -42,7 +42,21 @@ export interface ThroughputRow {
   generatorLagP99Ms: number;
 }
 
-export interface ThroughputResult { modelLatencyMs: number; maxConcurrentTurns: number; rows: ThroughputRow[]; errors: string[] }
+export interface ThroughputResult { modelLatencyMs: number; maxConcurrentTurns: number; rows: ThroughputRow[]; errors: string[]; setup?: string }
+
+/**
+ * Where the bot keeps its state and how many bot processes share the load. With several, each
+ * event goes to the next process in turn (as a round-robin load balancer would send it), so the
+ * two deliveries of one mention usually reach different instances.
+ */
+export interface StoreSetup {
+  label: string;
+  /** Unset: SQLite in the bot's data dir. */
+  storeUrl?: string;
+  instances: number;
+}
+
+export const SQLITE_ONE: StoreSetup = { label: 'SQLite, 1 instance', instances: 1 };
 
 const LEVEL_DEADLINE_MS = 120_000;
 const REPLY_TIMEOUT_MS = 60_000;
@@ -101,11 +115,11 @@ function request<T extends BotMessage['type']>(child: ChildProcess, msg: { type:
   });
 }
 
-export async function runThroughput(sizes: ThroughputSizes, log: (line: string) => void): Promise<ThroughputResult> {
+export async function runThroughput(sizes: ThroughputSizes, log: (line: string) => void, setup: StoreSetup = SQLITE_ONE): Promise<ThroughputResult> {
   const slack = await startFakeSlack();
   const ai = await startFakeOpenAI({ latencyMs: sizes.modelLatencyMs });
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hermes-bench-slack-'));
-  const child = fork(path.join(BENCH_DIR, 'slack-bot-process.ts'), [], {
+  const dataDirs = await Promise.all(Array.from({ length: setup.instances }, () => mkdtemp(path.join(os.tmpdir(), 'hermes-bench-slack-'))));
+  const children = dataDirs.map((dataDir) => fork(path.join(BENCH_DIR, 'slack-bot-process.ts'), [], {
     // BENCH_BOT_CPU_PROF=<dir> writes a V8 CPU profile of the bot process there (for digging in).
     execArgv: ['--import', 'tsx', ...(process.env.BENCH_BOT_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_BOT_CPU_PROF}`] : [])],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
@@ -120,14 +134,17 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
       SLACK_SIGNING_SECRET: slack.signingSecret,
       SLACK_API_URL: slack.apiUrl,
       PORT: '0',
+      ...(setup.storeUrl ? { HERMES_STORE_URL: setup.storeUrl } : {}),
     },
-  });
+  }));
   const errors: string[] = [];
   const rows: ThroughputRow[] = [];
   const watcher = replyWatcher(slack);
+  const all = <T extends BotMessage['type']>(msg: { type: string } | undefined, want: T) => Promise.all(children.map((c) => request(c, msg, want)));
   try {
-    const { port } = await request(child, undefined, 'ready');
-    const target = `http://127.0.0.1:${port}/slack/events`;
+    const targets = (await all(undefined, 'ready')).map(({ port }) => `http://127.0.0.1:${port}/slack/events`);
+    let turn = 0;
+    const nextTarget = () => targets[turn++ % targets.length]!;
     let channelBase = 0;
     for (const n of sizes.sessions) {
       channelBase += 1000;
@@ -141,7 +158,7 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
         const common = { user, text: `<@${slack.botUserId}> ${text}`, ts, channel };
         const post = async (event: Record<string, unknown>) => {
           const t0 = performance.now();
-          const res = await slack.sendEvent(target, event);
+          const res = await slack.sendEvent(nextTarget(), event);
           if (record) acks.push(performance.now() - t0);
           if (res.status !== 200) throw new Error(`event answered ${res.status}`);
         };
@@ -167,7 +184,7 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
         await withDeadline(`throughput at ${n} sessions`, LEVEL_DEADLINE_MS, async () => {
           // One unmeasured round creates the sessions and warms caches (user names, JIT).
           await Promise.all(channels.map((c, i) => session(c, i, 1, false)));
-          await request(child, { type: 'reset' }, 'reset-ok');
+          await all({ type: 'reset' }, 'reset-ok');
           const ownLag = monitorEventLoopDelay({ resolution: 10 });
           ownLag.enable();
           const rounds = sizes.rounds(n);
@@ -175,9 +192,9 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
           await Promise.all(channels.map((c, i) => session(c, i, rounds, true)));
           const seconds = (performance.now() - t0) / 1000;
           ownLag.disable();
-          const { stats } = await request(child, { type: 'stats' }, 'stats');
+          const stats = combine((await all({ type: 'stats' }, 'stats')).map((m) => m.stats));
           rows.push(toRow(n, above.length, seconds, sizes.modelLatencyMs, above, acks, stats, failures, ownLag.percentile(99) / 1e6));
-          log(`throughput: ${n} sessions → ${round(above.length / seconds, 1)} replies/s`);
+          log(`throughput (${setup.label}): ${n} sessions → ${round(above.length / seconds, 1)} replies/s`);
         });
       } catch (err) {
         errors.push((err as Error).message);
@@ -185,23 +202,41 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
       }
     }
   } finally {
-    if (child.connected) {
-      child.send({ type: 'stop' });
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(() => {
-          child.kill('SIGKILL');
-          resolve();
-        }, 10_000);
-        child.once('exit', () => {
-          clearTimeout(t);
-          resolve();
-        });
-      });
-    }
+    await Promise.all(children.map(stopChild));
     await Promise.all([slack.close(), ai.close()]);
-    await rm(dataDir, { recursive: true, force: true });
+    await Promise.all(dataDirs.map((d) => rm(d, { recursive: true, force: true })));
   }
-  return { modelLatencyMs: sizes.modelLatencyMs, maxConcurrentTurns: MAX_CONCURRENT_TURNS, rows, errors };
+  return { modelLatencyMs: sizes.modelLatencyMs, maxConcurrentTurns: MAX_CONCURRENT_TURNS, rows, errors, setup: setup.label };
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (!child.connected) return;
+  child.send({ type: 'stop' });
+  await new Promise<void>((resolve) => {
+    const t = setTimeout(() => {
+      child.kill('SIGKILL');
+      resolve();
+    }, 10_000);
+    child.once('exit', () => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
+}
+
+/** Several bot processes as one: CPU and store calls add up; lag and RSS are the worst process's. */
+function combine(all: BotStats[]): BotStats {
+  const max = (f: (s: BotStats) => number) => Math.max(...all.map(f));
+  const sum = (f: (s: BotStats) => number) => all.reduce((a, s) => a + f(s), 0);
+  return {
+    lagP50Ms: max((s) => s.lagP50Ms),
+    lagP99Ms: max((s) => s.lagP99Ms),
+    lagMaxMs: max((s) => s.lagMaxMs),
+    peakRssMb: max((s) => s.peakRssMb),
+    cpuMs: sum((s) => s.cpuMs),
+    storeOps: sum((s) => s.storeOps),
+    storeWaitMs: sum((s) => s.storeWaitMs),
+  };
 }
 
 function toRow(n: number, replies: number, seconds: number, latencyMs: number, above: number[], acks: number[], stats: BotStats, failures: number, generatorLagMs: number): ThroughputRow {

@@ -13,6 +13,7 @@ const TINY: BenchSizes = {
   throughput: { sessions: [1, 3], rounds: () => 2, modelLatencyMs: 50 },
   tokens: { turns: 14, peerTurns: 2, contextTokens: 2500 },
   store: { users: 3, factsPerUser: 4, reads: 20, rawWrites: 20, starts: 1 },
+  instances: { sessions: [2], rounds: () => 2, modelLatencyMs: 50 },
 };
 
 describe('npm run bench (hermes-only, tiny)', () => {
@@ -69,11 +70,22 @@ describe('npm run bench (hermes-only, tiny)', () => {
 
     expect(result.goals.map((g) => g.status)).toEqual(['not measured', 'not measured', 'not measured', 'not measured', 'met', 'not measured']);
 
+    // PostgreSQL comes from the test run (HERMES_TEST_PG_URL, started by the global setup or CI).
+    const instances = result.instances!;
+    expect(instances.setups.map((t) => t.setup)).toEqual(['SQLite, 1 instance', 'PostgreSQL, 1 instance', 'PostgreSQL, 2 instances']);
+    for (const t of instances.setups) {
+      expect(t.rows).toHaveLength(1);
+      expect(t.rows[0]!.failures).toBe(0);
+      expect(t.rows[0]!.replies).toBe(4);
+      expect(t.rows[0]!.storeOpsPerReply).toBeGreaterThan(0);
+    }
+
     const written = JSON.parse(await readFile(path.join(outDir, 'latest.json'), 'utf8')) as BenchResult;
     expect(written.schema).toBe('hermes-bench/1');
     expect(written.tokens!.rows[0]!.max).toBe(hermes!.max);
     const md = await readFile(path.join(outDir, 'latest.md'), 'utf8');
     expect(md).toContain('| hermes-agent (gateway) |');
     expect(md).toContain('#### Goals');
+    expect(md).toContain('| PostgreSQL, 2 instances | 2 |');
   }, 180_000);
 });
