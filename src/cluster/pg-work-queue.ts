@@ -37,6 +37,8 @@ export interface PgWorkQueueOptions<J> {
   run(sessionKey: string, job: J, ctx: WorkContext): Promise<void>;
   /** Sessions worked on at once by this instance. */
   maxConcurrent: number;
+  /** Another instance asked to stop the turn running in a session (`/hermes stop` reached it). */
+  onStop?(sessionKey: string): void;
   /** Default 5 s. */
   leaseMs?: number;
   /** Default 1 s. */
@@ -47,6 +49,11 @@ export interface PgWorkQueue<J> {
   /** Stores the job durably (ignored when a job with this id is already queued) and wakes a worker. */
   submit(sessionKey: string, id: string, job: J): Promise<void>;
   start(): Promise<void>;
+  /**
+   * Asks whichever instance works on the session to stop its turn. True when another instance
+   * holds the session right now (so there was a turn elsewhere to stop).
+   */
+  stopElsewhere(sessionKey: string): Promise<boolean>;
   /** Sessions this instance is working on right now. */
   active(): number;
   /** Resolves when this instance works on no session. */
@@ -55,6 +62,7 @@ export interface PgWorkQueue<J> {
 }
 
 const CHANNEL = 'hermes_inbox';
+const STOP_CHANNEL = 'hermes_stop';
 const MAX_JOBS_PER_HOLD = 50;
 const POLL_SESSIONS = 50;
 const LISTEN_RETRY_MS = 2_000;
@@ -218,10 +226,11 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions<J>): PgWorkQueue<J
     client.on('end', () => retry('connection ended'));
     client.on('notification', (n) => {
       if (n.channel === CHANNEL && n.payload) poke(n.payload);
+      else if (n.channel === STOP_CHANNEL && n.payload && holding.has(n.payload)) opts.onStop?.(n.payload);
     });
     try {
       await client.connect();
-      await client.query(`LISTEN ${CHANNEL}`);
+      await client.query(`LISTEN ${CHANNEL}; LISTEN ${STOP_CHANNEL}`);
     } catch (err) {
       retry((err as Error).message);
     }
@@ -244,6 +253,14 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions<J>): PgWorkQueue<J
       await listen();
       schedulePoll();
       await poll();
+    },
+
+    async stopElsewhere(sessionKey) {
+      if (holding.has(sessionKey)) return false;
+      const holder = await leases.holder(leaseName(sessionKey));
+      if (holder === undefined) return false;
+      await pool.query('SELECT pg_notify($1, $2)', [STOP_CHANNEL, sessionKey]);
+      return true;
     },
 
     active: () => holding.size + acquiring.size,

@@ -243,10 +243,22 @@ export function createApprovalFlow(deps: FlowDeps) {
       for (const r of await deps.approvals.listOpen()) {
         if (r.status === 'pending') {
           if (deps.clock.now() >= r.expiresAt) await expire(r.id);
-          else arm(r);
+          else if (!timers.has(r.id)) arm(r);
         } else if (r.status === 'approved') {
           resume(r, 'approved', r.decidedBy);
         }
+      }
+    },
+
+    /**
+     * On a shared database, called now and then: requests posted by other instances get an
+     * expiry timer here too, so one expires on time even when the instance that posted it died.
+     */
+    async watchExpiries(): Promise<void> {
+      for (const r of await deps.approvals.listOpen()) {
+        if (r.status !== 'pending' || timers.has(r.id)) continue;
+        if (deps.clock.now() >= r.expiresAt) await expire(r.id);
+        else arm(r);
       }
     },
 

@@ -69,6 +69,8 @@ export interface Gateway extends GatewayApi {
 }
 
 const DEFAULT_MAX_INBOUND = 40_000;
+/** Shared database: how often an instance looks for approval requests it has no expiry timer for. */
+const EXPIRY_WATCH_MS = 30_000;
 
 export function createGateway(deps: GatewayDeps): Gateway {
   const ports = new Map<Platform, OutboundPort>();
@@ -77,6 +79,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const inbox = createInbox(deps.store);
   const log = deps.log;
   let closed = false;
+  let cancelWatch: (() => void) | undefined;
 
   const isAdmin = (s: Speaker) => deps.admins.includes(`${s.platform}:${s.userId}`);
   const portFor = (c: Conversation) => ports.get(c.platform);
@@ -191,6 +194,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         clock: deps.clock,
         maxConcurrent: deps.maxConcurrentTurns,
         run: (_key, job, ctx) => runJob(job, ctx),
+        onStop: (key) => running.get(key)?.abort(),
       })
     : undefined;
 
@@ -302,9 +306,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
         stop: async () => {
           const controller = running.get(key);
           controller?.abort();
+          // On a shared database the turn may be running on another instance: it is told too.
+          const elsewhere = work ? await work.stopElsewhere(key).catch(() => false) : false;
           const session = await deps.sessions.current(cmd.conversation);
           const cancelled = await approvals.cancelForSession(session.id, cmd.speaker);
-          return { stoppedTurn: controller !== undefined, cancelledApprovals: cancelled };
+          return { stoppedTurn: controller !== undefined || elsewhere, cancelledApprovals: cancelled };
         },
         queueDepth: () => queue.size(),
       });
@@ -324,6 +330,17 @@ export function createGateway(deps: GatewayDeps): Gateway {
       if (work) {
         await approvals.recoverShared();
         await work.start();
+        const watch = () => {
+          cancelWatch = deps.clock.setTimer(() => {
+            approvals
+              .watchExpiries()
+              .catch((err: Error) => log.warn({ err: err.message }, 'cluster: watching approval expiries failed'))
+              .finally(() => {
+                if (!closed) watch();
+              });
+          }, EXPIRY_WATCH_MS);
+        };
+        watch();
         return;
       }
       for (const msg of await inbox.pending()) {
@@ -347,6 +364,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
     async close() {
       closed = true;
+      cancelWatch?.();
       approvals.close();
       for (const c of running.values()) c.abort();
       await work?.close();

@@ -147,6 +147,22 @@ describe.skipIf(!pgUrl)('two instances on one PostgreSQL database', () => {
     expect(resolved).toHaveLength(1);
   });
 
+  it('stops a turn running on one instance when /hermes stop reaches the other', async () => {
+    const [a, b] = await twoInstances();
+    fake.setHandler((req) => (userTexts(req).at(-1) === 'slow task' ? { text: 'never shown', delayMs: 60_000 } : { text: `answer to ${userTexts(req).at(-1)}` }));
+    await a.core.gateway.handleMessage(msg('slow task'));
+    const runner = await waitForRunner([a, b]);
+    const other = runner === a ? b : a;
+    const reply = await other.core.gateway.handleCommand({ conversation: place, speaker: alice, text: 'stop' });
+    expect(reply.text).toMatch(/stopped the running task/);
+    await runner.core.gateway.idle();
+    const startedNext = Date.now();
+    await other.core.gateway.handleMessage(msg('after the stop'));
+    expect(await waitForTexts([a, b], 1)).toEqual(['answer to after the stop']);
+    expect(Date.now() - startedNext).toBeLessThan(20_000);
+    expect(texts(a, b)).not.toContain('never shown');
+  });
+
   it('fires a reminder once with two instances running', async () => {
     const [a, b] = await twoInstances([...reminderTools]);
     const at = new Date(Date.now() + 3_000).toISOString();
@@ -172,6 +188,16 @@ describe.skipIf(!pgUrl)('two instances on one PostgreSQL database', () => {
     expect(texts(...all).filter((t) => t.includes('water the plants'))).toHaveLength(1);
   });
 });
+
+/** The instance whose gateway is running a turn (its work queue holds a session). */
+async function waitForRunner(hs: Harness[]): Promise<Harness> {
+  for (let i = 0; i < 800; i++) {
+    const busy = hs.find((h) => h.core.gateway.queueSize() > 0);
+    if (busy && fake.requests.some((r) => userTexts(r).at(-1) === 'slow task')) return busy;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error('no instance started the slow turn');
+}
 
 async function findReminderId(h: Harness): Promise<string> {
   const res = await h.core.store.get<string[]>('reminders:owner:' + encodeURIComponent('slack:T1:U_ALICE'));
