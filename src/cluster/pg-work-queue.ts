@@ -14,15 +14,17 @@ import { createLeases, type Leases } from './lease.js';
  * - An instance learns of new rows from its own accept (at once), from the other instances
  *   through LISTEN/NOTIFY (within milliseconds), and from a short poll that also finds sessions
  *   whose holder died: its lease expires after `leaseMs`, and the next poll takes it over.
- * - After a takeover the first job is told so (`takenOver`): the dead holder may have been in the
- *   middle of it, and only the job knows how to tell (the gateway checks the session history).
+ * - A job is marked started before it runs. One found started is one an instance began and never
+ *   finished (it died, stalled past its lease, or shut down mid-turn): the job is told so
+ *   (`startedBefore`), since only it knows how to tell what already happened (the gateway checks
+ *   the session history).
  *
  * Every loop is bounded: a holder runs at most MAX_JOBS_PER_HOLD jobs before it lets the lease go
  * (and tries again, behind anyone waiting), a poll looks at POLL_SESSIONS sessions at most.
  */
 export interface WorkContext {
-  /** The lease was taken over from an instance that stopped renewing it. */
-  takenOver: boolean;
+  /** An instance started this job before and did not finish it. */
+  startedBefore: boolean;
   /** Aborted when this instance lost the lease (it stalled past the expiry) or is closing. */
   signal: AbortSignal;
 }
@@ -109,7 +111,8 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions<J>): PgWorkQueue<J
         }
         const controller = new AbortController();
         holding.set(key, controller);
-        void work(key, got.takenOver, controller).finally(() => {
+        if (got.takenOver) log.warn({ session: key }, 'cluster: took over a session whose holder stopped renewing its lease');
+        void work(key, controller).finally(() => {
           holding.delete(key);
           afterSlotFreed();
         });
@@ -133,7 +136,7 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions<J>): PgWorkQueue<J
     }
   }
 
-  async function work(key: string, takenOver: boolean, controller: AbortController): Promise<void> {
+  async function work(key: string, controller: AbortController): Promise<void> {
     const heartbeat = setInterval(() => {
       leases.renew(leaseName(key), leaseMs).then(
         (ok) => {
@@ -144,23 +147,27 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions<J>): PgWorkQueue<J
         (err: Error) => log.warn({ err: err.message, session: key }, 'cluster: renewing a session lease failed; retrying'),
       );
     }, Math.max(200, Math.floor(leaseMs / 3)));
-    let first = true;
     let more = false;
     try {
       for (let n = 0; n < MAX_JOBS_PER_HOLD && running && !controller.signal.aborted; n++) {
         pokedWhileHeld.delete(key);
-        const res = await pool.query<{ seq: string; job: string }>('SELECT seq, job FROM hermes_inbox WHERE session_key = $1 ORDER BY seq LIMIT 1', [key]);
+        const res = await pool.query<{ seq: string; job: string; started: boolean }>(
+          'SELECT seq, job, started_at IS NOT NULL AS started FROM hermes_inbox WHERE session_key = $1 ORDER BY seq LIMIT 1',
+          [key],
+        );
         const row = res.rows[0];
         if (!row) break;
+        await pool.query('UPDATE hermes_inbox SET started_at = now() WHERE seq = $1', [row.seq]);
         try {
-          await opts.run(key, JSON.parse(row.job) as J, { takenOver: takenOver && first, signal: controller.signal });
+          await opts.run(key, JSON.parse(row.job) as J, { startedBefore: row.started, signal: controller.signal });
         } catch (err) {
           // The job answers the user itself; a job that throws anyway is logged and dropped
           // rather than retried forever in front of the session's later messages.
           log.error({ err: (err as Error).message, session: key }, 'cluster: a session job failed');
         }
-        first = false;
-        if (controller.signal.aborted) break; // the lease is gone: the new holder re-runs this row
+        // The lease is gone, or this instance is shutting down (its turn was stopped): the row
+        // stays, and whoever takes the session next finds it started.
+        if (controller.signal.aborted || !running) break;
         await pool.query('DELETE FROM hermes_inbox WHERE seq = $1', [row.seq]);
         more = n === MAX_JOBS_PER_HOLD - 1;
       }

@@ -265,9 +265,9 @@ export function createApprovalFlow(deps: FlowDeps) {
     /**
      * A durable continuation job, run by the session's lease holder. Jobs of a session run one at
      * a time, so a record still 'running' when its job starts was cut off by an instance that died
-     * mid-run (the lease was taken over): it is reported unknown, never run again.
+     * mid-run: it is reported unknown, never run again.
      */
-    async runJob(approvalId: string, outcome: ApprovalOutcome, by: Speaker | undefined, takenOver: boolean): Promise<'ran' | 'interrupted' | 'nothing'> {
+    async runJob(approvalId: string, outcome: ApprovalOutcome, by: Speaker | undefined, startedBefore: boolean): Promise<'ran' | 'interrupted' | 'nothing'> {
       const r = await deps.approvals.get(approvalId);
       if (!r || r.tampered) return 'nothing';
       if (r.status === 'running') {
@@ -276,7 +276,7 @@ export function createApprovalFlow(deps: FlowDeps) {
         await continueAfterLostRun(r);
         return 'ran';
       }
-      if (outcome === 'approved' && r.status !== 'approved') return takenOver && r.status === 'done' ? 'interrupted' : 'nothing';
+      if (outcome === 'approved' && r.status !== 'approved') return startedBefore && r.status === 'done' ? 'interrupted' : 'nothing';
       await continueTurn(r, outcome, by);
       return 'ran';
     },

@@ -154,7 +154,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   /** One job of a session, run by the instance holding the session's lease. */
   async function runJob(job: SessionJob, ctx: WorkContext): Promise<void> {
     if (job.kind === 'resume') {
-      const result = await approvals.runJob(job.approvalId, job.outcome, job.by, ctx.takenOver);
+      const result = await approvals.runJob(job.approvalId, job.outcome, job.by, ctx.startedBefore);
       if (result === 'interrupted') {
         const r = await deps.approvals.get(job.approvalId);
         if (r) await send(r.conversation, say.RESTART_INTERRUPTED, r.replyTo);
@@ -162,8 +162,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
       return;
     }
     const msg = job.message;
-    if (ctx.takenOver && (await turnStarted(msg))) {
-      // The instance that died was in this turn. Re-running could repeat side effects, so (as
+    if (ctx.startedBefore && (await turnStarted(msg))) {
+      // An instance that died (or shut down) was in this turn. Re-running could repeat side effects, so (as
       // after a restart) the history is repaired and the user is told.
       const session = await deps.sessions.current(msg.conversation);
       await approvals.repairHistory(session.id);

@@ -33,7 +33,8 @@ export const MIGRATIONS: readonly Migration[] = [
         session_key text NOT NULL,
         job text NOT NULL,
         accepted_by text NOT NULL,
-        accepted_at timestamptz NOT NULL DEFAULT now()
+        accepted_at timestamptz NOT NULL DEFAULT now(),
+        started_at timestamptz
       );
       CREATE INDEX hermes_inbox_session ON hermes_inbox (session_key, seq);
       CREATE TABLE hermes_lease (

@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../../src/toolkit/tool-api.js';
 import { reminderTools } from '../../tools/reminders.js';
+import { RESTART_INTERRUPTED } from '../../src/gateway/user-messages.js';
 import type { InboundMessage } from '../../src/types.js';
 import { startFakeOpenAI, type ChatCompletionRequestBody, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 import { conv, isApproval, isText, startHarness, user, type Harness, type PortEvent } from '../helpers/core-harness.js';
@@ -161,6 +162,19 @@ describe.skipIf(!pgUrl)('two instances on one PostgreSQL database', () => {
     expect(await waitForTexts([a, b], 1)).toEqual(['answer to after the stop']);
     expect(Date.now() - startedNext).toBeLessThan(20_000);
     expect(texts(a, b)).not.toContain('never shown');
+  });
+
+  it('leaves a turn cut off by a shutdown to the other instance, which reports it interrupted', async () => {
+    const [a, b] = await twoInstances();
+    fake.setHandler((req) => (userTexts(req).at(-1) === 'slow task' ? { text: 'never shown', delayMs: 60_000 } : { text: `answer to ${userTexts(req).at(-1)}` }));
+    await a.core.gateway.handleMessage(msg('slow task'));
+    await b.core.gateway.handleMessage(msg('queued behind it'));
+    const runner = await waitForRunner([a, b]);
+    const other = runner === a ? b : a;
+    running.splice(running.indexOf(runner), 1);
+    await runner.close();
+    expect(await waitForTexts([other], 2)).toEqual([RESTART_INTERRUPTED, 'answer to queued behind it']);
+    expect(fake.requests.filter((r) => userTexts(r).at(-1) === 'slow task')).toHaveLength(1);
   });
 
   it('fires a reminder once with two instances running', async () => {
