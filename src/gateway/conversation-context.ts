@@ -58,15 +58,22 @@ export function createConversationContext(deps: ConversationContextDeps) {
       await deps.store.update<ContextMessage[]>(pendingKey(msg), (list) => [...(list ?? []).filter((m) => m.id !== entry.id), entry].slice(-Math.max(1, deps.limit)));
     },
 
-    /** Context to append before `msg`'s request. `history` is the session's history so far. */
-    async gather(msg: InboundMessage, history: readonly ChatMessage[], port: OutboundPort | undefined): Promise<GatheredContext> {
+    /**
+     * Context to append before `msg`'s request. `loadHistory` reads the session's history so far;
+     * it is only called when there is something to read or noted (most turns need neither).
+     */
+    async gather(msg: InboundMessage, loadHistory: () => Promise<readonly ChatMessage[]>, port: OutboundPort | undefined): Promise<GatheredContext> {
       const out: ChatMessage[] = [];
+      let userNote: string | undefined;
+      const wantsEarlier = deps.limit > 0 && port?.reader !== undefined && msg.hasEarlier === true;
+      const pending = await deps.store.get<ContextMessage[]>(pendingKey(msg));
+      if (!wantsEarlier && !pending?.length) return { messages: out, notedIds: [] };
+      const history = await loadHistory();
       const held = new Set(history.flatMap((m) => (m.role === 'user' && m.inboundId ? [m.inboundId] : [])));
       held.add(msg.id);
-      let userNote: string | undefined;
 
       const fresh = history.length === 0;
-      if (deps.limit > 0 && port?.reader && msg.hasEarlier && (fresh || msg.referenceId)) {
+      if (wantsEarlier && port?.reader && (fresh || msg.referenceId)) {
         const read = await readEarlier(port, msg, fresh ? 'thread' : 'reference');
         if (read.ok) {
           // In an ongoing session the bot's own earlier answers are already there as its own messages.
@@ -81,7 +88,6 @@ export function createConversationContext(deps: ConversationContextDeps) {
         }
       }
 
-      const pending = await deps.store.get<ContextMessage[]>(pendingKey(msg));
       const notedIds = (pending ?? []).map((m) => m.id);
       if (pending?.length) {
         const unseen = pending.filter((m) => !held.has(m.id));

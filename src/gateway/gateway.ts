@@ -207,7 +207,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       await approvals.supersede(session.id);
       await approvals.repairHistory(session.id);
       if (deps.context) {
-        const gathered = await deps.context.gather(msg, await deps.sessions.history(session.id), portFor(msg.conversation));
+        const gathered = await deps.context.gather(msg, () => deps.sessions.history(session.id), portFor(msg.conversation));
         if (gathered.userNote) await send(msg.conversation, gathered.userNote, msg.replyTo);
         if (gathered.messages.length) await deps.sessions.append(session.id, gathered.messages);
         await deps.context.clearNoted(msg, gathered.notedIds);
