@@ -44,6 +44,21 @@ describe('config', () => {
     expect(r.errors.length).toBe(7);
   });
 
+  it('takes postgres:// store URLs and HERMES_FAILOVER_S, and refuses other stores without echoing the URL', () => {
+    const ok = loadConfig({ HERMES_STORE_URL: 'postgres://hermes:pw@db:5432/hermes', HERMES_FAILOVER_S: '30' }, os.tmpdir());
+    expect(ok.ok && ok.config.storeUrl).toBe('postgres://hermes:pw@db:5432/hermes');
+    expect(ok.ok && ok.config.failoverS).toBe(30);
+    const defaults = loadConfig({}, os.tmpdir());
+    expect(defaults.ok && defaults.config.failoverS).toBe(15);
+    const bad = loadConfig({ HERMES_STORE_URL: 'mysql://root:hunter2@db/x', HERMES_FAILOVER_S: '1' }, os.tmpdir());
+    expect(bad.ok).toBe(false);
+    if (bad.ok) return;
+    expect(bad.errors).toHaveLength(2);
+    expect(bad.errors.find((e) => e.startsWith('HERMES_STORE_URL'))).toMatch(/postgres:\/\//);
+    expect(bad.errors.join('\n')).not.toContain('hunter2');
+    expect(bad.errors.find((e) => e.includes('HERMES_FAILOVER_S'))).toBeDefined();
+  });
+
   it('accepts Slack HTTP mode, Socket Mode and Discord settings', () => {
     const r = loadConfig({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 's', SLACK_APP_TOKEN: 'xapp-1', SLACK_API_URL: 'http://127.0.0.1:9/api', DISCORD_TOKEN: 't', DISCORD_GUILD_ID: '123', HERMES_ADMINS: 'slack:U1, discord:42' }, os.tmpdir());
     expect(r.ok).toBe(true);
