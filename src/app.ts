@@ -22,7 +22,8 @@ import type { AnyTool } from './toolkit/tool-api.js';
 import { createNetClient } from './net/safe-fetch.js';
 import type { NetClient } from './net/net-client.js';
 import { createReminderStore } from './reminders/reminder-store.js';
-import { createReminderScheduler } from './reminders/scheduler.js';
+import { createReminderSource } from './reminders/reminder-delivery.js';
+import { createDueTimer, type DueTimer } from './timers/due-timer.js';
 import { formatReminder } from './reminders/format-reminder.js';
 import { createTracer } from './trace/tracer.js';
 import { createRedactor } from './trace/redact.js';
@@ -99,7 +100,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   if (unknown.length) log.warn({ tools: unknown }, 'hermes.config tools section names tools that do not exist (typo?)');
   const executor = new ToolExecutor({ registry, defaultTimeoutMs: config.limits.toolTimeoutMs, clock });
 
-  let scheduler: ReturnType<typeof createReminderScheduler> | undefined;
+  let timer: DueTimer | undefined;
   const turn: TurnDeps = {
     provider, registry, executor, sessions, approvals, facts, counter, tracer, clock, log,
     limits: {
@@ -123,7 +124,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
           ...userReminders,
           create: async (text, dueAt) => {
             const r = await userReminders.create(text, dueAt);
-            scheduler?.poke();
+            timer?.poke();
             return r;
           },
         },
@@ -150,7 +151,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   });
   const leaderships: Leadership[] = [];
 
-  scheduler = createReminderScheduler({
+  const reminderSource = createReminderSource({
     reminders, clock, log,
     deliver: async (r, info) => {
       const port = gateway.port(r.conversation.platform);
@@ -158,6 +159,8 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
       await port.sendText(r.conversation, formatReminder(r, port.mention(r.speaker.userId), info.late), { replyTo: r.replyTo, notify: r.speaker.userId });
     },
   });
+  // One timer for every kind of due item (see src/timers/due-timer.ts).
+  timer = createDueTimer({ clock, log, sources: [reminderSource] });
 
   return {
     gateway, store, config, log, registry,
@@ -169,10 +172,10 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     },
     async start() {
       await gateway.recover();
-      if (opts.reminders !== false) await scheduler?.start();
+      if (opts.reminders !== false) await timer?.start();
     },
     async close() {
-      scheduler?.stop();
+      timer?.stop();
       await Promise.all(leaderships.map((l) => l.stop()));
       await gateway.close();
       await tracer.close();

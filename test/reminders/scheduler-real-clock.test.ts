@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import type { Reminder } from '../../src/reminders/reminder-record.js';
 import { createReminderStore } from '../../src/reminders/reminder-store.js';
-import { createReminderScheduler } from '../../src/reminders/scheduler.js';
+import { createReminderSource } from '../../src/reminders/reminder-delivery.js';
+import { createDueTimer } from '../../src/timers/due-timer.js';
 import type { Store } from '../../src/store/store.js';
 import { alice, channel, memoryLogger, tempStoreFile } from './fixtures.js';
 import { settle } from './manual-clock.js';
@@ -23,15 +24,17 @@ describe('reminder scheduler (real clock, short delays)', () => {
   it('fires each reminder once, not before its time, via the timer rather than the poll', async () => {
     const reminders = createReminderStore(store, systemClock);
     const delivered: Array<{ id: string; at: number }> = [];
-    const scheduler = createReminderScheduler({
+    const log = memoryLogger().log;
+    const source = createReminderSource({
       reminders,
       clock: systemClock,
-      log: memoryLogger().log,
-      pollMs: 60_000, // far longer than the test: only the armed timer can fire these
+      log,
       deliver: async (r: Reminder) => {
         delivered.push({ id: r.id, at: Date.now() });
       },
     });
+    // The poll is far longer than the test: only the armed timer can fire these.
+    const scheduler = createDueTimer({ clock: systemClock, log, pollMs: 60_000, sources: [source] });
     await scheduler.start();
     try {
       const mine = reminders.forUser(alice, channel);

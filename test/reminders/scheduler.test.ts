@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { formatReminder } from '../../src/reminders/format-reminder.js';
 import type { Reminder } from '../../src/reminders/reminder-record.js';
 import { createReminderStore, type ReminderStore } from '../../src/reminders/reminder-store.js';
-import { createReminderScheduler, type DeliveryInfo, type ReminderSchedulerOptions } from '../../src/reminders/scheduler.js';
+import { createReminderSource, type DeliveryInfo, type ReminderDeliveryOptions } from '../../src/reminders/reminder-delivery.js';
+import { createDueTimer } from '../../src/timers/due-timer.js';
 import type { Store } from '../../src/store/store.js';
 import type { Speaker } from '../../src/types.js';
 import { alice, bob, channel, memoryLogger, otherChannel, tempStoreFile } from './fixtures.js';
@@ -21,7 +22,7 @@ interface Delivered {
   posted: string;
 }
 
-describe('reminder scheduler (injected clock, SQLite)', () => {
+describe('reminders on the due timer (injected clock, SQLite)', () => {
   let tmp: Awaited<ReturnType<typeof tempStoreFile>>;
   let store: Store;
   let clock: ManualClock;
@@ -48,8 +49,10 @@ describe('reminder scheduler (injected clock, SQLite)', () => {
     };
   }
 
-  function scheduler(overrides: Partial<ReminderSchedulerOptions> = {}) {
-    const s = createReminderScheduler({ reminders, clock, deliver: recordingDeliver(), log: memoryLogger().log, ...overrides });
+  /** The due timer with reminders as its one source. */
+  function scheduler(overrides: Partial<ReminderDeliveryOptions> = {}) {
+    const options = { reminders, clock, deliver: recordingDeliver(), log: memoryLogger().log, ...overrides };
+    const s = createDueTimer({ clock, log: options.log, sources: [createReminderSource(options)] });
     stops.push(() => s.stop());
     return s;
   }
