@@ -24,6 +24,8 @@ import type { NetClient } from './net/net-client.js';
 import { createReminderStore } from './reminders/reminder-store.js';
 import { createReminderSource } from './reminders/reminder-delivery.js';
 import { createDueTimer, type DueTimer } from './timers/due-timer.js';
+import { createScheduleStore } from './schedules/schedule-store.js';
+import { createScheduleSource } from './schedules/schedule-runs.js';
 import { formatReminder } from './reminders/format-reminder.js';
 import { createTracer } from './trace/tracer.js';
 import { createRedactor } from './trace/redact.js';
@@ -86,6 +88,8 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   const approvals = createApprovalStore(store, clock);
   const facts = createFactStore(store, clock);
   const reminders = createReminderStore(store, clock);
+  const schedules = createScheduleStore(store, clock, { ...config.schedules, defaultTimezone: config.timezone });
+  const startedAt = clock.now();
   const counter = createTokenCounter(config.model.name);
   const redact = createRedactor([config.model.apiKey, config.slack?.botToken, config.slack?.signingSecret, config.slack?.appToken, config.discord?.token]);
   const tracer = createTracer({ dir: path.join(config.dataDir, 'traces'), log, redact, now: () => clock.now() });
@@ -114,6 +118,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     toolContext: (state, signal, toolName) => {
       const reader = gateway.port(state.conversation.platform)?.reader;
       const userReminders = reminders.forUser(state.speaker, state.conversation, state.replyTo);
+      const userSchedules = schedules.forUser(state.speaker, state.conversation, state.replyTo);
       return {
         signal, clock,
         speaker: state.speaker,
@@ -126,6 +131,14 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
             const r = await userReminders.create(text, dueAt);
             timer?.poke();
             return r;
+          },
+        },
+        schedules: {
+          ...userSchedules,
+          create: async (input) => {
+            const v = await userSchedules.create(input);
+            timer?.poke();
+            return v;
           },
         },
         net,
@@ -148,6 +161,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     // A batch of thread context may take about half the prompt budget (≈ 4 characters a token).
     context: createConversationContext({ store, clock, log, limit: config.limits.threadContextMessages, maxChars: config.limits.contextTokens * 2 }),
     cluster: opened.shared ? { pool: opened.shared.pool, url: opened.shared.url, instanceId: self, ...opts.clusterTiming } : undefined,
+    schedules,
   });
   const leaderships: Leadership[] = [];
 
@@ -159,8 +173,22 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
       await port.sendText(r.conversation, formatReminder(r, port.mention(r.speaker.userId), info.late), { replyTo: r.replyTo, notify: r.speaker.userId });
     },
   });
+  const scheduleSource = createScheduleSource({
+    schedules, clock, log, startedAt,
+    graceMs: config.schedules.graceS * 1000,
+    run: (run) => gateway.runScheduled(run),
+    notify: async (r, text) => {
+      const port = gateway.port(r.conversation.platform);
+      if (!port) throw new Error(`no ${r.conversation.platform} adapter is running to post for schedule ${r.id}`);
+      await port.sendText(r.conversation, text, { replyTo: r.replyTo });
+    },
+    waitingForApproval: async (r) => {
+      const session = await sessions.currentByKey(`schedule:${r.id}`);
+      return (await approvals.openForSession(session.id)).length > 0;
+    },
+  });
   // One timer for every kind of due item (see src/timers/due-timer.ts).
-  timer = createDueTimer({ clock, log, sources: [reminderSource] });
+  timer = createDueTimer({ clock, log, sources: [reminderSource, scheduleSource] });
 
   return {
     gateway, store, config, log, registry,

@@ -58,6 +58,8 @@ export interface Config {
     /** Earlier thread messages read before a turn (newest kept); 0 turns thread context off. */
     threadContextMessages: number;
   };
+  /** Scheduled tasks: shortest interval, how late a missed run may still run, active ones per user. */
+  schedules: { minIntervalS: number; graceS: number; maxPerUser: number };
   /** `slack:U123`, `discord:456` … */
   admins: string[];
   /** `host` or `host:port` entries the operator explicitly allows. */
@@ -217,6 +219,11 @@ export function loadConfig(env: Env, cwd = process.cwd()): ConfigResult {
       maxConcurrentTurns: int(intVar('HERMES_MAX_CONCURRENT_TURNS', 1, 64)),
       progressDelayMs: int(intVar('HERMES_PROGRESS_DELAY_MS', 0, 800)),
       threadContextMessages: int(intVar('HERMES_THREAD_CONTEXT_MESSAGES', 0, 50)),
+    },
+    schedules: {
+      minIntervalS: int(intVar('HERMES_SCHEDULE_MIN_INTERVAL_S', 1, 300)),
+      graceS: int(intVar('HERMES_SCHEDULE_GRACE_S', 0, 3600)),
+      maxPerUser: int(intVar('HERMES_MAX_SCHEDULES_PER_USER', 1, 20)),
     },
     admins,
     netAllow,

@@ -7,10 +7,11 @@ import { sendWebhookTool } from './send-webhook.js';
 import { memoryTools } from './memory.js';
 import { reminderTools } from './reminders.js';
 import { readChannelHistoryTool } from './read-channel-history.js';
+import { scheduleTools } from './schedules.js';
 
 /** The built-in tool set, in the order the model sees them. Names are a stable contract (DESIGN.md). */
 export function builtinTools(): AnyTool[] {
-  return [getCurrentTime, calculator, fetchUrlTool, webSearchTool, sendWebhookTool, ...memoryTools, ...reminderTools, readChannelHistoryTool];
+  return [getCurrentTime, calculator, fetchUrlTool, webSearchTool, sendWebhookTool, ...memoryTools, ...reminderTools, ...scheduleTools, readChannelHistoryTool];
 }
 
 /** Tool settings that come from environment variables (merged under hermes.config.yaml's). */

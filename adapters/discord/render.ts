@@ -89,6 +89,7 @@ export function mention(userId: string): string {
 function approvalText(view: ApprovalView): string {
   const args = displayArgs(view.argsJson);
   return [
+    ...(view.description ? [view.description.replace(/```/g, '`\u200b``')] : []),
     `🔐 **Approval needed**: ${mention(view.requester.userId)} asked me to run \`${view.toolName}\` with:`,
     '```json',
     args.text,

@@ -35,8 +35,15 @@ export function sourcesBlocks(view: ApprovalView): types.KnownBlock[] {
   return [{ type: 'context', elements: [{ type: 'mrkdwn', text: text.slice(0, SECTION_LIMIT) }] }];
 }
 
+/** The tool's own words about the call (a schedule's next runs), as a section above the arguments. */
+function descriptionBlocks(view: ApprovalView): types.KnownBlock[] {
+  if (!view.description) return [];
+  return [{ type: 'section', text: { type: 'mrkdwn', text: escapeSlack(view.description).slice(0, SECTION_LIMIT) } }];
+}
+
 export function approvalBlocks(view: ApprovalView, mention: string): (types.KnownBlock)[] {
   return [
+    ...descriptionBlocks(view),
     { type: 'section', text: { type: 'mrkdwn', text: argsBlockText(view) } },
     ...sourcesBlocks(view),
     { type: 'context', elements: [{ type: 'mrkdwn', text: `Requested by ${mention}. Only they or an admin can decide.` }] },
@@ -58,6 +65,7 @@ export function approvalFallbackText(view: ApprovalView): string {
 /** The edited prompt: same arguments, no buttons, one line naming outcome and decider. */
 export function resolvedBlocks(view: ApprovalView, resolution: ApprovalResolution, mention: (userId: string) => string): (types.KnownBlock)[] {
   return [
+    ...descriptionBlocks(view),
     { type: 'section', text: { type: 'mrkdwn', text: argsBlockText(view) } },
     ...sourcesBlocks(view),
     { type: 'context', elements: [{ type: 'mrkdwn', text: resolutionLine(resolution, mention) }] },

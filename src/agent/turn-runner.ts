@@ -6,7 +6,7 @@ import { ModelError } from '../provider/provider.js';
 import type { ChatMessage, Conversation, Speaker, ToolCall } from '../types.js';
 import type { ToolContext } from '../toolkit/tool-api.js';
 import type { ToolRegistry, ToolView } from '../toolkit/registry.js';
-import type { ToolExecutor, ToolOutcome } from '../toolkit/executor.js';
+import { errorOutcome, TOOL_MESSAGES, type Ready, type ToolExecutor, type ToolOutcome } from '../toolkit/executor.js';
 import type { SessionStore } from '../sessions/session-store.js';
 import type { ApprovalRecord, ApprovalStore } from '../approvals/approval-store.js';
 import type { Tracer } from '../trace/tracer.js';
@@ -42,6 +42,8 @@ export interface TurnState {
   completionTokens: number;
   /** Set when the state was stored for an approval pause (so only then is there a record to delete). */
   paused?: boolean;
+  /** A scheduled run: the first line of every post of the turn ("⏰ <name>" and notes). */
+  header?: string;
 }
 
 /**
@@ -181,6 +183,7 @@ async function runToolCalls(
   const results = new Map<string, ToolOutcome>();
   const ready: Array<Extract<ReturnType<ToolExecutor['prepareCall']>, { kind: 'ready' }>> = [];
   let approvalCall: (typeof ready)[number] | undefined;
+  let description: string | undefined;
 
   for (const call of calls) {
     const prepared = deps.executor.prepareCall(call, view);
@@ -196,8 +199,19 @@ async function runToolCalls(
     }
     const effect = effectOf(prepared.tool, prepared.args, deps.registry.settingsFor(prepared.tool.name).effect, { userText: gate.userText });
     if (prepared.needsApproval || gatedByOutsideText(effect, gate.sources)) {
-      if (approvalCall) results.set(call.id, { callId: call.id, name: call.name, ok: false, content: ONE_APPROVAL_AT_A_TIME, durationMs: 0, errorKind: 'not_run' });
-      else approvalCall = prepared;
+      if (approvalCall) {
+        results.set(call.id, { callId: call.id, name: call.name, ok: false, content: ONE_APPROVAL_AT_A_TIME, durationMs: 0, errorKind: 'not_run' });
+        continue;
+      }
+      // The tool's words for the prompt; a call it cannot describe is refused before anyone is asked.
+      const described = await describeCall(deps, state, signal, prepared);
+      if (!described.ok) {
+        results.set(call.id, described.outcome);
+        guard.record({ name: call.name, ok: false });
+        continue;
+      }
+      approvalCall = prepared;
+      description = described.text;
       continue;
     }
     ready.push(prepared);
@@ -229,11 +243,23 @@ async function runToolCalls(
     toolName: approvalCall.tool.name,
     args: approvalCall.args,
     requester: state.speaker,
+    ...(description === undefined ? {} : { description }),
     expiresAt: deps.clock.now() + deps.limits.approvalTtlMs,
     ...(gate.sources.length > 0 && { sources: gate.sources }),
   });
   deps.tracer.record({ type: 'approval', turnId: state.turnId, approvalId: record.id, tool: record.toolName, status: 'pending' });
   return record;
+}
+
+type Described = { ok: true; text?: string } | { ok: false; outcome: ToolOutcome };
+
+async function describeCall(deps: TurnDeps, state: TurnState, signal: AbortSignal, p: Ready): Promise<Described> {
+  if (!p.tool.describeCall) return { ok: true };
+  try {
+    return { ok: true, text: await p.tool.describeCall(p.args, deps.toolContext(state, signal, p.tool.name)) };
+  } catch (err) {
+    return { ok: false, outcome: errorOutcome(p.call, 'failed', TOOL_MESSAGES.failed(p.tool.name, (err as Error).message), p.args) };
+  }
 }
 
 /** Runs an approved call with the stored arguments (never re-asked from the model). */

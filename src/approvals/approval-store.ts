@@ -28,6 +28,8 @@ export interface ApprovalRecord {
   requester: Speaker;
   /** Outside sources the turn had read before this request (URLs, "thread context", file names), for the prompt. */
   sources?: string[];
+  /** The tool's own words about this call (describeCall), shown above the arguments. */
+  description?: string;
   createdAt: number;
   expiresAt: number;
   status: ApprovalStatus;

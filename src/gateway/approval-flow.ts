@@ -36,6 +36,7 @@ export function createApprovalFlow(deps: FlowDeps) {
     id: r.id,
     toolName: r.toolName,
     argsJson: JSON.stringify(r.args, null, 2) ?? 'null',
+    ...(r.description === undefined ? {} : { description: r.description }),
     requester: r.requester,
     expiresAt: r.expiresAt,
     ...(r.sources?.length && { sources: r.sources }),

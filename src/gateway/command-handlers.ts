@@ -3,6 +3,8 @@ import type { FactStore } from '../memory/fact-store.js';
 import type { Speaker } from '../types.js';
 import type { CommandInvocation, CommandReply } from './ports.js';
 import { helpText, type ParsedCommand } from './commands.js';
+import type { ScheduleStore } from '../schedules/schedule-store.js';
+import { scheduleList, unscheduleAnswer } from '../schedules/schedule-text.js';
 
 export interface CommandDeps {
   sessions: SessionStore;
@@ -12,7 +14,11 @@ export interface CommandDeps {
   queueDepth(): number;
   /** Text for `/hermes status`: deployment-wide for admins, the speaker's own usage otherwise. */
   status(speaker: Speaker, isAdmin: boolean): Promise<string>;
+  /** Absent when scheduled tasks are not wired; the commands then say so. */
+  schedules?: ScheduleStore;
 }
+
+const NO_SCHEDULES = 'Scheduled tasks are not available here.';
 
 const PREFIX: Record<string, string> = { slack: '/hermes ', discord: '/hermes ', shell: '/' };
 
@@ -50,5 +56,19 @@ export async function runCommand(parsed: Exclude<ParsedCommand, { kind: 'task' }
     }
     case 'status':
       return { kind: 'private', text: await deps.status(cmd.speaker, deps.isAdmin(cmd.speaker)) };
+    // Only the speaker's own schedules, whoever asks: another user's ids match nothing.
+    case 'schedules': {
+      if (!deps.schedules) return { kind: 'private', text: NO_SCHEDULES };
+      const views = await deps.schedules.forUser(cmd.speaker, cmd.conversation).list();
+      // The list is private to the speaker, so tasks set in their DMs are shown in full.
+      const full = await Promise.all(views.map(async (v) => ({ ...v, task: (await deps.schedules?.get(v.id))?.task ?? v.task })));
+      return { kind: 'private', text: scheduleList(full, prefix) };
+    }
+    case 'unschedule': {
+      if (!deps.schedules) return { kind: 'private', text: NO_SCHEDULES };
+      const id = parsed.arg.trim();
+      const ok = id !== '' && (await deps.schedules.forUser(cmd.speaker, cmd.conversation).cancel(id));
+      return { kind: 'private', text: unscheduleAnswer(id, ok, prefix) };
+    }
   }
 }

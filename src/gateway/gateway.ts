@@ -21,6 +21,9 @@ import { runCommand, type CommandDeps } from './command-handlers.js';
 import { parseCommand } from './commands.js';
 import * as say from './user-messages.js';
 import type { ConversationContext } from './conversation-context.js';
+import type { ScheduleStore } from '../schedules/schedule-store.js';
+import type { ScheduledRun, ScheduledRunEnd } from '../schedules/schedule-runs.js';
+import { withHeader } from '../schedules/schedule-text.js';
 
 export interface GatewayDeps {
   store: Store;
@@ -41,6 +44,8 @@ export interface GatewayDeps {
   context?: ConversationContext;
   /** Set on a shared PostgreSQL store: session work goes through the database (see pg-work-queue.ts). */
   cluster?: ClusterOptions;
+  /** Scheduled tasks, for `/hermes schedules` and `unschedule`. */
+  schedules?: ScheduleStore;
 }
 
 export interface ClusterOptions {
@@ -65,8 +70,13 @@ export interface Gateway extends GatewayApi {
   idle(): Promise<void>;
   /** Turns queued or running across all conversations. */
   queueSize(): number;
+  /** Runs one due time of a scheduled task as a turn of its creator; resolves when it ends or pauses. */
+  runScheduled(run: ScheduledRun): Promise<ScheduledRunEnd>;
   close(): Promise<void>;
 }
+
+/** How a driven turn came out, for callers that wait on it (scheduled runs). */
+type DriveEnd = TurnEnd['kind'] | 'error' | 'not_started';
 
 const DEFAULT_MAX_INBOUND = 40_000;
 /** Shared database: how often an instance looks for approval requests it has no expiry timer for. */
@@ -98,25 +108,32 @@ export function createGateway(deps: GatewayDeps): Gateway {
     }
   }
 
+  /** A turn's final post; a scheduled run's starts with its header, and says when the run failed. */
+  function sendEnd(state: TurnState, text: string, failed: boolean): Promise<void> {
+    return send(state.conversation, state.header ? withHeader(state.header, text, failed) : text, state.replyTo);
+  }
+
   /** Runs (or resumes) a turn inside the session's queue slot and tells the user how it ended. */
-  async function drive(state: TurnState, before?: (signal: AbortSignal) => Promise<boolean>): Promise<void> {
+  async function drive(state: TurnState, before?: (signal: AbortSignal) => Promise<boolean>): Promise<DriveEnd> {
     const key = conversationKey(state.conversation);
     const controller = new AbortController();
     running.set(key, controller);
     const port = portFor(state.conversation);
     const progress = startProgress(port, state.conversation, state.replyTo, { delayMs: deps.progressDelayMs ?? 0, clock: deps.clock, log });
     try {
-      if (before && !(await before(controller.signal))) return;
+      if (before && !(await before(controller.signal))) return 'not_started';
       const end = await runSteps(deps.turn, state, controller.signal, {
         toolsStarting: (names) => {
           port?.showProgress?.(state.conversation, `running ${names.join(', ')}`).catch(() => undefined);
         },
       });
       await finish(state, end);
+      return end.kind;
     } catch (err) {
       log.error({ err: (err as Error).message, stack: (err as Error).stack, turnId: state.turnId }, 'turn failed');
-      await send(state.conversation, err instanceof StoreWriteError ? say.STORE_FAILED : say.UNEXPECTED_ERROR, state.replyTo);
+      await sendEnd(state, err instanceof StoreWriteError ? say.STORE_FAILED : say.UNEXPECTED_ERROR, true);
       deps.turn.tracer.record({ type: 'turn_end', turnId: state.turnId, outcome: 'error', steps: state.stepsUsed, durationMs: deps.clock.now() - state.startedAt, promptTokens: state.promptTokens, completionTokens: state.completionTokens });
+      return 'error';
     } finally {
       if (running.get(key) === controller) running.delete(key);
       await progress.stop();
@@ -124,7 +141,6 @@ export function createGateway(deps: GatewayDeps): Gateway {
   }
 
   async function finish(state: TurnState, end: TurnEnd): Promise<void> {
-    const c = state.conversation;
     // Traced before the user sees the answer, so `/hermes status` right after it counts this turn.
     // A pause is not an end: the turn's one turn_end comes when it finishes after the decision.
     if (end.kind !== 'paused') deps.turn.tracer.record({ type: 'turn_end', turnId: state.turnId, outcome: end.kind === 'model_error' ? `model_error:${end.error.kind}` : end.kind, steps: state.stepsUsed, durationMs: deps.clock.now() - state.startedAt, promptTokens: state.promptTokens, completionTokens: state.completionTokens });
@@ -135,9 +151,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
       return;
     }
     if (state.paused) await deps.store.delete(`turn:${state.turnId}`);
-    if (end.kind === 'answered') await send(c, end.text || say.EMPTY_ANSWER, state.replyTo);
-    else if (end.kind === 'step_limit') await send(c, say.stepLimitReached(deps.turn.limits.maxSteps), state.replyTo);
-    else if (end.kind === 'model_error') await send(c, say.modelFailed(end.error), state.replyTo);
+    if (end.kind === 'answered') await sendEnd(state, end.text || say.EMPTY_ANSWER, !end.text);
+    else if (end.kind === 'step_limit') await sendEnd(state, say.stepLimitReached(deps.turn.limits.maxSteps), true);
+    else if (end.kind === 'model_error') await sendEnd(state, say.modelFailed(end.error), true);
   }
 
   const approvals = createApprovalFlow({
@@ -145,7 +161,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
     portFor,
     isAdmin,
     enqueue: (c, job) => queue.run(conversationKey(c), job),
-    drive,
+    drive: async (state, before) => {
+      await drive(state, before);
+    },
     resumeLater: deps.cluster
       ? (r, outcome, by) => work!.submit(conversationKey(r.conversation), `resume:${r.id}`, { kind: 'resume', approvalId: r.id, outcome, by })
       : undefined,
@@ -313,6 +331,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
           return { stoppedTurn: controller !== undefined || elsewhere, cancelledApprovals: cancelled };
         },
         queueDepth: () => queue.size(),
+        schedules: deps.schedules,
       });
     },
 
@@ -324,6 +343,24 @@ export function createGateway(deps: GatewayDeps): Gateway {
       } catch (err) {
         log.error({ err: (err as Error).message }, 'could not update a noted thread message');
       }
+    },
+
+    // In the conversation's queue slot (after whatever is already running there), in the
+    // schedule's own session: runs of one schedule share a history, and the chat's does not mix in.
+    runScheduled(run) {
+      return queue.run(conversationKey(run.conversation), async (): Promise<ScheduledRunEnd> => {
+        if (closed) return 'stopped';
+        const session = await deps.sessions.currentByKey(`schedule:${run.scheduleId}`);
+        await approvals.supersede(session.id);
+        await approvals.repairHistory(session.id);
+        await deps.sessions.append(session.id, [{ role: 'user', content: tagUserText(run.conversation, run.speaker, run.text), speaker: run.speaker, inboundId: run.runId }]);
+        const state = newTurnState({ sessionId: session.id, conversation: run.conversation, speaker: run.speaker, isAdmin: isAdmin(run.speaker), replyTo: run.replyTo, header: run.header }, deps.clock.now());
+        deps.turn.tracer.record({ type: 'turn_start', turnId: state.turnId, sessionId: session.id, platform: run.conversation.platform, userKey: speakerKey(run.speaker), text: run.text });
+        const end = await drive(state);
+        if (end === 'answered') return 'answered';
+        if (end === 'paused') return 'waiting_for_approval';
+        return end === 'aborted' ? 'stopped' : 'failed';
+      });
     },
 
     async recover() {

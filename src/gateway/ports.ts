@@ -6,6 +6,8 @@ export interface ApprovalView {
   toolName: string;
   /** The exact arguments, pretty-printed JSON. Adapters may truncate for display only. */
   argsJson: string;
+  /** The tool's own words about this call (a schedule's next run times), shown above the arguments. */
+  description?: string;
   requester: Speaker;
   expiresAt: number;
   /**

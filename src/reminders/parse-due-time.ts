@@ -80,7 +80,7 @@ export function zoneOffsetMinutes(epochMs: number, timezone: string): number | u
  * first occurrence; a skipped time (clocks go forward) keeps the earlier offset, i.e. it moves
  * forward by the gap, as a person would expect ("02:30" on that night means 03:30).
  */
-function wallTimeToEpoch(wall: number, timezone: string): number | undefined {
+export function wallTimeToEpoch(wall: number, timezone: string): number | undefined {
   const before = zoneOffsetMinutes(wall - 86_400_000, timezone);
   const after = zoneOffsetMinutes(wall + 86_400_000, timezone);
   if (before === undefined || after === undefined) return undefined;

@@ -16,6 +16,8 @@ export interface SessionRecord {
 export interface SessionStore {
   /** The conversation's live session; the first one is created lazily. */
   current(conversation: Conversation): Promise<SessionRecord>;
+  /** The live session under a key of its own (a scheduled task's runs), created lazily. */
+  currentByKey(key: string): Promise<SessionRecord>;
   get(sessionId: string): Promise<SessionRecord | undefined>;
   /** Archives the current session (kept, listed by archived()) and starts one with a new id. */
   startNew(conversation: Conversation): Promise<SessionRecord>;
@@ -108,6 +110,10 @@ export function createSessionStore(store: Store, clock: Clock): SessionStore {
     current(conversation) {
       const convKey = conversationKey(conversation);
       return locks.run(`conv:${convKey}`, () => currentLocked(convKey));
+    },
+
+    currentByKey(key) {
+      return locks.run(`conv:${key}`, () => currentLocked(key));
     },
 
     get(sessionId) {

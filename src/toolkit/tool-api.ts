@@ -11,7 +11,7 @@ export interface ConversationHistory {
   read(opts: { limit: number; before?: string }): Promise<ContextRead>;
 }
 
-export type ToolCategory = 'general' | 'memory' | 'network' | 'reminders' | 'admin';
+export type ToolCategory = 'general' | 'memory' | 'network' | 'reminders' | 'schedules' | 'admin';
 
 export interface FactView {
   id: string;
@@ -43,6 +43,45 @@ export interface UserReminders {
   cancel(id: string): Promise<boolean>;
 }
 
+export interface ScheduleInput {
+  task: string;
+  schedule: string;
+  timezone?: string;
+  name?: string;
+}
+
+/** A schedule understood but not saved: what the approval prompt shows. */
+export interface SchedulePreview {
+  name: string;
+  task: string;
+  schedule: string;
+  timezone: string;
+  /** The schedule in words, e.g. "At 09:00, Monday through Friday (Europe/Berlin)". */
+  words: string;
+  /** The next (up to three) run times. */
+  nextRuns: number[];
+  /** Runs fall on seconds, so times are shown with seconds. */
+  seconds: boolean;
+}
+
+export interface ScheduleView extends SchedulePreview {
+  id: string;
+  status: 'active' | 'finished' | 'cancelled' | 'stopped';
+  createdAt: number;
+  /** A run is going on right now. */
+  running: boolean;
+  lastRun?: { dueAt: number; endedAt: number; outcome: string };
+}
+
+/** The speaking user's scheduled tasks, each posting into the conversation it was created in. */
+export interface UserSchedules {
+  /** Understands a schedule without saving it; throws an error written for the model when it is not valid. */
+  preview(input: ScheduleInput): SchedulePreview;
+  create(input: ScheduleInput): Promise<ScheduleView>;
+  list(): Promise<ScheduleView[]>;
+  cancel(id: string): Promise<boolean>;
+}
+
 export interface ToolContext {
   signal: AbortSignal;
   clock: Clock;
@@ -51,6 +90,8 @@ export interface ToolContext {
   conversation: Conversation;
   facts: UserFacts;
   reminders: UserReminders;
+  /** Absent where scheduled tasks are not wired (some tests, the eval harness). */
+  schedules?: UserSchedules;
   net: NetClient;
   /** Reading the current conversation; absent where the platform has nothing to read (the terminal). */
   history?: ConversationHistory;
@@ -101,6 +142,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   effect?: ToolEffect | ((args: z.infer<S>, input: EffectInput) => ToolEffect);
   /** Only offered where the conversation can be read (not in the terminal chat). */
   needsConversationHistory?: boolean;
+  /**
+   * Words for the approval prompt, shown above the exact arguments (e.g. a schedule's next run
+   * times). Throwing refuses the call before anyone is asked; the message goes to the model.
+   */
+  describeCall?: (args: z.infer<S>, ctx: ToolContext) => string | Promise<string>;
   /** Whether the tool can be offered at all (web_search without a backend cannot). */
   isAvailable?: (settings: Record<string, unknown>) => boolean;
   run(args: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;

@@ -1,0 +1,14 @@
+import cronstrue from 'cronstrue';
+
+/**
+ * A cron expression in English words ("At 09:00 AM, Monday through Friday" style, 24-hour
+ * clock). cronstrue owns the wording; an expression it cannot word (it is valid for croner, or
+ * we would not be here) is shown as itself rather than failing the prompt.
+ */
+export function describeCron(expression: string): string {
+  try {
+    return cronstrue.toString(expression, { use24HourTimeFormat: true, verbose: false });
+  } catch {
+    return `cron ${expression}`;
+  }
+}
