@@ -14,7 +14,7 @@ export function runHeader(name: string, info: { late: boolean; dueText: string; 
   if (info.late) notes.push(`late: this run was due ${info.dueText}, while I was not running`);
   if (info.skipped.down > 0) notes.push(`${plural(info.skipped.down, 'earlier run')} skipped: I was not running at the time`);
   if (info.skipped.busy > 0) notes.push(`${plural(info.skipped.busy, 'earlier run')} skipped: the run before was still going`);
-  return notes.length === 0 ? `⏰ *${name}*` : `⏰ *${name}* (${notes.join('; ')})`;
+  return notes.length === 0 ? `⏰ ${name}` : `⏰ ${name} (${notes.join('; ')})`;
 }
 
 /** The run's answer, or what went wrong, under its header. */
@@ -31,21 +31,21 @@ export function runPrompt(r: Pick<ScheduleRecord, 'id' | 'name' | 'task' | 'sche
 }
 
 export function runFailed(name: string): string {
-  return `⏰ *${name}*: this run failed to start because of an error on my side. The schedule stays active; an operator can look at the logs.`;
+  return `⏰ ${name}: this run failed to start because of an error on my side. The schedule stays active; an operator can look at the logs.`;
 }
 
 export function runInterrupted(name: string, dueText: string): string {
-  return `⏰ *${name}*: the run due ${dueText} was interrupted (I stopped while it ran) and did not finish. It is not repeated; the next run is on schedule.`;
+  return `⏰ ${name}: the run due ${dueText} was interrupted (I stopped while it ran) and did not finish. It is not repeated; the next run is on schedule.`;
 }
 
 export function onceMissed(name: string, dueText: string, why: 'busy' | 'too_late'): string {
   return why === 'busy'
-    ? `⏰ *${name}*: the run due ${dueText} was skipped because an earlier run was still going.`
-    : `⏰ *${name}*: the run due ${dueText} was missed: I was not running then, and it is now too late to run it (HERMES_SCHEDULE_GRACE_S).`;
+    ? `⏰ ${name}: the run due ${dueText} was skipped because an earlier run was still going.`
+    : `⏰ ${name}: the run due ${dueText} was missed: I was not running then, and it is now too late to run it (HERMES_SCHEDULE_GRACE_S).`;
 }
 
 export function creatorNotAllowed(name: string): string {
-  return `⏰ *${name}*: stopped. The person who scheduled it may no longer use me, so their scheduled tasks are stopped.`;
+  return `⏰ ${name}: stopped. The person who scheduled it may no longer use me, so their scheduled tasks are stopped.`;
 }
 
 /** One schedule as a line of the list (private list, list tool). */

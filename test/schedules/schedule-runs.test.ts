@@ -73,7 +73,7 @@ describe('scheduled runs on the due timer (injected clock, SQLite)', () => {
     await pause();
     expect(runs.map(dueOf)).toEqual(['2026-11-30T13:00:00.000Z', '2026-11-30T14:00:00.000Z', '2026-11-30T15:00:00.000Z']);
     for (const r of runs) expect(r.at).toBeGreaterThanOrEqual(Number(r.runId.split('@')[1])); // never early
-    expect(runs[0]).toMatchObject({ scheduleId: v.id, speaker: alice, conversation: channel, replyTo: 'root-1', header: '⏰ *Digest*', runId: `${v.id}@${Date.UTC(2026, 10, 30, 13)}` });
+    expect(runs[0]).toMatchObject({ scheduleId: v.id, speaker: alice, conversation: channel, replyTo: 'root-1', header: '⏰ Digest', runId: `${v.id}@${Date.UTC(2026, 10, 30, 13)}` });
     expect(runs[0]!.text).toContain('post the digest');
     await settle(async () => (await schedules.get(v.id))?.runs === 3);
   });
@@ -109,10 +109,10 @@ describe('scheduled runs on the due timer (injected clock, SQLite)', () => {
     await pause();
     expect(runs).toHaveLength(2);
     expect(runs[1]!.runId).toBe(`${v.id}@${Date.UTC(2026, 10, 30, 15)}`);
-    expect(runs[1]!.header).toBe('⏰ *Digest* (late: this run was due 2026-11-30 15:00 UTC, while I was not running; 1 earlier run skipped: I was not running at the time)');
+    expect(runs[1]!.header).toBe('⏰ Digest (late: this run was due 2026-11-30 15:00 UTC, while I was not running; 1 earlier run skipped: I was not running at the time)');
     // The next one is on time and plain again.
     await advanceUntil(clock, () => runs.length >= 3, { stepMs: 5 * MIN, maxSteps: 30 });
-    expect(runs[2]!.header).toBe('⏰ *Digest*');
+    expect(runs[2]!.header).toBe('⏰ Digest');
   });
 
   it('misses older than the grace period are skipped, then mentioned in the next run', async () => {
@@ -124,7 +124,7 @@ describe('scheduled runs on the due timer (injected clock, SQLite)', () => {
     expect(runs).toEqual([]);
     await advanceUntil(clock, () => runs.length >= 1, { stepMs: 10 * SEC, maxSteps: 400 });
     expect(dueOf(runs[0]!)).toBe('2026-11-30T18:00:00.000Z');
-    expect(runs[0]!.header).toBe('⏰ *Digest* (5 earlier runs skipped: I was not running at the time)');
+    expect(runs[0]!.header).toBe('⏰ Digest (5 earlier runs skipped: I was not running at the time)');
   });
 
   it('a run still going when the next is due: that next run is skipped and mentioned', async () => {
@@ -146,7 +146,7 @@ describe('scheduled runs on the due timer (injected clock, SQLite)', () => {
     await settle(async () => (await schedules.get(runs[0]!.scheduleId))?.runs === 1);
     await advanceUntil(clock, () => runs.length >= 2, { stepMs: MIN, maxSteps: 90 });
     expect(dueOf(runs[1]!)).toBe('2026-11-30T15:00:00.000Z');
-    expect(runs[1]!.header).toBe('⏰ *Digest* (1 earlier run skipped: the run before was still going)');
+    expect(runs[1]!.header).toBe('⏰ Digest (1 earlier run skipped: the run before was still going)');
   });
 
   it('an approval still waiting from the last run counts as still going', async () => {
@@ -175,7 +175,7 @@ describe('scheduled runs on the due timer (injected clock, SQLite)', () => {
     await pause();
     expect(notices).toEqual([]);
     await advanceUntil(clock, () => notices.length >= 1, { stepMs: 30 * SEC, maxSteps: 20 });
-    expect(notices[0]!.text).toBe('⏰ *Digest*: the run due 2026-11-30 13:00 UTC was interrupted (I stopped while it ran) and did not finish. It is not repeated; the next run is on schedule.');
+    expect(notices[0]!.text).toBe('⏰ Digest: the run due 2026-11-30 13:00 UTC was interrupted (I stopped while it ran) and did not finish. It is not repeated; the next run is on schedule.');
     await advanceUntil(clock, () => runs.length >= 1, { stepMs: MIN, maxSteps: 90 });
     expect(runs.map(dueOf)).toEqual(['2026-11-30T14:00:00.000Z']);
     expect(notices).toHaveLength(1);
