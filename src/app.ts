@@ -51,7 +51,7 @@ export interface CoreOptions {
   tools?: AnyTool[];
   /** More tools on top (tests add gated test tools here). */
   extraTools?: AnyTool[];
-  /** Start the reminder scheduler (default true). */
+  /** Start the due timer: reminders and scheduled tasks (default true). */
   reminders?: boolean;
 }
 
@@ -206,6 +206,8 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
       timer?.stop();
       await Promise.all(leaderships.map((l) => l.stop()));
       await gateway.close();
+      // Jobs finish their bookkeeping (a scheduled run's end) before the store closes.
+      await timer?.idle(5_000);
       await tracer.close();
       if (!opts.store) await store.close();
     },

@@ -349,7 +349,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     // schedule's own session: runs of one schedule share a history, and the chat's does not mix in.
     runScheduled(run) {
       return queue.run(conversationKey(run.conversation), async (): Promise<ScheduledRunEnd> => {
-        if (closed) return 'stopped';
+        if (closed) return 'interrupted';
         const session = await deps.sessions.currentByKey(`schedule:${run.scheduleId}`);
         await approvals.supersede(session.id);
         await approvals.repairHistory(session.id);
@@ -359,7 +359,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
         const end = await drive(state);
         if (end === 'answered') return 'answered';
         if (end === 'paused') return 'waiting_for_approval';
-        return end === 'aborted' ? 'stopped' : 'failed';
+        // Aborted by shutdown: the run did not finish, and after the restart it is reported so.
+        if (end === 'aborted') return closed ? 'interrupted' : 'stopped';
+        return 'failed';
       });
     },
 

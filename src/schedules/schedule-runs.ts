@@ -29,8 +29,11 @@ export interface ScheduledRun {
   header: string;
 }
 
-/** How a run's turn ended; `waiting_for_approval` means it paused on a gated tool. */
-export type ScheduledRunEnd = Extract<RunOutcome, 'answered' | 'waiting_for_approval' | 'failed' | 'stopped'>;
+/**
+ * How a run's turn ended; `waiting_for_approval`: it paused on a gated tool; `interrupted`: the bot
+ * is shutting down mid-run (the claim is left to lapse, so the restart reports it).
+ */
+export type ScheduledRunEnd = Extract<RunOutcome, 'answered' | 'waiting_for_approval' | 'failed' | 'stopped' | 'interrupted'>;
 
 export interface ScheduleRunsOptions {
   schedules: ScheduleStore;
@@ -106,7 +109,7 @@ export function createScheduleSource(opts: ScheduleRunsOptions): DueSource {
           await notify(r, say.runFailed(r.name));
         } finally {
           stopHeartbeat();
-          await schedules.endRun(r.id, run.runId, outcome);
+          if (outcome !== 'interrupted') await schedules.endRun(r.id, run.runId, outcome);
         }
       },
     };

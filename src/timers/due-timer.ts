@@ -48,7 +48,10 @@ export interface DueTimerOptions {
 
 export interface DueTimer {
   start(): Promise<void>;
+  /** No new claims from now on; jobs in flight go on (see idle). */
   stop(): void;
+  /** Resolves when no job is in flight, or after `maxWaitMs` (real time: used while shutting down). */
+  idle(maxWaitMs: number): Promise<void>;
   /** Call after an item is created or changed, so an earlier due time re-arms the timer. */
   poke(): void;
 }
@@ -69,6 +72,7 @@ export function createDueTimer(opts: DueTimerOptions): DueTimer {
   let cancelTimer: (() => void) | undefined;
   let cancelPoll: (() => void) | undefined;
   const inFlight = new Set<string>();
+  const idleWaiters: Array<() => void> = [];
   const sleepers = new Set<(awake: boolean) => void>();
 
   function sleep(ms: number): Promise<boolean> {
@@ -92,6 +96,9 @@ export function createDueTimer(opts: DueTimerOptions): DueTimer {
       .catch((error: unknown) => log.error({ kind: source.kind, key: job.key, err: error instanceof Error ? error.message : String(error) }, 'due job failed'))
       .finally(() => {
         inFlight.delete(job.key);
+        if (inFlight.size === 0) {
+          for (const wake of idleWaiters.splice(0)) wake();
+        }
         poke();
       });
   }
@@ -188,6 +195,17 @@ export function createDueTimer(opts: DueTimerOptions): DueTimer {
       cancelPoll?.();
       cancelTimer = cancelPoll = undefined;
       for (const wake of [...sleepers]) wake(false);
+    },
+    idle(maxWaitMs) {
+      if (inFlight.size === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, maxWaitMs);
+        timer.unref?.();
+        idleWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
     },
     poke,
   };

@@ -6,6 +6,7 @@ import { createSlackAdapter, type SlackAdapter } from '../../adapters/slack/slac
 import { createCore, type Core } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { GatewayApi } from '../../src/gateway/ports.js';
+import type { Clock } from '../../src/clock.js';
 import type { AnyTool } from '../../src/toolkit/tool-api.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 import { startFakeSlack, type FakeSlack, type FakeSlackOptions } from '../fakes/slack/fake-slack.js';
@@ -24,8 +25,8 @@ export interface SlackHarness {
   base: string;
   config: Config;
   ready: boolean;
-  /** Closes adapter and core, then opens both again on the same data dir. */
-  restart(): Promise<void>;
+  /** Closes adapter and core, then opens both again on the same data dir; `whileDown` runs in between. */
+  restart(whileDown?: () => void | Promise<void>): Promise<void>;
   close(): Promise<void>;
   /** A user's top-level channel post mentioning the bot: the app_mention and message.channels pair. */
   mention(channel: string, user: string, text: string, opts?: { threadTs?: string; pair?: boolean }): Promise<string>;
@@ -47,6 +48,10 @@ export interface HarnessOptions {
   maxRateLimitWaitMs?: number;
   /** Wraps the core's gateway (to inject faults at the adapter boundary). */
   wrapGateway?: (g: GatewayApi) => GatewayApi;
+  /** The core's clock (a manual clock drives reminders and scheduled runs without sleeping). */
+  clock?: Clock;
+  /** Start the due timer (reminders, scheduled tasks); off by default so nothing fires unasked. */
+  dueTimer?: boolean;
 }
 
 export async function startSlackHarness(opts: HarnessOptions = {}): Promise<SlackHarness> {
@@ -77,7 +82,7 @@ export async function startSlackHarness(opts: HarnessOptions = {}): Promise<Slac
 
   const h = { slack, ai, config, ready: false } as SlackHarness;
   const open = async () => {
-    const core = await createCore({ config, log, extraTools: opts.extraTools, reminders: false });
+    const core = await createCore({ config, log, extraTools: opts.extraTools, reminders: opts.dueTimer === true, ...(opts.clock ? { clock: opts.clock } : {}) });
     const gateway = opts.wrapGateway ? opts.wrapGateway(core.gateway) : core.gateway;
     // The wrapper must still deliver the port to the real gateway.
     const adapter = await createSlackAdapter({ config: config.slack!, httpPort: 0, gateway, store: core.store, log, isReady: () => h.ready, retries: 0, callTimeoutMs: opts.callTimeoutMs, maxRateLimitWaitMs: opts.maxRateLimitWaitMs });
@@ -89,10 +94,11 @@ export async function startSlackHarness(opts: HarnessOptions = {}): Promise<Slac
   };
   await open();
 
-  h.restart = async () => {
+  h.restart = async (whileDown) => {
     h.ready = false;
     await h.adapter.stop();
     await h.core.close();
+    await whileDown?.();
     await open();
   };
   h.close = async () => {
