@@ -179,4 +179,49 @@ describe('slack scheduled tasks', () => {
     await h.slack.waitFor('second refused', () => h!.slack.posts().some((p) => p.text === 'second refused'));
     expect(toolResults().at(-1)).toContain('already has 1 active scheduled tasks, the most allowed (HERMES_MAX_SCHEDULES_PER_USER)');
   });
+
+  it('a run in a DM posts in the DM; a gated tool inside it gets the normal prompt, the creator approves, the answer follows', async () => {
+    const clock = new ManualClock(T0);
+    const done: unknown[] = [];
+    const risky = defineTool({
+      name: 'risky_action',
+      description: 'Needs a person',
+      input: z.object({ target: z.string() }),
+      needsApproval: true,
+      sideEffects: true,
+      async run(args) {
+        done.push(args);
+        return 'did it';
+      },
+    });
+    h = await start(clock, { extraTools: [risky] });
+    h.ai.setHandler((req) => {
+      const last = req.messages.at(-1);
+      if (last?.role === 'tool') return { text: 'report posted' };
+      return isRun(req) ? { toolCalls: [{ name: 'risky_action', arguments: { target: 'prod' } }] } : { text: 'ok' };
+    });
+    h.ai.enqueue({ toolCalls: [{ id: 'c1', name: 'schedule_task', arguments: { task: 'do the risky report', schedule: 'every 5 seconds', name: 'Risky' } }] });
+    await h.dm('D1', 'U1', 'every 5 seconds do the risky report');
+    await h.slack.waitFor('the schedule prompt', () => promptOf(h!) !== undefined);
+    const first = promptOf(h)!;
+    expect(first.channel).toBe('D1');
+    h.ai.enqueue({ text: 'Scheduled.' });
+    const idOf = (p: { args: Record<string, unknown> }) => (p.args.blocks as Block[]).find((b) => b.type === 'actions')!.elements![0]!.value!;
+    await h.slack.sendClick(h.target, { actionId: 'hermes_approve', value: idOf(first), userId: 'U1', channelId: 'D1', messageTs: first.ts });
+    await h.slack.waitFor('the confirmation', () => h!.slack.posts().some((p) => p.text === 'Scheduled.'));
+
+    const prompts = () => h!.slack.posts({ channel: 'D1' }).filter((p) => Array.isArray(p.args.blocks));
+    await tickUntil(h, clock, () => prompts().length >= 2, 10);
+    const gated = prompts()[1]!;
+    expect(JSON.stringify(gated.args.blocks)).toContain('risky_action');
+    expect(done).toEqual([]);
+    // While it waits, the next due time is skipped rather than piling up a second run.
+    clock.advance(6 * SEC);
+    await quiet(h);
+    expect(prompts()).toHaveLength(2);
+    await h.slack.sendClick(h.target, { actionId: 'hermes_approve', value: idOf(gated), userId: 'U1', channelId: 'D1', messageTs: gated.ts });
+    await h.slack.waitFor('the run answer', () => runPosts(h!, 'Risky').length === 1);
+    expect(done).toEqual([{ target: 'prod' }]);
+    expect(runPosts(h, 'Risky')[0]).toMatchObject({ channel: 'D1', text: '⏰ Risky\nreport posted' });
+  });
 });
