@@ -37,8 +37,8 @@ export const scheduleTaskTool = defineTool({
   category: 'schedules',
   sideEffects: true,
   needsApproval: true,
-  describeCall(args, ctx) {
-    const p = schedulesOf(ctx).preview(args);
+  async describeCall(args, ctx) {
+    const p = await schedulesOf(ctx).preview(args);
     const first = args.schedule.trim().toLowerCase().startsWith('every') ? ' (counted from when it is approved)' : '';
     return [
       `Scheduled task "${p.name}", posted here at each run:`,

@@ -56,6 +56,13 @@ const RUNNING_KEY = storeKey('schedules', 'running');
 
 export const PRIVATE_TASK = '(task hidden: set in a direct message; list there to see it)';
 
+function limitReached(max: number): string {
+  return (
+    `This user already has ${max} active scheduled tasks, the most allowed (HERMES_MAX_SCHEDULES_PER_USER). ` +
+    'Cancel one with cancel_scheduled_task first (list_scheduled_tasks shows them).'
+  );
+}
+
 function newId(): string {
   let id = 's';
   for (let i = 0; i < 5; i++) id += ID_ALPHABET[randomInt(ID_ALPHABET.length)];
@@ -160,17 +167,18 @@ export function createScheduleStore(store: Store, clock: Clock, settings: Schedu
   function forUser(speaker: Speaker, conversation: Conversation, replyTo?: string): UserSchedules {
     const owner = speakerKey(speaker);
     return {
-      preview: (input) => understand(input).preview,
+      async preview(input) {
+        const { preview } = understand(input);
+        if ((await activeOf(owner)).length >= settings.maxPerUser) throw new ScheduleInputError(limitReached(settings.maxPerUser));
+        return preview;
+      },
 
       async create(input) {
         const { spec, preview } = understand(input);
         const id = newId();
         // An index may hold ids of schedules that ended in a crash: prune once before refusing.
         if (!(await reserve(owner, id)) && ((await activeOf(owner)).length >= settings.maxPerUser || !(await reserve(owner, id)))) {
-          throw new ScheduleInputError(
-            `This user already has ${settings.maxPerUser} active scheduled tasks, the most allowed (HERMES_MAX_SCHEDULES_PER_USER). ` +
-              'Cancel one with cancel_scheduled_task first (list_scheduled_tasks shows them).',
-          );
+          throw new ScheduleInputError(limitReached(settings.maxPerUser));
         }
         const now = clock.now();
         const first = nextRunTimes(spec, preview.timezone, now, 1)[0];

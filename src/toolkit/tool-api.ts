@@ -75,8 +75,11 @@ export interface ScheduleView extends SchedulePreview {
 
 /** The speaking user's scheduled tasks, each posting into the conversation it was created in. */
 export interface UserSchedules {
-  /** Understands a schedule without saving it; throws an error written for the model when it is not valid. */
-  preview(input: ScheduleInput): SchedulePreview;
+  /**
+   * Understands a schedule without saving it; throws an error written for the model when it is not
+   * valid or the user has no room for another one (so nobody is asked to approve a sure failure).
+   */
+  preview(input: ScheduleInput): Promise<SchedulePreview>;
   create(input: ScheduleInput): Promise<ScheduleView>;
   list(): Promise<ScheduleView[]>;
   cancel(id: string): Promise<boolean>;

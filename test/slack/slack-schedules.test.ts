@@ -162,7 +162,7 @@ describe('slack scheduled tasks', () => {
     }
     expect(promptOf(h)).toBeUndefined();
 
-    // The limit: one active schedule allowed, so the second is refused when it would be created.
+    // The limit: one active schedule allowed, so a second one is refused before anyone is asked.
     h.ai.enqueue({ toolCalls: [{ id: 'ok_1', name: 'schedule_task', arguments: { task: 'a', schedule: '0 9 * * *' } }] });
     await h.mention('C1', 'U1', 'first');
     await h.slack.waitFor('prompt 1', () => promptOf(h!) !== undefined);
@@ -170,14 +170,15 @@ describe('slack scheduled tasks', () => {
     h.ai.enqueue({ text: 'first done' });
     await h.slack.sendClick(h.target, { actionId: 'hermes_approve', value: (p1.args.blocks as Block[]).find((b) => b.type === 'actions')!.elements![0]!.value!, userId: 'U1', channelId: 'C1', messageTs: p1.ts, threadTs: p1.thread_ts });
     await h.slack.waitFor('first done', () => h!.slack.posts().some((p) => p.text === 'first done'));
-    h.ai.enqueue({ toolCalls: [{ id: 'ok_2', name: 'schedule_task', arguments: { task: 'b', schedule: '0 10 * * *' } }] });
+    h.ai.enqueue({ toolCalls: [{ id: 'ok_2', name: 'schedule_task', arguments: { task: 'b', schedule: '0 10 * * *' } }] }, { text: 'second refused' });
     await h.mention('C3', 'U1', 'second');
-    await h.slack.waitFor('prompt 2', () => h!.slack.posts({ channel: 'C3' }).some((p) => Array.isArray(p.args.blocks)));
-    const p2 = h.slack.posts({ channel: 'C3' }).find((p) => Array.isArray(p.args.blocks))!;
-    h.ai.enqueue({ text: 'second refused' });
-    await h.slack.sendClick(h.target, { actionId: 'hermes_approve', value: (p2.args.blocks as Block[]).find((b) => b.type === 'actions')!.elements![0]!.value!, userId: 'U1', channelId: 'C3', messageTs: p2.ts, threadTs: p2.thread_ts });
     await h.slack.waitFor('second refused', () => h!.slack.posts().some((p) => p.text === 'second refused'));
+    expect(h.slack.posts({ channel: 'C3' }).filter((p) => Array.isArray(p.args.blocks))).toEqual([]);
     expect(toolResults().at(-1)).toContain('already has 1 active scheduled tasks, the most allowed (HERMES_MAX_SCHEDULES_PER_USER)');
+    // Another user still has room.
+    h.ai.enqueue({ toolCalls: [{ id: 'ok_3', name: 'schedule_task', arguments: { task: 'c', schedule: '0 11 * * *' } }] });
+    await h.mention('C3', 'U2', 'mine');
+    await h.slack.waitFor('prompt for U2', () => h!.slack.posts({ channel: 'C3' }).some((p) => Array.isArray(p.args.blocks)));
   });
 
   it('a run in a DM posts in the DM; a gated tool inside it gets the normal prompt, the creator approves, the answer follows', async () => {
