@@ -36,6 +36,7 @@ export const scheduleTaskTool = defineTool({
   input: scheduleInput,
   category: 'schedules',
   sideEffects: true,
+  effect: 'durable',
   needsApproval: true,
   async describeCall(args, ctx) {
     const p = await schedulesOf(ctx).preview(args);
@@ -72,6 +73,7 @@ export const cancelScheduledTaskTool = defineTool({
   input: z.object({ id: z.string().min(1).describe('The schedule id, e.g. "s7m2qp".') }),
   category: 'schedules',
   sideEffects: true,
+  effect: 'durable',
   async run({ id }, ctx) {
     if (await schedulesOf(ctx).cancel(id)) return `Scheduled task ${id.trim()} cancelled; it will not run again.`;
     throw new Error(
