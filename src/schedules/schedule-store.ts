@@ -214,13 +214,18 @@ export function createScheduleStore(store: Store, clock: Clock, settings: Schedu
       const entries = (await store.get<Entry[]>(DUE_KEY)) ?? [];
       const out: ScheduleRecord[] = [];
       const stale: string[] = [];
+      const behind: ScheduleRecord[] = [];
       for (const [id, at] of entries.slice(0, limit + SCAN_SLACK)) {
         if (at > now || out.length >= limit) break;
         const r = await load(id);
         if (r?.status === 'active' && r.nextDueAt !== undefined && r.nextDueAt <= now) out.push(r);
         else if (!r || r.status !== 'active' || r.nextDueAt === undefined) stale.push(id);
+        // A crash between the record's write and the index's left an old time: catch the index up,
+        // or the timer would keep waking for it.
+        else behind.push(r);
       }
       await removeEntries(DUE_KEY, stale);
+      for (const r of behind) await syncDue(r);
       return out;
     },
 

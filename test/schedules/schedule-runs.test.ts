@@ -228,4 +228,13 @@ describe('scheduled runs on the due timer (injected clock, SQLite)', () => {
     expect((await schedules.forUser(alice, dm).list())[0]!.task).toBe('my secret plan');
     expect((await schedules.forUser(alice, channel).list())[0]!.task).not.toContain('secret');
   });
+
+  it('an index left behind by a crash is caught up instead of waking the timer again and again', async () => {
+    const v = await hourly();
+    const next = (await schedules.get(v.id))!.nextDueAt!;
+    await store.set('schedules:due', [[v.id, T0 - MIN]]); // the record moved on, the index did not
+    expect(await schedules.nextDueAt()).toBe(T0 - MIN);
+    expect(await schedules.due(clock.now(), 10)).toEqual([]);
+    expect(await schedules.nextDueAt()).toBe(next);
+  });
 });
