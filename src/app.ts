@@ -26,6 +26,7 @@ import { createReminderSource } from './reminders/reminder-delivery.js';
 import { createDueTimer, type DueTimer } from './timers/due-timer.js';
 import { createScheduleStore } from './schedules/schedule-store.js';
 import { createScheduleSource } from './schedules/schedule-runs.js';
+import { scheduleSessionKey } from './schedules/schedule-record.js';
 import { formatReminder } from './reminders/format-reminder.js';
 import { createTracer } from './trace/tracer.js';
 import { createRedactor } from './trace/redact.js';
@@ -183,7 +184,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
       await port.sendText(r.conversation, text, { replyTo: r.replyTo });
     },
     waitingForApproval: async (r) => {
-      const session = await sessions.currentByKey(`schedule:${r.id}`);
+      const session = await sessions.currentByKey(scheduleSessionKey(r.id));
       return (await approvals.openForSession(session.id)).length > 0;
     },
   });

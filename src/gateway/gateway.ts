@@ -24,6 +24,7 @@ import type { ConversationContext } from './conversation-context.js';
 import type { ScheduleStore } from '../schedules/schedule-store.js';
 import type { ScheduledRun, ScheduledRunEnd } from '../schedules/schedule-runs.js';
 import { withHeader } from '../schedules/schedule-text.js';
+import { scheduleSessionKey } from '../schedules/schedule-record.js';
 
 export interface GatewayDeps {
   store: Store;
@@ -350,7 +351,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     runScheduled(run) {
       return queue.run(conversationKey(run.conversation), async (): Promise<ScheduledRunEnd> => {
         if (closed) return 'interrupted';
-        const session = await deps.sessions.currentByKey(`schedule:${run.scheduleId}`);
+        const session = await deps.sessions.currentByKey(scheduleSessionKey(run.scheduleId));
         await approvals.supersede(session.id);
         await approvals.repairHistory(session.id);
         await deps.sessions.append(session.id, [{ role: 'user', content: tagUserText(run.conversation, run.speaker, run.text), speaker: run.speaker, inboundId: run.runId }]);

@@ -60,6 +60,9 @@ export interface ScheduleRecord {
 /** How one run ended, as kept on the record. */
 export type RunOutcome = 'answered' | 'waiting_for_approval' | 'failed' | 'stopped' | 'interrupted' | 'not_allowed';
 
+/** The session a schedule's runs share (its own, apart from the conversation's). */
+export const scheduleSessionKey = (id: string) => `schedule:${id}`;
+
 export const NO_SKIPS: SkippedRuns = { down: 0, busy: 0 };
 
 /** Thrown by UserSchedules.create when a rule is broken; the message is for the model. */
