@@ -2,6 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { commaList, decimal, formatIssue, httpUrl, oneOf, presentValues, text, timeZone, wholeNumber } from './config-env.js';
+import { redactSecrets } from './safety/secrets.js';
 
 /**
  * Every setting, validated once at start. Env is the primary interface; an optional
@@ -74,172 +76,168 @@ export type ConfigResult = { ok: true; config: Config; warnings: string[] } | { 
 
 type Env = Record<string, string | undefined>;
 
-const intVar = (name: string, min: number, fallback: number) => ({ name, min, fallback });
+// ── One zod object per area: the variables it reads → its part of Config. ────────────────
+// To add a variable: one line in its area's object, one in that area's transform, one field in
+// Config. A new area: one object here and one line in envSchema.
+
+const modelEnv = z
+  .object({
+    OPENAI_API_KEY: text(),
+    OPENAI_BASE_URL: httpUrl('https://api.openai.com/v1 or http://localhost:11434/v1'),
+    HERMES_MODEL: text(),
+    HERMES_TOOL_MODE: oneOf(['native', 'json'], 'native', 'use "native" (function calling) or "json" (for models without tool support).'),
+    HERMES_TEMPERATURE: decimal(0.2, 0, 2),
+    HERMES_MAX_TOKENS: wholeNumber(2048, { min: 1 }),
+    HERMES_MODEL_TIMEOUT_MS: wholeNumber(60_000, { min: 1 }),
+    HERMES_MODEL_RETRIES: wholeNumber(2, { min: 0 }),
+  })
+  .transform((e): Config['model'] => ({
+    // A local server (base URL set) usually checks no key; the SDK still wants one.
+    apiKey: e.OPENAI_API_KEY ?? (e.OPENAI_BASE_URL ? 'not-needed' : ''),
+    baseURL: e.OPENAI_BASE_URL,
+    name: e.HERMES_MODEL ?? 'gpt-4o-mini',
+    temperature: e.HERMES_TEMPERATURE,
+    maxTokens: e.HERMES_MAX_TOKENS,
+    timeoutMs: e.HERMES_MODEL_TIMEOUT_MS,
+    maxRetries: e.HERMES_MODEL_RETRIES,
+    toolMode: e.HERMES_TOOL_MODE,
+  }));
+
+const slackEnv = z
+  .object({
+    SLACK_BOT_TOKEN: text({ startsWith: 'xoxb-', fix: 'does not look like a bot token: use the "Bot User OAuth Token" (xoxb-…) from your Slack app\'s OAuth & Permissions page.' }),
+    SLACK_SIGNING_SECRET: text(),
+    SLACK_APP_TOKEN: text({ startsWith: 'xapp-', fix: 'does not look like an app-level token: create one with the connections:write scope (xapp-…) under Basic Information → App-Level Tokens.' }),
+    SLACK_API_URL: httpUrl('https://slack.com/api/'),
+  })
+  .superRefine((e, ctx) => {
+    if (e.SLACK_BOT_TOKEN !== undefined && e.SLACK_SIGNING_SECRET === undefined && e.SLACK_APP_TOKEN === undefined) {
+      ctx.addIssue({ code: 'custom', path: [], message: 'SLACK_BOT_TOKEN is set but neither SLACK_SIGNING_SECRET (HTTP mode) nor SLACK_APP_TOKEN (Socket Mode) is: set one of them from your Slack app\'s Basic Information page.' });
+    }
+  }, { when: () => true })
+  .transform((e): Config['slack'] =>
+    e.SLACK_BOT_TOKEN === undefined ? undefined : { botToken: e.SLACK_BOT_TOKEN, signingSecret: e.SLACK_SIGNING_SECRET, appToken: e.SLACK_APP_TOKEN, apiUrl: e.SLACK_API_URL },
+  );
+
+const discordEnv = z
+  .object({
+    DISCORD_TOKEN: text(),
+    DISCORD_API_URL: httpUrl('https://discord.com/api').refine((u) => u === undefined || !/\/v\d+\/?$/.test(u), {
+      error: 'must not end in a version segment: use the base like https://discord.com/api (discord.js adds /v10).',
+    }),
+    DISCORD_GUILD_ID: z.string().regex(/^\d{1,20}$/, { error: 'is not a Discord id: copy the server id (digits) with Developer Mode on, or unset it.' }).optional(),
+  })
+  .transform((e): Config['discord'] =>
+    e.DISCORD_TOKEN === undefined ? undefined : { token: e.DISCORD_TOKEN, apiUrl: e.DISCORD_API_URL, guildId: e.DISCORD_GUILD_ID },
+  );
+
+const stateEnv = (cwd: string) =>
+  z
+    .object({
+      PORT: wholeNumber(3000, { min: 0, max: 65535, fix: 'is not a TCP port: use 1-65535 (default 3000; 0 picks a free one).' }),
+      HERMES_DATA_DIR: text(),
+      HERMES_STORE_URL: z
+        .string()
+        .regex(/^(sqlite:\/\/.+|postgres(ql)?:\/\/.+)$/, {
+          error: 'is not supported: use postgres://user:password@host:5432/database (several instances) or sqlite:///path/to/file.sqlite; unset it to use HERMES_DATA_DIR/hermes.sqlite.',
+        })
+        .optional(),
+      HERMES_FAILOVER_S: wholeNumber(15, { min: 2 }),
+    })
+    .transform((e): Pick<Config, 'port' | 'dataDir' | 'storeUrl' | 'failoverS'> => ({
+      port: e.PORT,
+      dataDir: path.resolve(cwd, e.HERMES_DATA_DIR ?? './data'),
+      storeUrl: e.HERMES_STORE_URL,
+      failoverS: e.HERMES_FAILOVER_S,
+    }));
+
+const limitsEnv = z
+  .object({
+    HERMES_MAX_STEPS: wholeNumber(10, { min: 1 }),
+    HERMES_CONTEXT_TOKENS: wholeNumber(16_000, { min: 512 }),
+    HERMES_TOOL_TIMEOUT_MS: wholeNumber(30_000, { min: 1 }),
+    HERMES_APPROVAL_TTL_MS: wholeNumber(1_800_000, { min: 1 }),
+    HERMES_MAX_CONCURRENT_TURNS: wholeNumber(64, { min: 1 }),
+    HERMES_PROGRESS_DELAY_MS: wholeNumber(800, { min: 0 }),
+    HERMES_THREAD_CONTEXT_MESSAGES: wholeNumber(50, { min: 0, max: 1000, fix: 'is not valid: use 0 (off) to 1000 (default 50).' }),
+  })
+  .transform((e): Config['limits'] => ({
+    maxSteps: e.HERMES_MAX_STEPS,
+    contextTokens: e.HERMES_CONTEXT_TOKENS,
+    toolTimeoutMs: e.HERMES_TOOL_TIMEOUT_MS,
+    approvalTtlMs: e.HERMES_APPROVAL_TTL_MS,
+    maxConcurrentTurns: e.HERMES_MAX_CONCURRENT_TURNS,
+    progressDelayMs: e.HERMES_PROGRESS_DELAY_MS,
+    threadContextMessages: e.HERMES_THREAD_CONTEXT_MESSAGES,
+  }));
+
+const schedulesEnv = z
+  .object({
+    HERMES_SCHEDULE_MIN_INTERVAL_S: wholeNumber(300, { min: 1 }),
+    HERMES_SCHEDULE_GRACE_S: wholeNumber(3600, { min: 0 }),
+    HERMES_MAX_SCHEDULES_PER_USER: wholeNumber(20, { min: 1 }),
+  })
+  .transform((e): Config['schedules'] => ({
+    minIntervalS: e.HERMES_SCHEDULE_MIN_INTERVAL_S,
+    graceS: e.HERMES_SCHEDULE_GRACE_S,
+    maxPerUser: e.HERMES_MAX_SCHEDULES_PER_USER,
+  }));
+
+const accessEnv = z
+  .object({
+    HERMES_ADMINS: commaList(/^(slack|discord|shell):[^:\s]+$/, 'use platform:userid, e.g. slack:U0123ABC or discord:123456789012345678.'),
+    HERMES_NET_ALLOW: commaList(/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(:\d{1,5})?$/, 'use host or host:port, e.g. intranet.local:8080 or 127.0.0.1:9000.', (s) => s.toLowerCase()),
+    // Read by the web_search tool (tools/index.ts); checked here so a typo stops the start.
+    HERMES_SEARXNG_URL: httpUrl('http://searxng.internal:8080'),
+  })
+  .transform((e): Pick<Config, 'admins' | 'netAllow'> => ({ admins: e.HERMES_ADMINS, netAllow: e.HERMES_NET_ALLOW }));
+
+const miscEnv = z
+  .object({
+    HERMES_TIMEZONE: timeZone('UTC'),
+    LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info', 'use one of fatal, error, warn, info, debug, trace, silent.'),
+  })
+  .transform((e): Pick<Config, 'timezone' | 'logLevel'> => ({ timezone: e.HERMES_TIMEZONE, logLevel: e.LOG_LEVEL }));
+
+/** Every area reads the same environment; their parts make one Config (tools come from the file). */
+const envSchema = (cwd: string) =>
+  z
+    .object({
+      model: modelEnv,
+      slack: slackEnv,
+      discord: discordEnv,
+      state: stateEnv(cwd),
+      limits: limitsEnv,
+      schedules: schedulesEnv,
+      access: accessEnv,
+      misc: miscEnv,
+    })
+    .transform(({ state, access, misc, ...rest }): Omit<Config, 'tools'> => ({ ...rest, ...state, ...access, ...misc }));
 
 /** Reads and validates the environment (and the optional config file). Pure apart from reading that file. */
 export function loadConfig(env: Env, cwd = process.cwd()): ConfigResult {
-  const errors: string[] = [];
+  const present = presentValues(env);
+  const schema = envSchema(cwd);
+  const perArea = Object.fromEntries(Object.keys(schema.in.shape).map((area) => [area, present]));
+  const parsed = schema.safeParse(perArea, { reportInput: true });
+  // Issue paths start with the area; the line names the variable only.
+  const errors = parsed.success ? [] : parsed.error.issues.map((i) => formatIssue({ ...i, path: i.path.slice(1) }, present, redactSecrets));
+
+  const file = readConfigFile(present.HERMES_CONFIG ?? firstExisting(cwd), errors);
+  if (!parsed.success || errors.length) return { ok: false, errors };
+  return { ok: true, config: { ...parsed.data, tools: file?.tools ?? {} }, warnings: unusedSettings(present) };
+}
+
+/** Valid settings that do nothing without the variable that turns their platform on. */
+function unusedSettings(env: Record<string, string>): string[] {
   const warnings: string[] = [];
-  const get = (name: string): string | undefined => {
-    const v = env[name];
-    return v === undefined || v.trim() === '' ? undefined : v.trim();
-  };
-
-  const int = ({ name, min, fallback }: ReturnType<typeof intVar>): number => {
-    const raw = get(name);
-    if (raw === undefined) return fallback;
-    if (!/^\d+$/.test(raw) || Number(raw) < min) {
-      errors.push(`${name}=${JSON.stringify(raw)} is not valid: set it to a whole number >= ${min} (default ${fallback}), or unset it.`);
-      return fallback;
-    }
-    return Number(raw);
-  };
-
-  const url = (name: string, example: string): string | undefined => {
-    const raw = get(name);
-    if (raw === undefined) return undefined;
-    try {
-      const u = new URL(raw);
-      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
-      return raw;
-    } catch {
-      errors.push(`${name}=${JSON.stringify(raw)} is not an http(s) URL: set it like ${example}, or unset it.`);
-      return undefined;
-    }
-  };
-
-  const baseURL = url('OPENAI_BASE_URL', 'https://api.openai.com/v1 or http://localhost:11434/v1');
-  const apiKey = get('OPENAI_API_KEY') ?? (baseURL ? 'not-needed' : '');
-  const toolModeRaw = get('HERMES_TOOL_MODE') ?? 'native';
-  if (toolModeRaw !== 'native' && toolModeRaw !== 'json') {
-    errors.push(`HERMES_TOOL_MODE=${JSON.stringify(toolModeRaw)} is not valid: use "native" (function calling) or "json" (for models without tool support).`);
-  }
-  const temperatureRaw = get('HERMES_TEMPERATURE');
-  let temperature = 0.2;
-  if (temperatureRaw !== undefined) {
-    const t = Number(temperatureRaw);
-    if (!Number.isFinite(t) || t < 0 || t > 2) errors.push(`HERMES_TEMPERATURE=${JSON.stringify(temperatureRaw)} is not valid: use a number from 0 to 2 (default 0.2).`);
-    else temperature = t;
-  }
-
-  // Slack
-  const slackBot = get('SLACK_BOT_TOKEN');
-  const slackSecret = get('SLACK_SIGNING_SECRET');
-  const slackApp = get('SLACK_APP_TOKEN');
-  const slackApiUrl = url('SLACK_API_URL', 'https://slack.com/api/');
-  let slack: Config['slack'];
-  if (slackBot !== undefined) {
-    if (!slackBot.startsWith('xoxb-')) errors.push('SLACK_BOT_TOKEN does not look like a bot token: use the "Bot User OAuth Token" (xoxb-…) from your Slack app\'s OAuth & Permissions page.');
-    if (slackSecret === undefined && slackApp === undefined) {
-      errors.push('SLACK_BOT_TOKEN is set but neither SLACK_SIGNING_SECRET (HTTP mode) nor SLACK_APP_TOKEN (Socket Mode) is: set one of them from your Slack app\'s Basic Information page.');
-    }
-    slack = { botToken: slackBot, signingSecret: slackSecret, appToken: slackApp, apiUrl: slackApiUrl };
-  } else if (slackSecret !== undefined || slackApp !== undefined) {
+  if (!env.SLACK_BOT_TOKEN && (env.SLACK_SIGNING_SECRET || env.SLACK_APP_TOKEN)) {
     warnings.push('SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set without SLACK_BOT_TOKEN, so Slack stays off: set SLACK_BOT_TOKEN (xoxb-…) to turn it on.');
   }
-  if (slackApp !== undefined && !slackApp.startsWith('xapp-')) {
-    errors.push('SLACK_APP_TOKEN does not look like an app-level token: create one with the connections:write scope (xapp-…) under Basic Information → App-Level Tokens.');
-  }
-
-  // Discord
-  const discordToken = get('DISCORD_TOKEN');
-  const discordApiUrl = url('DISCORD_API_URL', 'https://discord.com/api');
-  const discordGuild = get('DISCORD_GUILD_ID');
-  if (discordGuild !== undefined && !/^\d{1,20}$/.test(discordGuild)) {
-    errors.push(`DISCORD_GUILD_ID=${JSON.stringify(discordGuild)} is not a Discord id: copy the server id (digits) with Developer Mode on, or unset it.`);
-  }
-  if (discordApiUrl !== undefined && /\/v\d+\/?$/.test(discordApiUrl)) {
-    errors.push('DISCORD_API_URL must not end in a version segment: use the base like https://discord.com/api (discord.js adds /v10).');
-  }
-  let discord: Config['discord'];
-  if (discordToken !== undefined) discord = { token: discordToken, apiUrl: discordApiUrl, guildId: discordGuild };
-  else if (discordGuild !== undefined || discordApiUrl !== undefined) {
+  if (!env.DISCORD_TOKEN && (env.DISCORD_GUILD_ID || env.DISCORD_API_URL)) {
     warnings.push('DISCORD_GUILD_ID or DISCORD_API_URL is set without DISCORD_TOKEN, so Discord stays off: set DISCORD_TOKEN to turn it on.');
   }
-
-  const admins = (get('HERMES_ADMINS') ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  for (const a of admins) {
-    if (!/^(slack|discord|shell):[^:\s]+$/.test(a)) {
-      errors.push(`HERMES_ADMINS entry ${JSON.stringify(a)} is not valid: use platform:userid, e.g. slack:U0123ABC or discord:123456789012345678.`);
-    }
-  }
-
-  const netAllow = (get('HERMES_NET_ALLOW') ?? '')
-    .split(',')
-    .map((s) => s.trim().toLowerCase())
-    .filter(Boolean);
-  for (const h of netAllow) {
-    if (!/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(:\d{1,5})?$/.test(h)) {
-      errors.push(`HERMES_NET_ALLOW entry ${JSON.stringify(h)} is not valid: use host or host:port, e.g. intranet.local:8080 or 127.0.0.1:9000.`);
-    }
-  }
-
-  const timezone = get('HERMES_TIMEZONE') ?? 'UTC';
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: timezone });
-  } catch {
-    errors.push(`HERMES_TIMEZONE=${JSON.stringify(timezone)} is not an IANA time zone: use a name like Europe/Berlin or UTC.`);
-  }
-
-  const logLevel = get('LOG_LEVEL') ?? 'info';
-  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
-    errors.push(`LOG_LEVEL=${JSON.stringify(logLevel)} is not valid: use one of fatal, error, warn, info, debug, trace, silent.`);
-  }
-
-  const storeUrl = get('HERMES_STORE_URL');
-  if (storeUrl !== undefined && !/^(sqlite:\/\/.+|postgres(ql)?:\/\/.+)$/.test(storeUrl)) {
-    errors.push(`HERMES_STORE_URL is not supported: use postgres://user:password@host:5432/database (several instances) or sqlite:///path/to/file.sqlite; unset it to use HERMES_DATA_DIR/hermes.sqlite.`);
-  }
-
-  const config: Config = {
-    model: {
-      apiKey,
-      baseURL,
-      name: get('HERMES_MODEL') ?? 'gpt-4o-mini',
-      temperature,
-      maxTokens: int(intVar('HERMES_MAX_TOKENS', 1, 2048)),
-      timeoutMs: int(intVar('HERMES_MODEL_TIMEOUT_MS', 1, 60_000)),
-      maxRetries: int(intVar('HERMES_MODEL_RETRIES', 0, 2)),
-      toolMode: toolModeRaw === 'json' ? 'json' : 'native',
-    },
-    slack,
-    discord,
-    port: int(intVar('PORT', 0, 3000)),
-    dataDir: path.resolve(cwd, get('HERMES_DATA_DIR') ?? './data'),
-    storeUrl,
-    failoverS: int(intVar('HERMES_FAILOVER_S', 2, 15)),
-    limits: {
-      maxSteps: int(intVar('HERMES_MAX_STEPS', 1, 10)),
-      contextTokens: int(intVar('HERMES_CONTEXT_TOKENS', 512, 16_000)),
-      toolTimeoutMs: int(intVar('HERMES_TOOL_TIMEOUT_MS', 1, 30_000)),
-      approvalTtlMs: int(intVar('HERMES_APPROVAL_TTL_MS', 1, 1_800_000)),
-      maxConcurrentTurns: int(intVar('HERMES_MAX_CONCURRENT_TURNS', 1, 64)),
-      progressDelayMs: int(intVar('HERMES_PROGRESS_DELAY_MS', 0, 800)),
-      threadContextMessages: int(intVar('HERMES_THREAD_CONTEXT_MESSAGES', 0, 50)),
-    },
-    schedules: {
-      minIntervalS: int(intVar('HERMES_SCHEDULE_MIN_INTERVAL_S', 1, 300)),
-      graceS: int(intVar('HERMES_SCHEDULE_GRACE_S', 0, 3600)),
-      maxPerUser: int(intVar('HERMES_MAX_SCHEDULES_PER_USER', 1, 20)),
-    },
-    admins,
-    netAllow,
-    timezone,
-    logLevel,
-    tools: {},
-  };
-  if (config.limits.threadContextMessages > 1000) {
-    errors.push(`HERMES_THREAD_CONTEXT_MESSAGES=${config.limits.threadContextMessages} is too large: use 0 (off) to 1000 (default 50).`);
-  }
-  if (config.port > 65535) errors.push(`PORT=${config.port} is not a TCP port: use 1-65535 (default 3000).`);
-
-  const file = readConfigFile(get('HERMES_CONFIG') ?? firstExisting(cwd), errors);
-  if (file?.tools) config.tools = file.tools;
-
-  return errors.length ? { ok: false, errors } : { ok: true, config, warnings };
+  return warnings;
 }
 
 function firstExisting(cwd: string): string | undefined {

@@ -1,9 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import { FAKE_OPENAI_KEY } from '../helpers/fake-secrets.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -68,6 +69,60 @@ describe('config', () => {
     expect(r.config.admins).toEqual(['slack:U1', 'discord:42']);
   });
 
+  it('names each variable once, whichever area it belongs to', () => {
+    const bad: Record<string, string> = {
+      OPENAI_BASE_URL: 'ftp://x',
+      HERMES_TOOL_MODE: 'xml',
+      HERMES_TEMPERATURE: 'hot',
+      HERMES_MAX_TOKENS: '0',
+      HERMES_MODEL_TIMEOUT_MS: '-1',
+      HERMES_MODEL_RETRIES: '1.5',
+      SLACK_API_URL: 'nope',
+      DISCORD_GUILD_ID: 'abc',
+      PORT: '70000',
+      HERMES_STORE_URL: 'redis://x',
+      HERMES_CONTEXT_TOKENS: '100',
+      HERMES_TOOL_TIMEOUT_MS: 'x',
+      HERMES_APPROVAL_TTL_MS: '0',
+      HERMES_MAX_CONCURRENT_TURNS: '0',
+      HERMES_PROGRESS_DELAY_MS: 'soon',
+      HERMES_SEARXNG_URL: 'searx.local',
+      LOG_LEVEL: 'loud',
+      HERMES_THREAD_CONTEXT_MESSAGES: '5000',
+      HERMES_FAILOVER_S: '1',
+    };
+    for (const [name, value] of Object.entries(bad)) {
+      const r = loadConfig({ [name]: value }, os.tmpdir());
+      expect(r.ok, name).toBe(false);
+      if (r.ok) continue;
+      expect(r.errors, name).toHaveLength(1);
+      expect(r.errors[0]).toMatch(new RegExp(`^${name}=${JSON.stringify(value).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} .*: `));
+    }
+  });
+
+  it('treats a blank value as unset, and keeps a cross-variable rule when a neighbour is also wrong', () => {
+    const blank = loadConfig({ HERMES_MAX_STEPS: '  ', PORT: '' }, os.tmpdir());
+    expect(blank.ok && [blank.config.limits.maxSteps, blank.config.port]).toEqual([10, 3000]);
+    const r = loadConfig({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_API_URL: 'nope' }, os.tmpdir());
+    expect(!r.ok && r.errors.map((e) => e.split(' ')[0])).toEqual(['SLACK_API_URL="nope"', 'SLACK_BOT_TOKEN']);
+  });
+
+  it('never echoes a secret value in an error line', () => {
+    const r = loadConfig({ SLACK_BOT_TOKEN: FAKE_OPENAI_KEY, SLACK_SIGNING_SECRET: 's', HERMES_STORE_URL: 'redis://hermes:hunter2secret@db/x', OPENAI_BASE_URL: `ftp://u:${FAKE_OPENAI_KEY}@h` }, os.tmpdir());
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.errors).toHaveLength(3);
+    const joined = r.errors.join('\n');
+    expect(joined).not.toContain(FAKE_OPENAI_KEY);
+    expect(joined).not.toContain('hunter2secret');
+    expect(joined).toMatch(/^SLACK_BOT_TOKEN does not look like a bot token/m);
+  });
+
+  it('warns about platform settings that stay off without their token', () => {
+    const r = loadConfig({ SLACK_SIGNING_SECRET: 's', DISCORD_GUILD_ID: '1' }, os.tmpdir());
+    expect(r.ok && r.warnings.map((w) => w.split(' ')[0])).toEqual(['SLACK_SIGNING_SECRET', 'DISCORD_GUILD_ID']);
+  });
+
   it('validates the tool settings file', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-cfg-'));
     await writeFile(path.join(dir, 'hermes.config.yaml'), 'tools:\n  send_webhook:\n    needsApproval: false\n    timeoutMs: 5000\n');
@@ -77,6 +132,9 @@ describe('config', () => {
     const bad = loadConfig({}, dir);
     expect(bad.ok).toBe(false);
     expect(!bad.ok && bad.errors[0]).toMatch(/hermes.config.yaml: tools.send_webhook/);
+    const both = loadConfig({ HERMES_MAX_STEPS: 'x' }, dir);
+    expect(!both.ok && both.errors.map((e) => e.split(' ')[0])).toEqual(['HERMES_MAX_STEPS="x"', 'hermes.config.yaml:']);
+    await rm(dir, { recursive: true, force: true });
   });
 
   it('npm start exits 2 with clear lines on a bad value', () => {

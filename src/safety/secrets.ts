@@ -1,0 +1,74 @@
+/**
+ * The one list of credential shapes. Traces, logs, memory, tool output shown to people and the
+ * dashboard all ask this file, so a shape one of them knows is known to all: before, traces kept
+ * Google, GitLab, Stripe, JWT, PEM and URL-embedded credentials in clear while memory refused them.
+ */
+
+interface SecretShape {
+  name: string;
+  /** Global; `$1` in `keep` keeps a non-secret prefix such as the scheme or "Bearer ". */
+  pattern: RegExp;
+  keep?: string;
+}
+
+export const REDACTED = '[redacted]';
+
+const SHAPES: readonly SecretShape[] = [
+  { name: 'OpenAI / Anthropic key', pattern: /\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}/g },
+  { name: 'Slack token', pattern: /\bxox[abposre]-[A-Za-z0-9-]{10,}/g },
+  { name: 'Slack app-level token', pattern: /\bxapp-[A-Za-z0-9-]{10,}/g },
+  { name: 'GitHub token', pattern: /\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}/g },
+  { name: 'GitHub fine-grained token', pattern: /\bgithub_pat_[A-Za-z0-9_]{20,}/g },
+  { name: 'GitLab token', pattern: /\bgl(?:pat|dt|rt|ptt|cbt|oas)-[A-Za-z0-9_-]{20,}/g },
+  { name: 'AWS access key id', pattern: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g },
+  { name: 'Google API key', pattern: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g },
+  { name: 'Stripe key', pattern: /\b(?:sk|rk|pk|whsec)_(?:live|test)_[A-Za-z0-9]{16,}/g },
+  { name: 'Discord bot token', pattern: /\b[MNO][A-Za-z\d_-]{23,25}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,}/g },
+  { name: 'JWT', pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
+  { name: 'PEM private key', pattern: /-----BEGIN [A-Z ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----)?/g },
+  // An all-lower-case word after "basic" is prose ("basic understanding"), not a credential.
+  { name: 'Authorization header', pattern: /\b(Bearer|Basic)\s+(?![a-z]+\b)[A-Za-z0-9._~+/-]{8,}=*/gi, keep: `$1 ${REDACTED}` },
+  { name: 'credentials in a URL', pattern: /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/:@"']+:[^\s/@"']+@/gi, keep: `$1${REDACTED}@` },
+  {
+    // "my password is hunter2", "api_key: …", "PIN = 1234": a value announced as a secret by name.
+    name: 'named secret',
+    pattern:
+      /\b((?:password|passwort|passwd|passcode|passphrase|pin(?: code)?|api[ _-]?key|secret[ _-]key|client[ _-]secret|access[ _-]?token|auth[ _-]?token|bot[ _-]?token|private[ _-]?key|credentials?)\s*(?:is|was|=|:)\s*)(?!\[redacted\])[^\s"',;]+/gi,
+    keep: `$1${REDACTED}`,
+  },
+];
+
+/** The names of the shapes `secretShapeIn` reports, e.g. for a memory refusal message. */
+export function secretShapeIn(text: string): string | undefined {
+  for (const s of SHAPES) {
+    s.pattern.lastIndex = 0;
+    if (s.pattern.test(text)) return s.name;
+  }
+  return undefined;
+}
+
+export function containsSecret(text: string): boolean {
+  return secretShapeIn(text) !== undefined;
+}
+
+/**
+ * Replaces every credential shape, and every value in `known` (the configured tokens, which may
+ * have any shape), with `[redacted]`. Cheap when nothing matches: one scan per shape.
+ */
+export function redactSecrets(text: string, known: readonly string[] = []): string {
+  let out = text;
+  for (const k of known) if (k.length >= 8 && out.includes(k)) out = out.split(k).join(REDACTED);
+  for (const s of SHAPES) {
+    s.pattern.lastIndex = 0;
+    if (!s.pattern.test(out)) continue;
+    s.pattern.lastIndex = 0;
+    out = out.replace(s.pattern, s.keep ?? REDACTED);
+  }
+  return out;
+}
+
+/** A long unbroken run mixing lower, upper case and digits looks like a generated key even without a known prefix. */
+export function looksLikeGeneratedKey(word: string): boolean {
+  if (word.length < 32 || /^[0-9a-f-]{36}$/i.test(word) /* a UUID is an id, not a secret */) return false;
+  return /[a-z]/.test(word) && /[A-Z]/.test(word) && /\d/.test(word);
+}
