@@ -3,7 +3,7 @@ import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock.js';
-import type { Config } from './config.js';
+import { secretValues, type Config } from './config.js';
 import type { Store } from './store/store.js';
 import { openStore, type OpenedStore } from './store/open-store.js';
 import type { PostgresStore } from './store/postgres-store.js';
@@ -92,7 +92,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   const schedules = createScheduleStore(store, clock, { ...config.schedules, defaultTimezone: config.timezone });
   const startedAt = clock.now();
   const counter = createTokenCounter(config.model.name);
-  const redact = createRedactor([config.model.apiKey, config.slack?.botToken, config.slack?.signingSecret, config.slack?.appToken, config.discord?.token]);
+  const redact = createRedactor(secretValues(config));
   const tracer = createTracer({ dir: path.join(config.dataDir, 'traces'), log, redact, now: () => clock.now() });
   const provider =
     opts.provider ??

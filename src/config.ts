@@ -268,6 +268,12 @@ function readConfigFile(file: string | undefined, errors: string[]): z.infer<typ
   return parsed.data;
 }
 
+/** The configured secrets, which logs and traces replace verbatim whatever their shape. */
+export function secretValues(config: Config): string[] {
+  const all = [config.model.apiKey, config.slack?.botToken, config.slack?.signingSecret, config.slack?.appToken, config.discord?.token];
+  return all.filter((s): s is string => s !== undefined && s !== 'not-needed');
+}
+
 /** `slack:U1` style id for a speaker, as HERMES_ADMINS lists them. */
 export function isAdmin(config: Pick<Config, 'admins'>, platform: string, userId: string): boolean {
   return config.admins.includes(`${platform}:${userId}`);

@@ -1,4 +1,4 @@
-import { loadConfig, type Config } from './config.js';
+import { loadConfig, secretValues, type Config } from './config.js';
 import { createLogger } from './log.js';
 import { createCore } from './app.js';
 import { StartupRefusal } from './startup-refusal.js';
@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   const config: Config = { ...result.config, tools: mergeToolSettings(result.config.tools, toolSettingsFromEnv(process.env)) };
   const shellMode = process.argv.includes('--chat') || (!config.slack && !config.discord);
   // The terminal chat owns stdout; logs go to stderr there, to stdout otherwise.
-  const log = createLogger(config.logLevel, undefined, shellMode ? 2 : 1);
+  const log = createLogger(config.logLevel, undefined, shellMode ? 2 : 1, secretValues(config));
 
   process.on('unhandledRejection', (err) => log.error({ err: (err as Error)?.message ?? String(err) }, 'unhandled rejection (kept running)'));
   process.on('uncaughtException', (err) => log.error({ err: err.message, stack: err.stack }, 'uncaught exception (kept running)'));

@@ -1,3 +1,5 @@
+import { containsSecret, looksLikeGeneratedKey } from '../safety/secrets.js';
+
 /**
  * Pure text rules for long-term facts: what counts as the same fact, what looks like a secret, and
  * how relevant a fact is to what the user just said.
@@ -42,37 +44,12 @@ export function mergedFactText(oldText: string, newText: string): string {
 }
 
 /**
- * Shapes of credentials that must never be stored. Memory is shown to the model on every turn and
- * listed by `/hermes memory`, so a pasted key would leak far beyond where it was typed.
+ * Memory is shown to the model on every turn and listed by `/hermes memory`, so a pasted key would
+ * leak far beyond where it was typed: refuse every credential shape the redactor knows, and also a
+ * long random-looking word, which is likely a key of a shape nobody listed.
  */
-const SECRET_PATTERNS: RegExp[] = [
-  /\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}/, // OpenAI / Anthropic keys
-  /\bxox[abposr]-[A-Za-z0-9-]{10,}/, // Slack tokens
-  /\bxapp-\d-[A-Za-z0-9-]{10,}/, // Slack app-level tokens
-  /\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}/, // GitHub tokens
-  /\bgithub_pat_[A-Za-z0-9_]{20,}/,
-  /\bglpat-[A-Za-z0-9_-]{20,}/, // GitLab
-  /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/, // AWS access key ids
-  /\bAIza[0-9A-Za-z_-]{35}\b/, // Google API keys
-  /\b[MN][A-Za-z\d_-]{23,25}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,}/, // Discord bot tokens
-  /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/, // JWTs
-  /-----BEGIN [A-Z ]*PRIVATE KEY-----/,
-  /\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}/, // Stripe
-  /\bBearer\s+[A-Za-z0-9._~+/-]{16,}=*/i,
-  /\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@]+:[^\s/@]+@/i, // credentials inside a URL
-  // "my password is hunter2", "api key: …", "PIN = 1234": a secret announced by name with a value.
-  /\b(?:password|passwort|passwd|passcode|passphrase|pin(?: code)?|api[ _-]?key|secret[ _-]key|client[ _-]secret|access[ _-]?token|auth[ _-]?token|bot[ _-]?token|private[ _-]?key|credentials?)\s*(?:is|was|=|:)\s*\S+/i,
-];
-
-/** A long unbroken run mixing letters and digits looks like a generated key even without a known prefix. */
-function looksLikeRandomKey(word: string): boolean {
-  if (word.length < 32 || /^[0-9a-f-]{36}$/i.test(word) /* a UUID is an id, not a secret */) return false;
-  return /[a-z]/.test(word) && /[A-Z]/.test(word) && /\d/.test(word);
-}
-
 export function looksLikeSecret(text: string): boolean {
-  if (SECRET_PATTERNS.some((p) => p.test(text))) return true;
-  return text.split(/[\s"'`,;()<>[\]{}]+/).some(looksLikeRandomKey);
+  return containsSecret(text) || text.split(/[\s"'`,;()<>[\]{}]+/).some(looksLikeGeneratedKey);
 }
 
 /**

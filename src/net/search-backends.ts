@@ -1,5 +1,6 @@
 import type { NetClient } from './net-client.js';
 import { snippetText } from './web-content.js';
+import { redactSecrets, REDACTED } from '../safety/secrets.js';
 
 /**
  * Web search backends behind one shape. Requests go through the tool's NetClient, so a SearXNG
@@ -84,7 +85,7 @@ export function searxngBackend(baseUrl: string): SearchBackend {
 }
 
 export function braveBackend(apiKey: string, endpoint = BRAVE_DEFAULT_ENDPOINT): SearchBackend {
-  const scrub = (text: string) => text.split(apiKey).join('[redacted]');
+  const scrub = (text: string) => redactSecrets(text.split(apiKey).join(REDACTED));
   return {
     name: 'brave',
     async search(query, maxResults, net, signal) {

@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import { ModelError } from './provider.js';
+import { redactSecrets } from '../safety/secrets.js';
 
 /**
  * Which failed model calls are worth repeating, and how long to wait first. Pure, so every rule is
@@ -93,5 +94,5 @@ function causeText(err: InstanceType<typeof OpenAI.APIConnectionError>): string 
 }
 
 export function scrub(text: string, ctx: Pick<ErrorContext, 'apiKey'>): string {
-  return ctx.apiKey.length >= 8 ? text.split(ctx.apiKey).join('[redacted]') : text;
+  return redactSecrets(text, [ctx.apiKey]);
 }

@@ -13,29 +13,39 @@ interface SecretShape {
 
 export const REDACTED = '[redacted]';
 
+/**
+ * A leading `\b` also holds right after a JSON escape: traces and log lines are redacted as JSON
+ * text, where "line one\nghp_…" has no word boundary between the `n` and the token.
+ */
+function shape(name: string, pattern: RegExp, keep?: string): SecretShape {
+  const source = pattern.source.startsWith('\\b') ? `(?:(?<![A-Za-z0-9_])|(?<=\\\\[nrt]))${pattern.source.slice(2)}` : pattern.source;
+  return { name, pattern: new RegExp(source, pattern.flags), keep };
+}
+
 const SHAPES: readonly SecretShape[] = [
-  { name: 'OpenAI / Anthropic key', pattern: /\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}/g },
-  { name: 'Slack token', pattern: /\bxox[abposre]-[A-Za-z0-9-]{10,}/g },
-  { name: 'Slack app-level token', pattern: /\bxapp-[A-Za-z0-9-]{10,}/g },
-  { name: 'GitHub token', pattern: /\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}/g },
-  { name: 'GitHub fine-grained token', pattern: /\bgithub_pat_[A-Za-z0-9_]{20,}/g },
-  { name: 'GitLab token', pattern: /\bgl(?:pat|dt|rt|ptt|cbt|oas)-[A-Za-z0-9_-]{20,}/g },
-  { name: 'AWS access key id', pattern: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g },
-  { name: 'Google API key', pattern: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g },
-  { name: 'Stripe key', pattern: /\b(?:sk|rk|pk|whsec)_(?:live|test)_[A-Za-z0-9]{16,}/g },
-  { name: 'Discord bot token', pattern: /\b[MNO][A-Za-z\d_-]{23,25}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,}/g },
-  { name: 'JWT', pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
-  { name: 'PEM private key', pattern: /-----BEGIN [A-Z ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----)?/g },
+  shape('OpenAI / Anthropic key', /\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}/g),
+  shape('Slack token', /\bxox[abposre]-[A-Za-z0-9-]{10,}/g),
+  shape('Slack app-level token', /\bxapp-[A-Za-z0-9-]{10,}/g),
+  shape('GitHub token', /\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}/g),
+  shape('GitHub fine-grained token', /\bgithub_pat_[A-Za-z0-9_]{20,}/g),
+  shape('GitLab token', /\bgl(?:pat|dt|rt|ptt|cbt|oas)-[A-Za-z0-9_-]{20,}/g),
+  shape('AWS access key id', /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g),
+  shape('Google API key', /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g),
+  shape('Stripe key', /\b(?:sk|rk|pk|whsec)_(?:live|test)_[A-Za-z0-9]{16,}/g),
+  shape('Discord bot token', /\b[MNO][A-Za-z\d_-]{23,25}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,}/g),
+  shape('JWT', /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g),
+  // The header, the base64 lines after it and the end line if there (also inside JSON text, where
+  // line breaks are written \n); never past a quote, so a JSON line stays whole.
+  shape('PEM private key', /-----BEGIN [A-Z ]*PRIVATE KEY-----(?:(?:\r?\n|(?:\\r)?\\n)(?:[A-Za-z-]+: [A-Za-z0-9,-]+|[A-Za-z0-9+/=]+)?)*(?:(?:\r?\n|(?:\\r)?\\n)-----END [A-Z ]*PRIVATE KEY-----)?/g),
   // An all-lower-case word after "basic" is prose ("basic understanding"), not a credential.
-  { name: 'Authorization header', pattern: /\b(Bearer|Basic)\s+(?![a-z]+\b)[A-Za-z0-9._~+/-]{8,}=*/gi, keep: `$1 ${REDACTED}` },
-  { name: 'credentials in a URL', pattern: /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/:@"']+:[^\s/@"']+@/gi, keep: `$1${REDACTED}@` },
-  {
-    // "my password is hunter2", "api_key: …", "PIN = 1234": a value announced as a secret by name.
-    name: 'named secret',
-    pattern:
-      /\b((?:password|passwort|passwd|passcode|passphrase|pin(?: code)?|api[ _-]?key|secret[ _-]key|client[ _-]secret|access[ _-]?token|auth[ _-]?token|bot[ _-]?token|private[ _-]?key|credentials?)\s*(?:is|was|=|:)\s*)(?!\[redacted\])[^\s"',;]+/gi,
-    keep: `$1${REDACTED}`,
-  },
+  shape('Authorization header', /\b([Bb]earer|BEARER|[Bb]asic|BASIC)\s+(?![a-z]+(?![A-Za-z0-9._~+/=-]))[A-Za-z0-9._~+/-]{8,}=*/g, `$1 ${REDACTED}`),
+  shape('credentials in a URL', /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/:@"']+:[^\s/@"']+@/gi, `$1${REDACTED}@`),
+  // "my password is hunter2", "api_key: …", "PIN = 1234": a value announced as a secret by name.
+  shape(
+    'named secret',
+    /\b((?:password|passwort|passwd|passcode|passphrase|pin(?: code)?|api[ _-]?key|secret[ _-]key|client[ _-]secret|access[ _-]?token|auth[ _-]?token|bot[ _-]?token|private[ _-]?key|credentials?)\s*(?:is|was|=|:)\s*)(?!\[redacted\])[^\s"',;\\]+/gi,
+    `$1${REDACTED}`,
+  ),
 ];
 
 /** The names of the shapes `secretShapeIn` reports, e.g. for a memory refusal message. */

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { calculator } from '../../tools/calculator.js';
 import { createLogger } from '../../src/log.js';
 import { conv, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
-import { FAKE_OPENAI_KEY } from '../helpers/fake-secrets.js';
+import { FAKE_CREDENTIALS } from '../helpers/fake-secrets.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 let h: Harness | undefined;
@@ -18,9 +18,10 @@ afterEach(async () => {
 describe('traces and logs', () => {
   it('traces every model and tool call of a turn, without secrets, and npm run trace prints it', async () => {
     h = await startHarness({ tools: [calculator] });
-    h.fake.enqueue({ toolCalls: [{ id: 'c1', name: 'calculator', arguments: { expression: '2^10' } }] }, { text: 'It is 1024.' });
-    const secret = FAKE_OPENAI_KEY;
-    await h.core.gateway.handleMessage({ id: 't1', conversation: conv('D1', { isDm: true }), speaker: user('U1'), text: `my key is ${secret}, what is 2^10?`, mentioned: false });
+    // Every credential shape the redactor knows, in the user's message and in the model's answer.
+    const pasted = FAKE_CREDENTIALS.map((c) => c.text).join('\n');
+    h.fake.enqueue({ toolCalls: [{ id: 'c1', name: 'calculator', arguments: { expression: '2^10' } }] }, { text: `It is 1024. You sent:\n${pasted}` });
+    await h.core.gateway.handleMessage({ id: 't1', conversation: conv('D1', { isDm: true }), speaker: user('U1'), text: `my keys are\n${pasted}\nwhat is 2^10?`, mentioned: false });
     await h.port.waitFor(isText);
     await h.core.gateway.idle();
     await h.core.close();
@@ -28,7 +29,8 @@ describe('traces and logs', () => {
     const files = await readdir(dir);
     expect(files).toHaveLength(1);
     const text = await readFile(path.join(dir, files[0]!), 'utf8');
-    expect(text).not.toContain(secret);
+    for (const { shape, secret } of FAKE_CREDENTIALS) expect(text, shape).not.toContain(secret);
+    expect(text).toContain('what is 2^10?');
     expect(text).not.toContain('test-key');
     const events = text.trim().split('\n').map((l) => JSON.parse(l) as { type: string; turnId: string });
     expect(events.map((e) => e.type)).toEqual(['turn_start', 'model_call', 'tool_call', 'model_call', 'turn_end']);
