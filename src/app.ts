@@ -99,7 +99,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     createOpenAIProvider({ ...config.model, model: config.model.name, log });
   const net = opts.net ?? createNetClient({ allow: config.netAllow, log });
 
-  const registry = new ToolRegistry(config.tools);
+  const registry = new ToolRegistry(config.tools, log);
   for (const tool of [...(opts.tools ?? []), ...(opts.extraTools ?? [])]) registry.register(tool);
   const unknown = registry.unknownConfiguredTools();
   if (unknown.length) log.warn({ tools: unknown }, 'hermes.config tools section names tools that do not exist (typo?)');
@@ -152,7 +152,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     },
   };
 
-  const status = createStatusReporter({ config, tracesDir: tracer.dir, flushTraces: () => tracer.flush(), provider, approvals, reminders, clock });
+  const status = createStatusReporter({ config, tracesDir: tracer.dir, flushTraces: () => tracer.flush(), provider, approvals, reminders, clock, log });
   const gateway = createGateway({
     store, sessions, approvals, facts, turn, clock, log,
     admins: config.admins,

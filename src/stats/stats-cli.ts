@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { parseCli, runIfEntryPoint, type CliIo } from '../cli/parse-cli.js';
 import { speakerKey, type Platform } from '../types.js';
-import { formatStats, readTraceStats } from './trace-stats.js';
+import { formatStats, readTraceStats, TracesUnreadableError } from './trace-stats.js';
 
 /** `npm run stats`: usage and quality numbers from the trace files, for a time window. */
 
@@ -79,7 +79,14 @@ export async function main(argv: string[], io: StatsIo): Promise<number> {
   }
   const dataDir = path.resolve(io.cwd, io.env.HERMES_DATA_DIR?.trim() || './data');
   const dir = path.resolve(io.cwd, o.traces ?? path.join(dataDir, 'traces'));
-  const stats = await readTraceStats(dir, { since, until, userKey });
+  const stats = await readTraceStats(dir, { since, until, userKey }).catch((err: unknown) => {
+    if (err instanceof TracesUnreadableError) return err;
+    throw err;
+  });
+  if (stats instanceof TracesUnreadableError) {
+    io.err(`${stats.message}: check the folder's permissions, or point --traces at another folder`);
+    return 1;
+  }
   const window = { since: new Date(since).toISOString(), until: new Date(until).toISOString(), ...(userKey ? { user: userKey } : {}) };
   if (o.json) {
     io.out(JSON.stringify({ traces: dir, window, stats }, null, 2));

@@ -1,7 +1,5 @@
-import { createReadStream } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { open, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 
 /** Usage and quality numbers computed from trace files (the traces are the only source of truth). */
 export interface TraceStats {
@@ -28,12 +26,30 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 }
 
+/**
+ * The traces exist but cannot be read (EACCES, EIO, not a folder…). Only a missing folder means
+ * "no traces yet"; anything else must not be reported as zero turns.
+ */
+export class TracesUnreadableError extends Error {
+  constructor(
+    readonly dir: string,
+    readonly code: string,
+    cause: unknown,
+  ) {
+    super(`traces in ${dir} could not be read (${code}): ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+const isMissing = (err: unknown) => (err as NodeJS.ErrnoException)?.code === 'ENOENT';
+const unreadable = (dir: string, err: unknown) => new TracesUnreadableError(dir, (err as NodeJS.ErrnoException)?.code ?? 'error', err);
+
 /** Reads the day files that overlap the window, line by line (bounded memory per line). */
 export async function readTraceStats(dir: string, window: StatsWindow): Promise<TraceStats> {
-  let files: string[] = [];
+  let files: string[];
   try {
     files = (await readdir(dir)).filter((f) => /^\d{4}-\d{2}-\d{2}\.jsonl$/.test(f)).sort();
-  } catch {
+  } catch (err) {
+    if (!isMissing(err)) throw unreadable(dir, err);
     files = [];
   }
   const firstDay = new Date(window.since).toISOString().slice(0, 10);
@@ -43,20 +59,32 @@ export async function readTraceStats(dir: string, window: StatsWindow): Promise<
   const events: Array<Record<string, unknown>> = [];
   const turnsOfUser = new Set<string>();
   for (const f of files) {
-    const rl = createInterface({ input: createReadStream(path.join(dir, f), { encoding: 'utf8' }), crlfDelay: Infinity });
-    for await (const line of rl) {
-      if (!line) continue;
-      let e: Record<string, unknown>;
-      try {
-        e = JSON.parse(line) as Record<string, unknown>;
-      } catch {
-        continue; // a torn last line after a crash
+    let handle;
+    try {
+      handle = await open(path.join(dir, f));
+    } catch (err) {
+      if (isMissing(err)) continue; // pruned between listing and opening
+      throw unreadable(dir, err);
+    }
+    try {
+      for await (const line of handle.readLines({ encoding: 'utf8' })) {
+        if (!line) continue;
+        let e: Record<string, unknown>;
+        try {
+          e = JSON.parse(line) as Record<string, unknown>;
+        } catch {
+          continue; // a torn last line after a crash
+        }
+        const ts = Date.parse(String(e.ts));
+        if (!(ts >= window.since && ts <= window.until)) continue;
+        if (e.type === 'turn_start' && (!window.userKey || e.userKey === window.userKey)) turnsOfUser.add(String(e.turnId));
+        // Keep only what the numbers need: traces hold whole prompts.
+        events.push({ type: e.type, turnId: e.turnId, outcome: e.outcome, steps: e.steps, promptTokens: e.promptTokens, completionTokens: e.completionTokens, latencyMs: e.latencyMs, error: e.error, name: e.name, ok: e.ok, durationMs: e.durationMs, errorKind: e.errorKind });
       }
-      const ts = Date.parse(String(e.ts));
-      if (!(ts >= window.since && ts <= window.until)) continue;
-      if (e.type === 'turn_start' && (!window.userKey || e.userKey === window.userKey)) turnsOfUser.add(String(e.turnId));
-      // Keep only what the numbers need: traces hold whole prompts.
-      events.push({ type: e.type, turnId: e.turnId, outcome: e.outcome, steps: e.steps, promptTokens: e.promptTokens, completionTokens: e.completionTokens, latencyMs: e.latencyMs, error: e.error, name: e.name, ok: e.ok, durationMs: e.durationMs, errorKind: e.errorKind });
+    } catch (err) {
+      throw unreadable(dir, err);
+    } finally {
+      await handle.close().catch(() => undefined);
     }
   }
   return summarise(events.filter((e) => !window.userKey || turnsOfUser.has(String(e.turnId))));

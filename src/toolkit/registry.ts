@@ -1,4 +1,5 @@
 import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
 import type { ToolSpec } from '../provider/provider.js';
 import { inputJsonSchema, toToolSpec, type ToolSpecOptions } from './json-schema.js';
 import type { AnyTool, ToolEffect } from './tool-api.js';
@@ -32,7 +33,13 @@ export class ToolRegistry {
   private readonly tools = new Map<string, AnyTool>();
   private readonly specCache = new WeakMap<AnyTool, { strict?: ToolSpec; plain?: ToolSpec }>();
 
-  constructor(private readonly toolsConfig: Config['tools'] = {}) {}
+  /** The last reason logged per tool, so a check that keeps failing the same way is logged once. */
+  private readonly availabilityErrors = new Map<string, string>();
+
+  constructor(
+    private readonly toolsConfig: Config['tools'] = {},
+    private readonly log?: Pick<Logger, 'warn' | 'info'>,
+  ) {}
 
   /** Adds a tool, replacing one of the same name. Throws if its input is not a z.object. */
   register(tool: AnyTool): void {
@@ -76,9 +83,16 @@ export class ToolRegistry {
     if (tool.needsConversationHistory && !view.hasConversationHistory) return false;
     if (!tool.isAvailable) return true;
     try {
-      return tool.isAvailable(settings.settings);
-    } catch {
-      // A broken availability check hides the tool rather than failing the whole turn.
+      const available = tool.isAvailable(settings.settings);
+      if (this.availabilityErrors.delete(name)) this.log?.info({ tool: name }, 'tool availability check works again');
+      return available;
+    } catch (err) {
+      // A broken check hides the tool rather than failing the whole turn, but never silently.
+      const reason = err instanceof Error ? err.message : String(err);
+      if (this.availabilityErrors.get(name) !== reason) {
+        this.availabilityErrors.set(name, reason);
+        this.log?.warn({ tool: name, err: reason }, 'tool hidden: its availability check threw');
+      }
       return false;
     }
   }

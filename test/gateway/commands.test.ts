@@ -1,3 +1,5 @@
+import { rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { memoryTools } from '../../tools/memory.js';
@@ -84,6 +86,17 @@ describe('/hermes commands', () => {
     expect(admin.text).toMatch(/Whole deployment/);
     expect(admin.text).toMatch(/open approvals: 0/);
     expect((await run('status', user('U9'))).text).toMatch(/No turns/);
+  });
+
+  it('status says the usage is unavailable, not zero, when the traces cannot be read', async () => {
+    h = await startHarness({ env: { HERMES_ADMINS: 'slack:UADM' } });
+    // A file where the traces folder belongs: reading it fails with ENOTDIR, not "no traces".
+    await rm(path.join(h.dataDir, 'traces'), { recursive: true, force: true });
+    await writeFile(path.join(h.dataDir, 'traces'), 'not a folder');
+    const mine = await run('status');
+    expect(mine.text).toMatch(/Usage numbers are unavailable: the traces could not be read; an admin can check the log\./);
+    expect(mine.text).not.toMatch(/No turns|Turns: 0/);
+    expect((await run('status', user('UADM'))).text).toMatch(/could not be read \(ENOTDIR\)/);
   });
 
   it('a crash between "approved" and "finished" never runs the tool again: the outcome is reported unknown', async () => {

@@ -1,4 +1,6 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main, parseUserKey, parseWhen } from '../../src/stats/stats-cli.js';
 import type { TraceStats } from '../../src/stats/trace-stats.js';
 import { NOW, writeTraceFixtures } from './trace-fixtures.js';
@@ -6,6 +8,9 @@ import { NOW, writeTraceFixtures } from './trace-fixtures.js';
 let dir: string;
 beforeAll(async () => {
   dir = await writeTraceFixtures();
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
 });
 
 async function run(argv: string[], env: Record<string, string> = {}) {
@@ -49,6 +54,13 @@ describe('npm run stats', () => {
     const only = JSON.parse((await run(['--traces', dir, '--since', '2026-03-14T00:00:00Z', '--until', '2026-03-14T09:30:00Z', '--json'])).out) as { stats: TraceStats };
     expect(only.stats.turns).toBe(1);
     expect((await run(['--traces', dir, '--since', '1m'])).out).toContain('No turns in this window.');
+  });
+
+  it('fails with the reason when the traces cannot be read, instead of printing zeros', async () => {
+    const r = await run(['--traces', path.join(dir, '2026-03-14.jsonl')]);
+    expect(r.code).toBe(1);
+    expect(r.out).toBe('');
+    expect(r.err).toMatch(/^traces in .*2026-03-14\.jsonl could not be read \(ENOTDIR\): .*check the folder's permissions/);
   });
 
   it('rejects bad windows and user keys with one clear line', async () => {

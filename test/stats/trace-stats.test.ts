@@ -1,5 +1,7 @@
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { formatStats, readTraceStats, summarise } from '../../src/stats/trace-stats.js';
+import { formatStats, readTraceStats, summarise, TracesUnreadableError } from '../../src/stats/trace-stats.js';
 import { NOW, writeTraceFixtures } from './trace-fixtures.js';
 
 describe('trace stats (the numbers behind /hermes status and npm run stats)', () => {
@@ -24,5 +26,20 @@ describe('trace stats (the numbers behind /hermes status and npm run stats)', ()
     const compact = formatStats(s, { compact: true });
     expect(compact[0]).toBe('Turns: 3 (answered 2, model_error:timeout 1)');
     expect(await readTraceStats(`${dir}/missing`, { since: 0, until: NOW })).toMatchObject({ turns: 0 });
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('reads only a missing folder as "no traces"; any other error is reported, never zeros', async () => {
+    const dir = await writeTraceFixtures();
+    // Root reads through chmod 000, so other errors stand in for EACCES: a file where the folder
+    // should be, and a folder where a day file should be.
+    const notAFolder = path.join(dir, '2026-03-14.jsonl');
+    await expect(readTraceStats(notAFolder, { since: 0, until: NOW })).rejects.toMatchObject({ code: 'ENOTDIR' });
+    await expect(readTraceStats(notAFolder, { since: 0, until: NOW })).rejects.toBeInstanceOf(TracesUnreadableError);
+    const broken = path.join(dir, 'broken');
+    await mkdir(path.join(broken, '2026-03-14.jsonl'), { recursive: true });
+    await writeFile(path.join(broken, '2026-03-13.jsonl'), '');
+    await expect(readTraceStats(broken, { since: 0, until: NOW })).rejects.toMatchObject({ code: 'EISDIR', message: expect.stringContaining(broken) });
+    await rm(dir, { recursive: true, force: true });
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ToolRegistry } from '../../src/toolkit/registry.js';
+import { createLogger } from '../../src/log.js';
 import { defineTool, type AnyTool } from '../../src/toolkit/tool-api.js';
 
 const make = (name: string, extra: Partial<AnyTool> = {}): AnyTool =>
@@ -57,6 +58,25 @@ describe('ToolRegistry', () => {
     expect(seen[0]).toEqual({ backend: '' });
     settings.backend = 'https://searx.example';
     expect(names(r)).toEqual(['search']);
+  });
+
+  it('logs why a tool is hidden when its check throws, once per reason, and when it recovers', () => {
+    const lines: Array<{ level: number; tool: string; err?: string; msg: string }> = [];
+    const log = createLogger('info', { write: (l: string) => void lines.push(JSON.parse(l)) });
+    const logged = () => lines.map(({ level, tool, err, msg }) => ({ level, tool, err, msg }));
+    let failure: string | undefined = 'backend URL missing';
+    const r = new ToolRegistry({}, log);
+    r.register(make('flaky', { isAvailable: () => { if (failure) throw new Error(failure); return true; } }));
+    expect(names(r)).toEqual([]);
+    expect(names(r)).toEqual([]);
+    expect(logged()).toEqual([{ level: 40, tool: 'flaky', err: 'backend URL missing', msg: 'tool hidden: its availability check threw' }]);
+    failure = 'permission denied';
+    expect(names(r)).toEqual([]);
+    expect(logged()[1]).toEqual({ level: 40, tool: 'flaky', err: 'permission denied', msg: 'tool hidden: its availability check threw' });
+    failure = undefined;
+    expect(names(r)).toEqual(['flaky']);
+    expect(names(r)).toEqual(['flaky']);
+    expect(logged().slice(2)).toEqual([{ level: 30, tool: 'flaky', err: undefined, msg: 'tool availability check works again' }]);
   });
 
   it('merges operator settings over the tool defaults', () => {
