@@ -3,7 +3,8 @@
  * run, parse problems, limits). User-facing texts live in gateway/user-messages.ts: the two
  * audiences need different words for the same event.
  */
-import type { ApprovalOutcome, ContextReadProblem } from '../gateway/ports.js';
+import type { ContextReadProblem } from '../gateway/ports.js';
+import type { ApprovalOutcome } from '../approvals/approval-outcome.js';
 
 const WHY: Record<Exclude<ApprovalOutcome, 'approved'>, string> = {
   denied: 'the user denied it',

@@ -1,5 +1,5 @@
 import type { Conversation, Speaker } from '../types.js';
-import type { FactView } from '../toolkit/tool-api.js';
+import type { FactView } from '../memory/user-facts.js';
 import { OUTSIDE_TEXT_RULE } from '../safety/outside-text.js';
 
 export interface PromptInput {

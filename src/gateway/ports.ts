@@ -1,3 +1,4 @@
+import type { ApprovalOutcome } from '../approvals/approval-outcome.js';
 import type { Conversation, InboundMessage, Platform, Speaker } from '../types.js';
 
 /** What an approval prompt shows. Buttons carry only `id`. */
@@ -18,7 +19,7 @@ export interface ApprovalView {
   sources?: string[];
 }
 
-export type ApprovalOutcome = 'approved' | 'denied' | 'expired' | 'cancelled';
+export type { ApprovalOutcome };
 
 export interface ApprovalResolution {
   outcome: ApprovalOutcome;

@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { speakerKey, type Speaker } from '../types.js';
 import { storeKey, type Store } from '../store/store.js';
-import type { FactView, UserFacts } from '../toolkit/tool-api.js';
+import type { FactView, UserFacts } from './user-facts.js';
 import type { TokenCounter } from '../context/token-counter.js';
 import { cleanFactText, isNearDuplicate, mergedFactText, lexicalScore, looksLikeSecret, queryTerms } from './fact-text.js';
 

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { storeKey, type Store } from '../store/store.js';
-import type { ReminderView, UserReminders } from '../toolkit/tool-api.js';
+import type { ReminderView, UserReminders } from './user-reminders.js';
 import { conversationKey, speakerKey, type Conversation, type Speaker } from '../types.js';
 import { LIMITS, ReminderInputError, type Reminder } from './reminder-record.js';
 

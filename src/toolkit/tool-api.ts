@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Conversation, Speaker } from '../types.js';
 import type { NetClient } from '../net/net-client.js';
+import type { UserFacts } from '../memory/user-facts.js';
+import type { UserReminders } from '../reminders/user-reminders.js';
 import type { ContextRead } from '../gateway/ports.js';
 
 /** The conversation the request came from, and only that one: a tool cannot name another. */
@@ -13,35 +15,9 @@ export interface ConversationHistory {
 
 export type ToolCategory = 'general' | 'memory' | 'network' | 'reminders' | 'schedules' | 'admin';
 
-export interface FactView {
-  id: string;
-  text: string;
-  createdAt: number;
-  updatedAt: number;
-}
-
-/** The speaking user's long-term facts. Scoped before a tool sees it: no user id to pass. */
-export interface UserFacts {
-  remember(text: string): Promise<{ fact: FactView; merged: boolean }>;
-  recall(query?: string, limit?: number): Promise<FactView[]>;
-  /** Returns how many facts were deleted. */
-  forget(idOrAll: string): Promise<number>;
-}
-
-export interface ReminderView {
-  id: string;
-  text: string;
-  dueAt: number;
-  createdAt: number;
-  status: 'scheduled' | 'fired' | 'cancelled';
-}
-
-/** The speaking user's reminders, posting back into the current conversation. */
-export interface UserReminders {
-  create(text: string, dueAt: number): Promise<ReminderView>;
-  list(): Promise<ReminderView[]>;
-  cancel(id: string): Promise<boolean>;
-}
+// The domain types live with their domains; tools take them from here, the tool API.
+export type { FactView, UserFacts } from '../memory/user-facts.js';
+export type { ReminderView, UserReminders } from '../reminders/user-reminders.js';
 
 export interface ScheduleInput {
   task: string;
