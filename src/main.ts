@@ -85,7 +85,18 @@ function mergeToolSettings(fromFile: Config['tools'], fromEnv: Record<string, Re
   return out;
 }
 
-main().catch((err: Error) => {
-  process.stderr.write(`hermes failed to start: ${err.message}\n`);
-  process.exit(err instanceof StartupRefusal ? 2 : 1);
-});
+/** `npm run eval` / `npm run replay`: the eval harness gets the built-in tools from here, like the bot. */
+async function runToolCommand(command: 'eval' | 'replay', argv: string[]): Promise<void> {
+  const { runCli } = await import('./cli/parse-cli.js');
+  const cli = command === 'eval' ? await import('./eval/eval-cli.js') : await import('./eval/replay-cli.js');
+  runCli(argv, (args, io) => cli.main(args, io, { tools: builtinTools }), command === 'eval' ? 'The eval harness' : 'Replay');
+}
+
+const command = process.argv[2];
+if (command === 'eval' || command === 'replay') void runToolCommand(command, process.argv.slice(3));
+else {
+  main().catch((err: Error) => {
+    process.stderr.write(`hermes failed to start: ${err.message}\n`);
+    process.exit(err instanceof StartupRefusal ? 2 : 1);
+  });
+}

@@ -36,8 +36,13 @@ export function parseCli<const O extends Options>(argv: string[], options: O, us
 /** Runs `main` when the file is the process entry point (`tsx src/…-cli.ts`), exiting with its code. */
 export function runIfEntryPoint(moduleUrl: string, main: (argv: string[], io: CliIo) => Promise<number>, name: string): void {
   if (!process.argv[1] || moduleUrl !== pathToFileURL(path.resolve(process.argv[1])).href) return;
+  runCli(process.argv.slice(2), main, name);
+}
+
+/** Runs a command-line tool's `main` on the real process: its exit code, or 1 with the stack. */
+export function runCli(argv: string[], main: (argv: string[], io: CliIo) => Promise<number>, name: string): void {
   const io: CliIo = { out: (l) => console.log(l), err: (l) => console.error(l), env: process.env, cwd: process.cwd() };
-  main(process.argv.slice(2), io).then(
+  main(argv, io).then(
     (code) => process.exit(code),
     (err: unknown) => {
       console.error(`${name} failed: ${(err as Error).stack ?? String(err)}`);

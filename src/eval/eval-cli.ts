@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parseCli, runIfEntryPoint, type CliIo } from '../cli/parse-cli.js';
+import { parseCli, type CliIo } from '../cli/parse-cli.js';
+import type { AnyTool } from '../toolkit/tool-api.js';
 import { CaseFileError, loadCases, selectCases } from './case-schema.js';
 import { formatComparison, formatSuite, readResultFile } from './report.js';
 import { EvalHarnessError } from './run-case.js';
@@ -31,7 +32,8 @@ export type { CliIo } from '../cli/parse-cli.js';
 
 const list = (v: string[] | undefined) => (v ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
 
-export async function main(argv: string[], io: CliIo): Promise<number> {
+/** `tools`: what each case's core offers (main.ts passes the built-ins). */
+export async function main(argv: string[], io: CliIo, deps: { tools: () => AnyTool[] }): Promise<number> {
   const parsed = parseCli(argv, {
     cases: { type: 'string' },
     case: { type: 'string', multiple: true },
@@ -105,7 +107,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     };
   }
   try {
-    const result = await runSuite(cases, { env, timeoutMs, scripted: o.scripted, keepData: o['keep-data'], onDataDir: (d) => io.out(`  data kept in ${d}`) }, hooks);
+    const result = await runSuite(cases, { env, tools: deps.tools, timeoutMs, scripted: o.scripted, keepData: o['keep-data'], onDataDir: (d) => io.out(`  data kept in ${d}`) }, hooks);
     for (const line of formatSuite(result)) io.out(line);
     const out = path.resolve(io.cwd, o.out ?? path.join('evals', 'results', `${result.startedAt.replace(/[:.]/g, '-')}-${result.model.replace(/[^\w.-]+/g, '_')}.json`));
     await mkdir(path.dirname(out), { recursive: true });
@@ -123,4 +125,3 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
-runIfEntryPoint(import.meta.url, main, 'The eval harness');

@@ -4,10 +4,10 @@ import pino from 'pino';
 import { loadConfig } from '../config.js';
 import { createOpenAIProvider } from '../provider/openai-provider.js';
 import { toToolSpec } from '../toolkit/json-schema.js';
-import { builtinTools } from '../../tools/index.js';
+import type { AnyTool } from '../toolkit/tool-api.js';
 import { formatReplay, replaySteps, selectModelCalls } from './replay.js';
 import { readTraceEvents } from './trace-reader.js';
-import { parseCli, runIfEntryPoint, type CliIo } from '../cli/parse-cli.js';
+import { parseCli, type CliIo } from '../cli/parse-cli.js';
 
 const USAGE = `Usage: npm run replay -- (--turn ID | --session ID) [options]
 
@@ -25,7 +25,8 @@ Options:
   --json             print the steps as JSON
   --help`;
 
-export async function main(argv: string[], io: CliIo): Promise<number> {
+/** `tools`: every tool the recordings may have offered (main.ts passes the built-ins). */
+export async function main(argv: string[], io: CliIo, deps: { tools: () => AnyTool[] }): Promise<number> {
   const parsed = parseCli(argv, {
     turn: { type: 'string' },
     session: { type: 'string' },
@@ -76,7 +77,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   }
 
   // Every built-in tool, visible here or not: the replay offers exactly what the recording offered.
-  const specs = builtinTools().map((t) => toToolSpec(t));
+  const specs = deps.tools().map((t) => toToolSpec(t));
   const provider = createOpenAIProvider({ ...config.model, model: config.model.name, log: pino({ level: 'silent' }) });
   const steps = await replaySteps(calls, { provider, specs, system, maxSteps });
   if (o.json) io.out(JSON.stringify({ model: config.model.name, steps }, null, 2));
@@ -87,4 +88,3 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   return 0;
 }
 
-runIfEntryPoint(import.meta.url, main, 'Replay');

@@ -7,12 +7,12 @@ import { systemClock, type Clock } from '../clock.js';
 import { loadConfig } from '../config.js';
 import { createFactStore } from '../memory/fact-store.js';
 import type { Conversation, Speaker } from '../types.js';
-import { builtinTools } from '../../tools/index.js';
 import { withWebOrigin, type EvalCase } from './case-schema.js';
 import { runChecks, toolAccuracy, type CaseObservation, type CheckResult } from './checks.js';
 import { createEvalPort, type EvalPort } from './eval-port.js';
 import { startFixtureWeb } from './fixture-web.js';
 import { parsedArgs, readTraceEvents } from './trace-reader.js';
+import type { AnyTool } from '../toolkit/tool-api.js';
 
 /** When a case names no clock: a fixed instant keeps answers comparable between runs. */
 export const DEFAULT_CASE_CLOCK = '2026-03-14T09:26:53Z';
@@ -40,6 +40,8 @@ export interface CaseResult {
 export interface RunCaseOptions {
   /** Model settings come from here (OPENAI_BASE_URL, HERMES_MODEL, …); platform variables are ignored. */
   env: Record<string, string | undefined>;
+  /** The tools a case's core offers, a fresh set per case (the composition root passes the built-ins). */
+  tools: () => AnyTool[];
   log?: Logger;
   timeoutMs?: number;
   /** Keep the case's data folder (traces, SQLite) for inspection; its path goes to onDataDir. */
@@ -82,7 +84,7 @@ export async function runCase(input: EvalCase, opts: RunCaseOptions): Promise<Ca
     const clock = fixedClock(c.environment.clock ?? DEFAULT_CASE_CLOCK);
     const log = opts.log ?? pino({ level: 'silent' });
     try {
-      core = await createCore({ config: loaded.config, log, clock, tools: builtinTools(), reminders: false });
+      core = await createCore({ config: loaded.config, log, clock, tools: opts.tools(), reminders: false });
     } catch (err) {
       throw new EvalHarnessError(`could not start the agent core: ${(err as Error).message}`);
     }

@@ -1,37 +1,44 @@
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/eval/eval-cli.js';
 import type { SuiteResult } from '../../src/eval/run-suite.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
+import { builtinTools } from '../../tools/index.js';
 
 let dir: string;
 let fake: FakeOpenAI;
+/** The scripted run both the table test and the --compare test read (each test stands alone). */
+let scripted: { code: number; out: string; err: string; file: string };
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-eval-cli-'));
   // A "real" model that never calls a tool: a measurement with failures, not a harness error.
   fake = await startFakeOpenAI({ handler: () => ({ text: 'I think it is about noon.' }) });
+  const file = path.join(dir, 'a.json');
+  scripted = { ...(await run(['--scripted', '--case', 'what-time-is-it,time-in-tokyo', '--out', file])), file };
 });
-afterAll(() => fake?.close());
+afterAll(async () => {
+  await fake?.close();
+  await rm(dir, { recursive: true, force: true });
+});
 
 async function run(argv: string[], env: Record<string, string> = {}) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await main(argv, { out: (l) => out.push(l), err: (l) => err.push(l), env, cwd: process.cwd() });
+  const code = await main(argv, { out: (l) => out.push(l), err: (l) => err.push(l), env, cwd: process.cwd() }, { tools: builtinTools });
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
 describe('npm run eval', () => {
   it('runs filtered cases with the scripted model, prints a table and writes JSON', async () => {
-    const a = path.join(dir, 'a.json');
-    const r = await run(['--scripted', '--case', 'what-time-is-it,time-in-tokyo', '--out', a]);
+    const r = scripted;
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/what-time-is-it\s+pass\s+2\s+1\.00/);
     expect(r.out).toContain('Overall: 2/2 passed (100.0%)');
-    const saved = JSON.parse(await readFile(a, 'utf8')) as SuiteResult;
+    const saved = JSON.parse(await readFile(r.file, 'utf8')) as SuiteResult;
     expect(saved.scripted).toBe(true);
     expect(saved.cases.map((c) => c.name)).toEqual(['what-time-is-it', 'time-in-tokyo']);
     expect(saved.summary).toMatchObject({ cases: 2, passed: 2, successRate: 1, meanSteps: 2, meanToolAccuracy: 1 });
@@ -47,7 +54,7 @@ describe('npm run eval', () => {
     expect(saved.model).toBe('other-model');
     expect(saved.summary.passed).toBe(0);
 
-    const c = await run(['--compare', path.join(dir, 'a.json'), b]);
+    const c = await run(['--compare', scripted.file, b]);
     expect(c.code).toBe(0);
     expect(c.out).toMatch(/what-time-is-it\s+pass\s+FAIL\s+broken\s+2→1/);
     expect(c.out).toContain('Changed: 0 fixed, 2 broken');
@@ -67,7 +74,8 @@ describe('npm run eval', () => {
       code: 1,
       err: expect.stringContaining('HERMES_MAX_STEPS="lots" is not valid'),
     });
-    const bad = await mkdtemp(path.join(os.tmpdir(), 'hermes-bad-cases-'));
+    const bad = path.join(dir, 'bad-cases');
+    await mkdir(bad);
     await writeFile(path.join(bad, 'x.yaml'), 'name: x\nmessages: []\nexpect: {}\n');
     const r = await run(['--cases', bad]);
     expect(r.code).toBe(2);

@@ -9,6 +9,7 @@ import { readTraceEvents } from '../../src/eval/trace-reader.js';
 import type { ReplayStep } from '../../src/eval/replay.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 import { startScriptedFake, type ScriptedFake } from './scripted-fake.js';
+import { builtinTools } from '../../tools/index.js';
 
 /** A real trace from the core (time → calculator → answer), replayed against another "model". */
 let dataDir = '';
@@ -20,7 +21,7 @@ let sessionId = '';
 beforeAll(async () => {
   sf = await startScriptedFake();
   const c = (await loadCases(path.resolve('evals'))).find((x) => x.name === 'time-then-calculator')!;
-  const r = await runCase(c, { env: sf.env, keepData: true, onDataDir: (d) => (dataDir = d), onCaseReady: sf.hooks.beforeCase });
+  const r = await runCase(c, { env: sf.env, tools: builtinTools, keepData: true, onDataDir: (d) => (dataDir = d), onCaseReady: sf.hooks.beforeCase });
   expect(r.passed).toBe(true);
   const start = (await readTraceEvents(path.join(dataDir, 'traces'))).find((e) => e.type === 'turn_start');
   if (start?.type !== 'turn_start') throw new Error('no turn_start recorded');
@@ -40,7 +41,7 @@ afterAll(async () => {
 async function run(argv: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await main(argv, { out: (l) => out.push(l), err: (l) => err.push(l), env: { OPENAI_API_KEY: 'k2', HERMES_MODEL_RETRIES: '0' }, cwd: process.cwd() });
+  const code = await main(argv, { out: (l) => out.push(l), err: (l) => err.push(l), env: { OPENAI_API_KEY: 'k2', HERMES_MODEL_RETRIES: '0' }, cwd: process.cwd() }, { tools: builtinTools });
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCases, type EvalCase } from '../../src/eval/case-schema.js';
 import { runSuite, type SuiteResult } from '../../src/eval/run-suite.js';
 import { startScriptedFake, type ScriptedFake } from './scripted-fake.js';
+import { builtinTools } from '../../tools/index.js';
 
 /** Every shipped case passes when the model plays its ideal script: the harness itself works. */
 let cases: EvalCase[];
@@ -12,7 +13,7 @@ let result: SuiteResult;
 beforeAll(async () => {
   cases = await loadCases(path.resolve('evals'));
   sf = await startScriptedFake();
-  result = await runSuite(cases, { env: sf.env, timeoutMs: 20_000, scripted: true }, sf.hooks);
+  result = await runSuite(cases, { env: sf.env, tools: builtinTools, timeoutMs: 20_000, scripted: true }, sf.hooks);
 }, 60_000);
 afterAll(() => sf?.close());
 
