@@ -1,6 +1,7 @@
 import type { NetClient } from './net-client.js';
 import { snippetText } from './web-content.js';
 import { redactSecrets, REDACTED } from '../safety/secrets.js';
+import { isRecord } from '../values.js';
 
 /**
  * Web search backends behind one shape. Requests go through the tool's NetClient, so a SearXNG
@@ -25,7 +26,6 @@ const MAX_RESPONSE_BYTES = 1024 * 1024;
 const TIMEOUT_MS = 10_000;
 
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() ? v.trim() : undefined);
 
 function httpUrl(v: unknown): string | undefined {
@@ -54,7 +54,7 @@ function toResult(title: unknown, url: unknown, snippet: unknown, date: unknown)
 function parseJson(body: Buffer, who: string): Json {
   try {
     const data: unknown = JSON.parse(body.toString('utf8'));
-    if (isObject(data)) return data;
+    if (isRecord(data)) return data;
   } catch {
     // fall through to the clear error below
   }
@@ -76,7 +76,7 @@ export function searxngBackend(baseUrl: string): SearchBackend {
       const data = parseJson(res.body, `SearXNG at ${url.host}`);
       const items = Array.isArray(data.results) ? data.results : [];
       return items
-        .filter(isObject)
+        .filter(isRecord)
         .map((r) => toResult(r.title, r.url, r.content, r.publishedDate))
         .filter((r): r is SearchResult => r !== undefined)
         .slice(0, maxResults);
@@ -106,10 +106,10 @@ export function braveBackend(apiKey: string, endpoint = BRAVE_DEFAULT_ENDPOINT):
         if (res.status === 429) throw new Error('Brave Search rate limit reached (HTTP 429); try again later');
         if (res.status < 200 || res.status >= 300) throw new Error(`Brave Search answered HTTP ${res.status}`);
         const data = parseJson(res.body, 'Brave Search');
-        const web = isObject(data.web) ? data.web : {};
+        const web = isRecord(data.web) ? data.web : {};
         const items = Array.isArray(web.results) ? web.results : [];
         return items
-          .filter(isObject)
+          .filter(isRecord)
           .map((r) => toResult(r.title, r.url, r.description, r.page_age ?? r.age))
           .filter((r): r is SearchResult => r !== undefined)
           .slice(0, maxResults);

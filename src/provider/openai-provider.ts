@@ -14,6 +14,7 @@ import {
   stripThinking,
   type IdFactory,
 } from './tool-text.js';
+import { blankToNull } from '../values.js';
 
 export interface OpenAIProviderOptions {
   apiKey: string;
@@ -139,7 +140,7 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): ModelProvider
     const choice = completion.choices[0]!;
     const usage = { promptTokens: completion.usage?.prompt_tokens ?? 0, completionTokens: completion.usage?.completion_tokens ?? 0 };
     const base = { usage, finishReason: choice.finish_reason ?? 'unknown', model: completion.model || opts.model };
-    const text = choice.message.content == null ? null : nullIfBlank(stripThinking(choice.message.content));
+    const text = choice.message.content == null ? null : blankToNull(stripThinking(choice.message.content));
     const native = fromSdkToolCalls(choice.message, newId);
     if (native.toolCalls.length > 0 || native.parseErrors.length > 0) return { ...base, content: text, ...native };
     if (opts.toolMode === 'json') return { ...base, ...parseJsonModeAnswer(text ?? '', newId, toolNames) };
@@ -154,11 +155,6 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): ModelProvider
 
 function aborted(): ModelError {
   return new ModelError('aborted', 'The model call was cancelled.');
-}
-
-function nullIfBlank(s: string): string | null {
-  const t = s.trim();
-  return t === '' ? null : t;
 }
 
 function formatMs(ms: number): string {

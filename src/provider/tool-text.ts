@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ToolCall } from '../types.js';
+import { blankToNull, isRecord } from '../values.js';
 
 /**
  * Reading tool calls that models write as text instead of native `tool_calls`:
@@ -83,7 +84,7 @@ export function parseHermesToolCalls(text: string, newId: IdFactory = newCallId)
     }
   }
   kept.push(text.slice(last));
-  return { content: emptyToNull(kept.join('')), toolCalls, parseErrors };
+  return { content: blankToNull(kept.join('')), toolCalls, parseErrors };
 }
 
 function readHermesBlock(body: string, n: number, newId: IdFactory): { calls: ToolCall[] } | { error: string } {
@@ -177,9 +178,9 @@ export function parseJsonModeAnswer(text: string, newId: IdFactory = newCallId, 
     if (toolCalls.length >= MAX_BLOCKS) break;
   }
   if (toolCalls.length > 0) return { content: null, toolCalls, parseErrors };
-  if (parseErrors.length > 0) return { content: emptyToNull(cleaned), toolCalls, parseErrors };
-  if (finalAnswer !== undefined) return { content: emptyToNull(finalAnswer), toolCalls, parseErrors };
-  return { content: emptyToNull(cleaned), toolCalls, parseErrors };
+  if (parseErrors.length > 0) return { content: blankToNull(cleaned), toolCalls, parseErrors };
+  if (finalAnswer !== undefined) return { content: blankToNull(finalAnswer), toolCalls, parseErrors };
+  return { content: blankToNull(cleaned), toolCalls, parseErrors };
 }
 
 /** LangChain-style prompts teach `"action": "Final Answer"`; models trained on them still say it. */
@@ -236,15 +237,6 @@ function tryParse(text: string): { ok: true; value: unknown } | { ok: false; err
   }
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function asText(v: unknown): string {
   return typeof v === 'string' ? v : JSON.stringify(v) ?? '';
-}
-
-function emptyToNull(s: string): string | null {
-  const t = s.trim();
-  return t === '' ? null : t;
 }

@@ -1,4 +1,5 @@
-import { isRecord, type JsonSchema } from './json-schema.js';
+import { isRecord } from '../values.js';
+import type { JsonSchema } from './json-schema.js';
 
 /**
  * A lenient pass over a model's arguments before validation. Real models send `"3.14"` where a

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../provider/provider.js';
 import type { AnyTool } from './tool-api.js';
+import { isRecord } from '../values.js';
 
 /**
  * The JSON Schema a model sees for a tool, derived from the tool's zod input so the two never
@@ -106,8 +107,4 @@ function nullable(schema: JsonSchema): JsonSchema {
   if (Array.isArray(rest.type)) return rest.type.includes('null') ? rest : { ...rest, type: [...rest.type, 'null'] };
   if (Array.isArray(rest.anyOf)) return { ...rest, anyOf: [...rest.anyOf, { type: 'null' }] };
   return { anyOf: [rest, { type: 'null' }] };
-}
-
-export function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
