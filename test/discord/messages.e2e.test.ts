@@ -64,9 +64,19 @@ describe('discord messages', () => {
   });
 
   it('does not answer in a thread it never joined unless mentioned', async () => {
-    const { discord } = bot;
-    const id = discord.sendThreadMessage({ author: DEFAULT_USER, content: 'chatting among humans', threadId: '400000000000000042' });
+    const { discord, openai } = bot;
+    const threadId = '400000000000000042';
+    const modelCalls = openai.requests.length;
+    const id = discord.sendThreadMessage({ author: DEFAULT_USER, content: 'chatting among humans', threadId });
     await bot.waitForLog((l) => l.messageId === id && l.verdict === 'ignored');
+    await bot.core.gateway.idle();
+    expect(openai.requests.length).toBe(modelCalls);
+    expect(discord.postedIn(threadId)).toEqual([]);
+    expect(discord.calls.filter((c) => c.path === `/channels/${threadId}/typing`)).toEqual([]);
+    // The same thread with a mention is answered: the silence above was the rule, not a broken bot.
+    openai.enqueue({ text: 'now I am here' });
+    discord.sendThreadMessage({ author: DEFAULT_USER, content: 'over to you', threadId, mentionBot: true });
+    await discord.waitForCall((c) => c.method === 'POST' && c.path === `/channels/${threadId}/messages` && body(c).content === 'now I am here');
   });
 
   it('sends a 10,000-character answer whole and in order, every message within 2,000, only the first a reply', async () => {

@@ -102,12 +102,19 @@ describe('web_search', () => {
     expect(parts(await webSearchTool.run({ query: 'x' }, allowed)).raw.results.length).toBe(5);
   });
 
-  it('logs never carry the Brave key', async () => {
+  it('logs never carry the Brave key, though it was sent and the server echoed it back', async () => {
     const lines: string[] = [];
     const log = pino({ level: 'debug' }, { write: (l: string) => lines.push(l) });
-    const ctx = { ...netContext({ settings: { braveApiKey: 'log-secret-key', braveEndpoint: 'http://10.0.0.9/search' } }), log };
-    await expect(webSearchTool.run({ query: 'x' }, ctx)).rejects.toThrow(/refused/);
+    const key = 'log-secret-key';
+    const ctx = { ...netContext({ allow: [`127.0.0.1:${web.port}`], settings: { braveApiKey: key, braveEndpoint: web.url('/brave/res/v1/web/search') } }), log };
+    const before = web.received.length;
+    const failure = await webSearchTool.run({ query: 'x' }, ctx).then(() => undefined, (err: Error) => err);
+    expect(failure?.message).toMatch(/Brave Search refused the API key \(HTTP 401\)/);
+    expect(failure?.message).not.toContain(key);
+    // The key really went out, and the server's answer held it.
+    const sent = web.received.slice(before).find((r) => r.path === '/brave/res/v1/web/search');
+    expect(sent?.headers['x-subscription-token']).toBe(key);
     expect(lines.length).toBeGreaterThan(0);
-    expect(lines.join('\n')).not.toContain('log-secret-key');
+    expect(lines.join('\n')).not.toContain(key);
   });
 });

@@ -133,7 +133,8 @@ export async function startFakeWeb(): Promise<FakeWeb> {
     if (p === '/brave/res/v1/web/search') {
       received.push({ method: req.method ?? '', path: p, headers: req.headers, body });
       if (req.headers['x-subscription-token'] !== 'brave-test-key') {
-        return send(res, 401, 'application/json', JSON.stringify({ type: 'ErrorResponse', error: { detail: 'invalid token' } }));
+        // Echoes the token it refused, as some APIs do: a test can check that it never reaches a log.
+        return send(res, 401, 'application/json', JSON.stringify({ type: 'ErrorResponse', error: { detail: `invalid token ${String(req.headers['x-subscription-token'])}` } }));
       }
       const count = Number(q.get('count') ?? 20);
       const results = Array.from({ length: Math.min(count, 20) }, (_, i) => ({
