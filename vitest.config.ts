@@ -10,5 +10,8 @@ export default defineConfig({
     // Tests start real servers on 127.0.0.1 and real SQLite files; two workers fit a 2-core machine.
     pool: 'forks',
     maxWorkers: 2,
+    // Every test must pass alone and in any order: files and tests run shuffled (the seed is
+    // printed; rerun one order with --sequence.seed=N).
+    sequence: { shuffle: true },
   },
 });

@@ -36,7 +36,7 @@ describe('traces and logs', () => {
     expect(events.map((e) => e.type)).toEqual(['turn_start', 'model_call', 'tool_call', 'model_call', 'turn_end']);
     expect(new Set(events.map((e) => e.turnId)).size).toBe(1);
 
-    const r = spawnSync('npm', ['run', '--silent', 'trace', '--', 'last'], { cwd: ROOT, env: { ...process.env, HERMES_DATA_DIR: h.dataDir }, encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/trace/trace-cli.ts', 'last'], { cwd: ROOT, env: { ...process.env, HERMES_DATA_DIR: h.dataDir }, encoding: 'utf8', timeout: 60_000 });
     expect(r.status).toBe(0);
     expect(r.stdout).toContain(`TURN ${events[0]!.turnId}`);
     expect(r.stdout).toMatch(/TOOL calculator ok/);

@@ -20,7 +20,8 @@ export interface ChatProcess {
 }
 
 export function startChat(env: Record<string, string>): ChatProcess {
-  const child = spawn('npm', ['run', '--silent', 'chat'], {
+  // What `npm run chat` runs (tsx src/main.ts --chat), without npm's own start-up per process.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--chat'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
