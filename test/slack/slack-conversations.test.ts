@@ -120,8 +120,10 @@ describe('slack conversations (real Bolt, fake Slack, fake model)', () => {
     h.ai.enqueue({ text: 'made it' });
     const ev = { type: 'message', channel_type: 'im', user: 'U1', text: 'hello', ts: h.slack.nextTs(), channel: 'D1' };
     await h.slack.sendEvent(h.target, ev, { eventId: 'EvX' });
-    await new Promise((r) => setTimeout(r, 150));
+    // Nothing was queued (the gateway threw before accepting it), so idle means nothing will run.
+    await h.core.gateway.idle();
     expect(h.slack.posts()).toHaveLength(0);
+    expect(h.ai.requests).toHaveLength(0);
     await h.slack.sendEvent(h.target, ev, { eventId: 'EvX', retryNum: 1 });
     await h.slack.waitFor('the answer', () => h!.slack.posts().length === 1);
     expect(h.slack.posts()[0]!.text).toBe('made it');
@@ -131,7 +133,8 @@ describe('slack conversations (real Bolt, fake Slack, fake model)', () => {
     h = await startSlackHarness();
     const res = await h.slack.sendEvent(h.target, { type: 'message', channel_type: 'im', user: 'U1', text: 'hi', ts: h.slack.nextTs(), channel: 'D1' }, { secret: 'wrong-secret' });
     expect(res.status).toBe(401);
-    await new Promise((r) => setTimeout(r, 200));
+    // Refused before any handler ran: nothing can be in flight once the 401 is back.
+    await h.core.gateway.idle();
     expect(h.ai.requests).toHaveLength(0);
     expect(h.slack.posts()).toHaveLength(0);
   });
@@ -200,7 +203,7 @@ describe('slack conversations (real Bolt, fake Slack, fake model)', () => {
     const attempts = h.slack.callsTo('chat.postMessage');
     expect(attempts.map((c) => c.status)).toEqual([429, 200]);
     expect(attempts[1]!.at - attempts[0]!.at).toBeGreaterThanOrEqual(950);
-    await new Promise((r) => setTimeout(r, 100));
+    await h.core.gateway.idle();
     expect(h.slack.posts()).toHaveLength(1);
   });
 
@@ -210,8 +213,8 @@ describe('slack conversations (real Bolt, fake Slack, fake model)', () => {
     h.ai.enqueue({ text: 'slow post' });
     await h.dm('D1', 'U1', 'hi');
     await h.slack.waitFor('the post attempt', () => h!.slack.callsTo('chat.postMessage').length === 1);
+    // The turn (and with it every retry the adapter might make) is over once the gateway is idle.
     await h.core.gateway.idle();
-    await new Promise((r) => setTimeout(r, 900));
     expect(h.slack.callsTo('chat.postMessage')).toHaveLength(1);
   });
 
