@@ -15,6 +15,7 @@ import {
   type IdFactory,
 } from './tool-text.js';
 import { blankToNull } from '../values.js';
+import { setTimeout as wait } from 'node:timers/promises';
 
 export interface OpenAIProviderOptions {
   apiKey: string;
@@ -48,7 +49,8 @@ type Attempt = { ok: true; completion: ChatCompletion } | { ok: false; verdict: 
 
 export function createOpenAIProvider(opts: OpenAIProviderOptions): ModelProvider {
   const client = new OpenAI({ apiKey: opts.apiKey, baseURL: opts.baseURL, maxRetries: 0, timeout: opts.timeoutMs });
-  const sleep = opts.sleep ?? abortableSleep;
+  // node:timers/promises rejects with an AbortError when the signal fires, as `sleep` must.
+  const sleep = opts.sleep ?? ((ms: number, signal?: AbortSignal) => wait(ms, undefined, { signal }));
   const random = opts.random ?? Math.random;
   const newId = opts.newId ?? newCallId;
   const errorContext: ErrorContext = { model: opts.model, baseURL: opts.baseURL, apiKey: opts.apiKey };
@@ -159,19 +161,4 @@ function aborted(): ModelError {
 
 function formatMs(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
-}
-
-function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new Error('aborted'));
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(new Error('aborted'));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
