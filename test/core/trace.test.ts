@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -42,7 +42,10 @@ describe('traces and logs', () => {
     expect(r.stdout).toMatch(/TOOL calculator ok/);
     expect(r.stdout).toMatch(/answer: It is 1024\./);
     expect(r.stdout).toMatch(/END answered · 2 steps/);
-    h = { ...h, close: async () => undefined };
+    // The core is closed already: release the rest by hand.
+    await h.fake.close();
+    await rm(h.dataDir, { recursive: true, force: true });
+    h = undefined;
   });
 
   it('redacts keys, tokens and Authorization headers in logs', () => {

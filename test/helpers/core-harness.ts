@@ -1,4 +1,4 @@
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
@@ -130,6 +130,7 @@ export async function startHarness(opts: { env?: Record<string, string>; tools?:
   h.close = async () => {
     await h.core.close();
     if (!opts.fake) await fake.close();
+    await rm(dataDir, { recursive: true, force: true });
   };
   return h;
 }

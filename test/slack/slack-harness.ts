@@ -1,4 +1,4 @@
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
@@ -105,6 +105,7 @@ export async function startSlackHarness(opts: HarnessOptions = {}): Promise<Slac
     await h.adapter.stop();
     await h.core.close();
     await Promise.all([slack.close(), ai.close()]);
+    await rm(dataDir, { recursive: true, force: true });
   };
   h.mention = async (channel, user, text, o = {}) => {
     const ts = slack.nextTs();
