@@ -69,6 +69,8 @@ export interface Core {
   leadership(name: string): Leadership | undefined;
   /** Call after adapters registered their ports: resumes interrupted work, starts reminders. */
   start(): Promise<void>;
+  /** Writes buffered trace lines (the crash handler calls it before exiting). */
+  flushTraces(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -203,6 +205,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
       await gateway.recover();
       if (opts.reminders !== false) await timer?.start();
     },
+    flushTraces: () => tracer.flush(),
     async close() {
       timer?.stop();
       await Promise.all(leaderships.map((l) => l.stop()));

@@ -1,7 +1,8 @@
 import { loadConfig, secretValues, type Config } from './config.js';
 import { createLogger } from './log.js';
-import { createCore } from './app.js';
+import { createCore, type Core } from './app.js';
 import { StartupRefusal } from './startup-refusal.js';
+import { installCrashHandlers } from './crash-handlers.js';
 import type { Adapter } from './gateway/ports.js';
 // The composition root: the one place that knows every adapter and the built-in tools.
 import { builtinTools, toolSettingsFromEnv } from '../tools/index.js';
@@ -18,11 +19,11 @@ async function main(): Promise<void> {
   // The terminal chat owns stdout; logs go to stderr there, to stdout otherwise.
   const log = createLogger(config.logLevel, undefined, shellMode ? 2 : 1, secretValues(config));
 
-  process.on('unhandledRejection', (err) => log.error({ err: (err as Error)?.message ?? String(err) }, 'unhandled rejection (kept running)'));
-  process.on('uncaughtException', (err) => log.error({ err: err.message, stack: err.stack }, 'uncaught exception (kept running)'));
+  let core: Core | undefined;
+  installCrashHandlers(process, { log, flush: async () => core?.flushTraces(), exit: (code) => process.exit(code) });
 
   for (const w of result.warnings) log.warn(w);
-  const core = await createCore({ config, log, tools: builtinTools() });
+  core = await createCore({ config, log, tools: builtinTools() });
   let ready = false;
   const adapters: Adapter[] = [];
   let stopping = false;

@@ -26,6 +26,7 @@ export const rememberFactTool = defineTool({
   }),
   category: 'memory',
   effect: 'durable',
+  private: true,
   async run({ fact }, ctx) {
     const { fact: saved, merged } = await ctx.facts.remember(fact);
     return merged
@@ -43,6 +44,7 @@ export const recallFactsTool = defineTool({
     query: z.string().optional().describe('Words to look for, e.g. "timezone" or "deploy"; omit to list all.'),
   }),
   category: 'memory',
+  private: true,
   maxResultChars: 8_000,
   async run({ query }, ctx) {
     const facts = await ctx.facts.recall(query);
@@ -68,6 +70,7 @@ export const forgetFactTool = defineTool({
   }),
   category: 'memory',
   effect: 'durable',
+  private: true,
   async run({ id }, ctx) {
     const target = id.trim();
     const n = await ctx.facts.forget(target);

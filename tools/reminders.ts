@@ -30,6 +30,7 @@ export const createReminderTool = defineTool({
   }),
   category: 'reminders',
   effect: 'durable',
+  private: true,
   sideEffects: true,
   async run({ text, at }, ctx) {
     const tz = ctx.defaults.timezone;
@@ -56,6 +57,7 @@ export const listRemindersTool = defineTool({
   description: "List the speaking user's upcoming reminders (id, time, text). Reminders that already fired or were cancelled are not listed.",
   input: z.object({}),
   category: 'reminders',
+  private: true,
   maxResultChars: 8_000,
   async run(_args, ctx) {
     const tz = ctx.defaults.timezone;
@@ -78,6 +80,7 @@ export const cancelReminderTool = defineTool({
   }),
   category: 'reminders',
   effect: 'durable',
+  private: true,
   async run({ id }, ctx) {
     if (await ctx.reminders.cancel(id)) return `Reminder ${id.trim()} cancelled; it will not be posted.`;
     throw new Error(

@@ -48,3 +48,13 @@ export function channelHistoryMissing(problem: ContextReadProblem): string {
   if (problem.kind === 'rate_limited') return 'The platform is rate-limiting history reads right now. Tell the user and try again later, not in this turn.';
   return `Reading this channel's history failed (${problem.detail}).`;
 }
+
+/** Stands in for a private tool call's arguments on another person's turn (must stay valid JSON). */
+export function privateCallArgsStub(): string {
+  return '{"hidden":"private to another user"}';
+}
+
+/** Stands in for a private tool call's result on another person's turn. */
+export function privateResultStub(toolName: string): string {
+  return `[${toolName} result hidden: it belongs to another user and is only shown on their turns]`;
+}

@@ -13,6 +13,7 @@ import type { Tracer } from '../trace/tracer.js';
 import type { TokenCounter } from '../context/token-counter.js';
 import { buildContext } from '../context/build-context.js';
 import { summarizeTurns } from '../context/summarizer.js';
+import { hidePrivateCalls } from '../context/private-calls.js';
 import { createLoopGuard } from './loop-guards.js';
 import { buildSystemPrompt } from './system-prompt.js';
 import { ONE_APPROVAL_AT_A_TIME, unparseableToolCalls } from './model-notes.js';
@@ -107,7 +108,8 @@ export async function runSteps(deps: TurnDeps, state: TurnState, signal: AbortSi
     if (!session) throw new Error(`session ${state.sessionId} vanished`);
     // Only what the running summary does not cover yet: long sessions stay cheap to load.
     const base = session.summarizedUpTo;
-    const history = await deps.sessions.history(state.sessionId, base);
+    const isPrivate = (name: string) => deps.registry.isPrivate(name);
+    const history = hidePrivateCalls(await deps.sessions.history(state.sessionId, base), state.speaker, isPrivate);
     const lastUser = [...history].reverse().find((m) => m.role === 'user');
     const facts = await deps.facts.promptFacts(state.speaker, lastUser?.content ?? '', deps.limits.factTokens, deps.counter);
     const tools: ToolSpec[] = deps.registry.specsFor(view);
@@ -119,7 +121,8 @@ export async function runSteps(deps: TurnDeps, state: TurnState, signal: AbortSi
       budgetTokens: deps.limits.contextTokens,
       tools,
       counter: deps.counter,
-      summarize: (prev, msgs) => summarizeTurns(deps.provider, prev, msgs, signal),
+      // The summary is read on everyone's turns, so no private call goes into it.
+      summarize: (prev, msgs) => summarizeTurns(deps.provider, prev, hidePrivateCalls(msgs, undefined, isPrivate), signal),
       saveSummary: (summary, upTo) => deps.sessions.setSummary(state.sessionId, summary, base + upTo),
       log: deps.log,
     });

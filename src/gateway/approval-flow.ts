@@ -74,6 +74,21 @@ export function createApprovalFlow(deps: FlowDeps) {
     deps.turn.tracer.record({ type: 'approval', turnId: r.turnId, approvalId: r.id, tool: r.toolName, status, by: by ? speakerKey(by) : undefined });
   }
 
+  /**
+   * The turn state of a decided approval, or undefined after telling the conversation it could not
+   * be read: every path from a click ends in something the clicker sees, never in silence.
+   */
+  async function stateOrReport(r: ApprovalRecord): Promise<TurnState | undefined> {
+    try {
+      return await stateFor(r);
+    } catch (err) {
+      log.error({ err: (err as Error).message, approvalId: r.id }, 'continuing after an approval decision failed');
+      await deps.portFor(r.conversation)?.sendText(r.conversation, say.approvalFollowUpFailed(r.toolName), { replyTo: r.replyTo })
+        .catch((e: Error) => log.error({ err: e.message, approvalId: r.id }, 'could not report the failed follow-up'));
+      return undefined;
+    }
+  }
+
   /** Queues the continuation of a decided approval's turn. */
   function resume(r: ApprovalRecord, outcome: ApprovalOutcome, by?: Speaker): void {
     if (deps.resumeLater) {
@@ -85,7 +100,8 @@ export function createApprovalFlow(deps: FlowDeps) {
 
   /** The continuation itself; runs inside the session's slot. */
   async function continueTurn(r: ApprovalRecord, outcome: ApprovalOutcome, by?: Speaker): Promise<void> {
-    const state = await stateFor(r);
+    const state = await stateOrReport(r);
+    if (!state) return;
     await deps.drive(state, async (signal) => {
       if (outcome === 'approved') {
         if (!(await deps.approvals.markRunning(r.id))) return false; // already ran or running elsewhere
@@ -104,7 +120,9 @@ export function createApprovalFlow(deps: FlowDeps) {
 
   /** A run that was cut off (crash, kill -9): never re-run; the model is told the outcome is unknown. Inside the slot. */
   async function continueAfterLostRun(r: ApprovalRecord): Promise<void> {
-    await deps.drive(await stateFor(r), async () => {
+    const state = await stateOrReport(r);
+    if (!state) return;
+    await deps.drive(state, async () => {
       await answerCall(r.sessionId, r.toolCallId, r.toolName, actionOutcomeUnknown(r.toolName));
       return true;
     });

@@ -28,6 +28,10 @@ export const EMPTY_ANSWER = 'The model returned an empty answer. Please try reph
 
 export const STORE_FAILED = 'I could not save this conversation (the storage is failing, perhaps a full disk), so I did not run it. An operator needs to check the data directory.';
 
+export function approvalFollowUpFailed(toolName: string): string {
+  return `Your decision on ${toolName} was recorded, but I could not act on it because the storage is failing, so it has not run. An operator needs to check the data directory.`;
+}
+
 export const RESTART_INTERRUPTED = 'I was restarted while working on your message and could not finish it. Please send it again if you still need it.';
 
 /** The line an approval prompt gets once decided. Lower-case outcome words, as people search for them. */

@@ -55,6 +55,11 @@ export class ToolRegistry {
     return this.tools.get(name);
   }
 
+  /** Whether calls of this tool are private to the user who made them (see ToolDefinition.private). */
+  isPrivate(name: string): boolean {
+    return this.tools.get(name)?.private === true;
+  }
+
   /** Every registered name, in registration order, visible or not. */
   names(): string[] {
     return [...this.tools.keys()];

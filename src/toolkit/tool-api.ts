@@ -126,6 +126,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * times). Throwing refuses the call before anyone is asked; the message goes to the model.
    */
   describeCall?: (args: z.infer<S>, ctx: ToolContext) => string | Promise<string>;
+  /**
+   * The call belongs to the speaking user (facts, reminders, schedules): its arguments and result
+   * are shown to the model only on that user's turns, never on another participant's in a shared thread.
+   */
+  private?: boolean;
   /** Whether the tool can be offered at all (web_search without a backend cannot). */
   isAvailable?: (settings: Record<string, unknown>) => boolean;
   run(args: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;

@@ -3,6 +3,11 @@ import { z } from 'zod';
 import { defineTool } from '../../src/toolkit/tool-api.js';
 import { conv, isApproval, isResolved, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
 import type { InboundMessage } from '../../src/types.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createSqliteStore } from '../../src/store/sqlite-store.js';
+import type { Store } from '../../src/store/store.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -144,6 +149,34 @@ describe('approvals', () => {
     expect(again.kind).toBe('already');
     await h.core.gateway.idle();
     expect(runs).toHaveLength(1);
+  });
+
+  it('tells the conversation when the store fails after Approve, instead of an unhandled rejection', async () => {
+    const runs: unknown[] = [];
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-failing-'));
+    const inner = await createSqliteStore({ file: path.join(dir, 'hermes.sqlite') });
+    let failTurnReads = false;
+    const failing: Store = {
+      ...inner,
+      get: async <T>(key: string) => {
+        if (failTurnReads && key.startsWith('turn:')) throw new Error('disk I/O error');
+        return inner.get<T>(key);
+      },
+      close: async () => undefined,
+    };
+    h = await startHarness({ extraTools: [riskyTool(runs)], core: { store: failing } });
+    const shown = await askForRisky(h);
+    await h.restart(); // an empty read cache: the paused turn is read from the (now failing) store
+    failTurnReads = true;
+    const r = await h.core.gateway.decideApproval({ approvalId: shown.view.id, decision: 'approve', decidedBy: requester });
+    expect(r.kind).toBe('applied');
+    const told = await h.port.waitFor(isText);
+    expect(told.text).toMatch(/decision on risky_action was recorded, but I could not act on it/);
+    expect(told.conversation).toEqual(place);
+    expect(runs).toHaveLength(0);
+    await h.core.gateway.idle();
+    await inner.close();
+    await rm(dir, { recursive: true, force: true });
   });
 
   it('counts steps across the pause', async () => {
