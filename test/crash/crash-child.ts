@@ -10,7 +10,7 @@ const log = pino({ level: 'info' }, pino.destination({ fd: 1, sync: true }));
 const tracer = createTracer({ dir: process.argv[2]!, log, redact: (v) => JSON.stringify(v) });
 installCrashHandlers(process, { log, flush: () => tracer.flush(), exit: (code) => process.exit(code) });
 
-tracer.record({ type: 'turn_start', turnId: 'before-the-crash' });
+tracer.record({ type: 'turn_start', turnId: 'before-the-crash', sessionId: 's', platform: 'shell', userKey: 'u', text: 'hello' });
 setTimeout(() => {
   throw new Error('boom from a timer');
 }, 10);
