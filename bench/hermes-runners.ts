@@ -38,7 +38,7 @@ export const lookupTool: AnyTool = defineTool({
 });
 
 const TURN_TIMEOUT_MS = 30_000;
-const noNetwork: NetClient = { request: () => Promise.reject(new Error('no network in the bench')) };
+const noNetwork: NetClient = { request: () => Promise.reject(new Error('no network in the bench')), check: () => Promise.reject(new Error('no network in the bench')) };
 
 export async function benchConfig(modelUrl: string, env: Record<string, string> = {}): Promise<{ config: Config; dataDir: string }> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hermes-bench-'));

@@ -103,6 +103,12 @@ export const sendWebhookTool = defineTool({
   effect: 'outward',
   needsApproval: true,
   sideEffects: true,
+  // Everything that would refuse the call anyway is found before a person is asked to approve it.
+  async check(args, ctx) {
+    encodeWebhookBody(args.body, args.format ?? 'json');
+    checkWebhookHeaders(args.headers);
+    await ctx.net.check(args.url, ctx.signal);
+  },
   async run(args, ctx) {
     const format = args.format ?? 'json';
     const encoded = encodeWebhookBody(args.body, format);

@@ -45,7 +45,7 @@ export async function handleButton(interaction: ButtonInteraction, deps: Interac
   const decidedBy = speakerOf(interaction.user, interaction.guildId, undefined);
   let privateText: string | undefined;
   try {
-    const result = await deps.gateway.decideApproval({ approvalId: parsed.approvalId, decision: parsed.action, decidedBy });
+    const result = await deps.gateway.decideApproval({ approvalId: parsed.approvalId, decision: parsed.action, decidedBy, channelId: interaction.channelId });
     // 'applied': the gateway edits the prompt through resolveApproval; nothing to say privately.
     if (result.kind === 'already') privateText = approvalAlreadyDecided(result.outcome);
     else if (result.kind === 'not_allowed' || result.kind === 'unknown') privateText = result.text;

@@ -4,7 +4,7 @@ import type { ApprovalResolution, ApprovalView, ConversationReader, MessageRef, 
 import type { Logger } from '../../src/log.js';
 import type { Conversation } from '../../src/types.js';
 import { splitMessage } from './chunk.js';
-import { approvalMessage, mention, resolvedApprovalMessage, textMessage } from './render.js';
+import { approvalMessages, mention, resolvedApprovalMessage, textMessage } from './render.js';
 
 /**
  * The gateway's way out to Discord. It talks REST with channel ids only, never with cached channel
@@ -44,8 +44,10 @@ export function createDiscordPort(rest: REST, log: Logger, typingRenewMs = TYPIN
     },
 
     async showApproval(conversation: Conversation, view: ApprovalView, opts?: { replyTo?: string }): Promise<MessageRef> {
-      const message = await post(conversation.channelId, approvalMessage(view, opts?.replyTo));
-      return `${message.channel_id}/${message.id}`;
+      // Long arguments come first, in order; the last message holds the buttons and is the one edited later.
+      let message: APIMessage | undefined;
+      for (const body of approvalMessages(view, opts?.replyTo)) message = await post(conversation.channelId, body);
+      return `${message!.channel_id}/${message!.id}`;
     },
 
     async resolveApproval(conversation: Conversation, ref: MessageRef, view: ApprovalView, resolution: ApprovalResolution): Promise<void> {

@@ -20,8 +20,8 @@ import { approvalOutcomeLine, approvalSourcesLine } from '../../src/gateway/user
 
 const CUSTOM_ID_PREFIX = 'hermes';
 const CUSTOM_ID_LIMIT = 100;
-/** Display budget for the arguments block; the stored arguments are never shortened. */
-const ARGS_DISPLAY_LIMIT = 1500;
+/** Discord's message content limit. */
+const CONTENT_LIMIT = 2000;
 
 export function allowedMentions(repliedUser: boolean, notify?: string): APIAllowedMentions {
   return { parse: [], users: notify ? [notify] : [], roles: [], replied_user: repliedUser };
@@ -55,22 +55,45 @@ export function parseApprovalCustomId(customId: string): { action: ButtonAction;
   return { action: m[1] as ButtonAction, approvalId: m[2]! };
 }
 
-export function approvalMessage(view: ApprovalView, replyTo?: string): RESTPostAPIChannelMessageJSONBody {
-  const row: APIActionRowComponent<APIButtonComponent> = {
+function buttonsRow(view: ApprovalView): APIActionRowComponent<APIButtonComponent> {
+  return {
     type: ComponentType.ActionRow,
     components: [
       { type: ComponentType.Button, style: ButtonStyle.Success, label: 'Approve', custom_id: approvalCustomId('approve', view.id) },
       { type: ComponentType.Button, style: ButtonStyle.Danger, label: 'Deny', custom_id: approvalCustomId('deny', view.id) },
     ],
   };
-  const expires = `Expires <t:${Math.floor(view.expiresAt / 1000)}:R>.`;
-  return { ...textMessage(`${approvalText(view)}\n${expires}`, replyTo), components: [row] };
 }
 
-/** The same prompt after a decision: no buttons, and a line saying what happened and who decided. */
+/**
+ * The prompt as the messages to post, in order; the LAST one carries the buttons (and is the one
+ * edited after the decision). The arguments are shown in full, never cut: when they do not fit in
+ * one message with the rest, they go first, over as many messages as they need (the gateway
+ * refuses arguments longer than MAX_SHOWN_ARGS_CHARS before any prompt).
+ */
+export function approvalMessages(view: ApprovalView, replyTo?: string): RESTPostAPIChannelMessageJSONBody[] {
+  const expires = `Expires <t:${Math.floor(view.expiresAt / 1000)}:R>.`;
+  const single = `${approvalText(view)}\n${expires}`;
+  if (single.length <= CONTENT_LIMIT) return [{ ...textMessage(single, replyTo), components: [buttonsRow(view)] }];
+  const parts = argsParts(view);
+  return [
+    ...parts.map((p, i) => textMessage(p, i === 0 ? replyTo : undefined)),
+    { ...textMessage(`${summaryText(view, parts.length)}\n${expires}`), components: [buttonsRow(view)] },
+  ];
+}
+
+/** The single-message prompt (arguments short enough to share a message with the buttons). */
+export function approvalMessage(view: ApprovalView, replyTo?: string): RESTPostAPIChannelMessageJSONBody {
+  return approvalMessages(view, replyTo).at(-1)!;
+}
+
+/** The same prompt after a decision (its last message): no buttons, and who decided what. */
 export function resolvedApprovalMessage(view: ApprovalView, resolution: ApprovalResolution): RESTPatchAPIChannelMessageJSONBody {
+  const single = approvalText(view);
+  const parts = argsParts(view);
+  const text = `${single}\n${outcomeLine(resolution)}`.length <= CONTENT_LIMIT ? single : summaryText(view, parts.length);
   return {
-    content: `${approvalText(view)}\n${outcomeLine(resolution)}`,
+    content: `${text}\n${outcomeLine(resolution)}`,
     components: [],
     flags: MessageFlags.SuppressEmbeds,
     allowed_mentions: allowedMentions(false),
@@ -86,21 +109,53 @@ export function mention(userId: string): string {
   return `<@${userId}>`;
 }
 
-function approvalText(view: ApprovalView): string {
-  const args = displayArgs(view.argsJson);
-  return [
-    ...(view.description ? [view.description.replace(/```/g, '`\u200b``')] : []),
-    `🔐 **Approval needed**: ${mention(view.requester.userId)} asked me to run \`${view.toolName}\` with:`,
-    '```json',
-    args.text,
-    '```' + (args.cut > 0 ? `\n_(${args.cut} more characters not shown; the full arguments are used)_` : ''),
-    ...(view.sources?.length ? [approvalSourcesLine(view.sources, (s) => `\`${s.replace(/`/g, "'")}\``)] : []),
-  ].join('\n');
+function header(view: ApprovalView): string {
+  return `🔐 **Approval needed**: ${mention(view.requester.userId)} asked me to run \`${view.toolName}\``;
 }
 
-/** Shortens for display only and keeps a stray ``` inside a JSON string from ending the block. */
-function displayArgs(json: string): { text: string; cut: number } {
-  const safe = json.replace(/```/g, '`\u200b``');
-  if (safe.length <= ARGS_DISPLAY_LIMIT) return { text: safe, cut: 0 };
-  return { text: `${safe.slice(0, ARGS_DISPLAY_LIMIT)}…`, cut: safe.length - ARGS_DISPLAY_LIMIT };
+function digestLine(view: ApprovalView): string {
+  return `arguments sha256 \`${view.argsDigest}\``;
+}
+
+/** The outside sources the turn read before the request (provenance), if any. */
+function sourcesLines(view: ApprovalView): string[] {
+  return view.sources?.length ? [approvalSourcesLine(view.sources, (s) => `\`${s.replace(/`/g, "'")}\``)] : [];
+}
+
+/** The tool's own words about the call (a schedule's next runs), kept from closing a code block. */
+function descriptionLines(view: ApprovalView): string[] {
+  return view.description ? [view.description.replace(/```/g, '`\u200b``')] : [];
+}
+
+function approvalText(view: ApprovalView): string {
+  return [...descriptionLines(view), `${header(view)} with:`, '```json', safeArgs(view.argsJson), '```', digestLine(view), ...sourcesLines(view)].join('\n');
+}
+
+function summaryText(view: ApprovalView, parts: number): string {
+  return [...descriptionLines(view), `${header(view)} with the arguments shown in full in the ${parts === 1 ? 'message' : `${parts} messages`} above (${digestLine(view)}).`, ...sourcesLines(view)].join('\n');
+}
+
+/** Keeps a stray ``` inside a JSON string from ending the block (display only; what runs is the stored record). */
+function safeArgs(json: string): string {
+  return json.replace(/```/g, '`\u200b``');
+}
+
+/** The arguments over as many code-block messages as they need, cut at line breaks where possible. */
+function argsParts(view: ApprovalView): string[] {
+  const label = (i: number, n: number) => `Arguments for \`${view.toolName}\` (part ${i}/${n}):\n\`\`\`json\n`;
+  const room = CONTENT_LIMIT - label(99, 99).length - '\n```'.length;
+  const chunks: string[] = [];
+  let rest = safeArgs(view.argsJson);
+  while (rest.length > 0) {
+    let cut = Math.min(rest.length, room);
+    if (cut < rest.length) {
+      const nl = rest.lastIndexOf('\n', cut);
+      if (nl > room / 2) cut = nl + 1;
+      const code = rest.charCodeAt(cut - 1);
+      if (code >= 0xd800 && code <= 0xdbff) cut -= 1;
+    }
+    chunks.push(rest.slice(0, cut).replace(/\n$/, ''));
+    rest = rest.slice(cut);
+  }
+  return chunks.map((c, i) => `${label(i + 1, chunks.length)}${c}\n\`\`\``);
 }

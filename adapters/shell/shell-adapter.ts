@@ -54,7 +54,11 @@ export function createShellAdapter(opts: ShellAdapterOptions): Adapter {
     async showApproval(_c, view: ApprovalView) {
       pendingApproval = view.id;
       const provenance = view.sources?.length ? `${approvalSourcesLine(view.sources)}\n` : '';
-      out(`${view.description ? `${view.description}\n` : ''}hermes wants to run ${view.toolName} with:\n${view.argsJson}\n${provenance}Approve? [y/N]`);
+      out(`${view.description ? `${view.description}
+` : ''}hermes wants to run ${view.toolName} with:
+${view.argsJson}
+(arguments sha256 ${view.argsDigest})
+${provenance}Approve? [y/N]`);
       settled();
       return view.id;
     },

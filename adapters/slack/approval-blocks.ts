@@ -1,9 +1,11 @@
 /**
  * Block Kit for approval prompts. Pure.
  *
- * The arguments are shown exactly, as a JSON code block; only the display is truncated (a section
- * holds at most 3,000 characters) and the truncation says so. The buttons carry nothing but the
- * approval id: what runs is always the stored record, never something echoed back by a client.
+ * The arguments are shown exactly and in full, as JSON code blocks: a section holds at most 3,000
+ * characters, so long arguments continue over several sections of the same message (the gateway
+ * refuses arguments longer than MAX_SHOWN_ARGS_CHARS before any prompt, which keeps this within
+ * Slack's 50 blocks). The digest in the context line is the stored record's. The buttons carry
+ * nothing but the approval id: what runs is always the stored record, never something echoed back.
  */
 import type { types } from '@slack/bolt';
 import type { ApprovalResolution, ApprovalView } from '../../src/gateway/ports.js';
@@ -13,19 +15,48 @@ import { approvalOutcomeLine, approvalSourcesLine } from '../../src/gateway/user
 export const APPROVE_ACTION = 'hermes_approve';
 export const DENY_ACTION = 'hermes_deny';
 const SECTION_LIMIT = 3_000;
+const OPEN = '```\n';
+const CLOSE = '\n```';
 
-export function argsBlockText(view: ApprovalView): string {
+/** The argument sections' texts: every character of the arguments, none cut, each within the limit. */
+export function argsSectionTexts(view: ApprovalView): string[] {
   const head = `*Approval needed* for \`${escapeSlack(view.toolName)}\` with these arguments:\n`;
-  const open = '```\n';
-  const close = '\n```';
-  const note = '\n… (truncated for display; the full arguments are what will run)';
-  const args = escapeSlack(view.argsJson);
-  const room = SECTION_LIMIT - head.length - open.length - close.length;
-  if (args.length <= room) return head + open + args + close;
-  // Never end a cut inside an entity like &amp; — it would display as garbage.
-  let cut = args.slice(0, room - note.length);
-  cut = cut.replace(/&[a-z]{0,4}$/, '');
-  return head + open + cut + note + close;
+  const parts = splitForSections(escapeSlack(view.argsJson), SECTION_LIMIT - OPEN.length - CLOSE.length, head.length);
+  return parts.map((p, i) => (i === 0 ? head : '') + OPEN + p + CLOSE);
+}
+
+/** Cuts at a line break where one is near, never inside an entity (&amp;) or a surrogate pair. */
+function splitForSections(text: string, room: number, firstExtra: number): string[] {
+  const out: string[] = [];
+  let rest = text;
+  while (rest.length > 0) {
+    const max = room - (out.length === 0 ? firstExtra : 0);
+    if (rest.length <= max) {
+      out.push(rest);
+      break;
+    }
+    let cut = max;
+    const nl = rest.lastIndexOf('\n', cut);
+    if (nl > max / 2) cut = nl;
+    else {
+      const amp = rest.lastIndexOf('&', cut);
+      if (amp > cut - 6 && rest.indexOf(';', amp) >= cut) cut = amp;
+      const code = rest.charCodeAt(cut - 1);
+      if (code >= 0xd800 && code <= 0xdbff) cut -= 1;
+    }
+    out.push(rest.slice(0, cut));
+    // A cut at a line break drops that one newline: the code blocks themselves separate the lines.
+    rest = rest[cut] === '\n' ? rest.slice(cut + 1) : rest.slice(cut);
+  }
+  return out.length ? out : [''];
+}
+
+function argsSections(view: ApprovalView): types.KnownBlock[] {
+  return argsSectionTexts(view).map((text) => ({ type: 'section', text: { type: 'mrkdwn', text } }));
+}
+
+function digestLine(view: ApprovalView): string {
+  return `arguments sha256 \`${view.argsDigest}\``;
 }
 
 /** The provenance block: outside text read before the request, each source quoted as code. */
@@ -44,9 +75,9 @@ function descriptionBlocks(view: ApprovalView): types.KnownBlock[] {
 export function approvalBlocks(view: ApprovalView, mention: string): (types.KnownBlock)[] {
   return [
     ...descriptionBlocks(view),
-    { type: 'section', text: { type: 'mrkdwn', text: argsBlockText(view) } },
+    ...argsSections(view),
     ...sourcesBlocks(view),
-    { type: 'context', elements: [{ type: 'mrkdwn', text: `Requested by ${mention}. Only they or an admin can decide.` }] },
+    { type: 'context', elements: [{ type: 'mrkdwn', text: `Requested by ${mention}. Only they or an admin can decide. ${digestLine(view)}` }] },
     {
       type: 'actions',
       block_id: 'hermes_approval',
@@ -66,9 +97,9 @@ export function approvalFallbackText(view: ApprovalView): string {
 export function resolvedBlocks(view: ApprovalView, resolution: ApprovalResolution, mention: (userId: string) => string): (types.KnownBlock)[] {
   return [
     ...descriptionBlocks(view),
-    { type: 'section', text: { type: 'mrkdwn', text: argsBlockText(view) } },
+    ...argsSections(view),
     ...sourcesBlocks(view),
-    { type: 'context', elements: [{ type: 'mrkdwn', text: resolutionLine(resolution, mention) }] },
+    { type: 'context', elements: [{ type: 'mrkdwn', text: `${resolutionLine(resolution, mention)} · ${digestLine(view)}` }] },
   ];
 }
 

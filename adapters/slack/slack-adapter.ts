@@ -24,6 +24,7 @@ import { createSlackPort } from './slack-port.js';
 import { checkScopes, EVENTS_REMINDER, identifyBot, SlackStartupError } from './startup-check.js';
 import { createUserNames } from './user-names.js';
 import { createSlackReader } from './conversation-reader.js';
+import { rejectSkewedRequests } from './request-age.js';
 
 export interface SlackAdapterOptions {
   config: NonNullable<Config['slack']>;
@@ -38,6 +39,8 @@ export interface SlackAdapterOptions {
   callTimeoutMs?: number;
   /** Longest total wait for 429s while reading context (default 10 s); tests shorten it. */
   maxRateLimitWaitMs?: number;
+  /** The clock request timestamps are checked against (default Date.now). */
+  now?: () => number;
 }
 
 export interface SlackAdapter extends Adapter {
@@ -111,7 +114,7 @@ export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<Sla
 
 /** Events, interactivity and commands on one path, plus the health check on the same server. */
 function createHttpReceiver(opts: SlackAdapterOptions, logger: SlackLogger): HTTPReceiver {
-  return new HTTPReceiver({
+  const receiver = new HTTPReceiver({
     signingSecret: opts.config.signingSecret ?? '',
     endpoints: ['/slack/events'],
     port: opts.httpPort,
@@ -130,6 +133,9 @@ function createHttpReceiver(opts: SlackAdapterOptions, logger: SlackLogger): HTT
       },
     ],
   });
+  // Bolt calls this property for every request; our check runs first.
+  receiver.requestListener = rejectSkewedRequests(receiver.requestListener, opts.log, opts.now);
+  return receiver;
 }
 
 function createSocketReceiver(config: SlackAdapterOptions['config'], logger: SlackLogger): SocketModeReceiver {

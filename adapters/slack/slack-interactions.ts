@@ -35,12 +35,20 @@ export interface InteractionDeps {
 
 export function registerInteractions(app: App, deps: InteractionDeps): void {
   const { log } = deps;
-  for (const [actionId, decision] of [[APPROVE_ACTION, 'approve'], [DENY_ACTION, 'deny']] as const) {
-    app.action<BlockButtonAction>({ type: 'block_actions', action_id: actionId }, async ({ ack, body, action }) => {
-      await ack();
-      await onClick(deps, body, action.value ?? '', decision).catch((err: unknown) => log.error({ err }, 'slack: click handling failed'));
-    });
-  }
+  // One listener for every block action, so a click on anything (an old button, another app's
+  // action id) is acknowledged too: an unacknowledged one shows the clicker an error after 3 s.
+  app.action<BlockButtonAction>({ type: 'block_actions' }, async ({ ack, body, action }) => {
+    await ack();
+    const decision = action.action_id === APPROVE_ACTION ? 'approve' : action.action_id === DENY_ACTION ? 'deny' : undefined;
+    if (!decision) {
+      log.debug({ actionId: action.action_id }, 'slack: acknowledged a click that is not ours');
+      return;
+    }
+    await onClick(deps, body, action.value ?? '', decision).catch((err: unknown) => log.error({ err }, 'slack: click handling failed'));
+  });
+  // Shortcuts and modal submissions are not used, but one that arrives still gets its ack.
+  app.shortcut(/.*/, async ({ ack }) => ack());
+  app.view(/.*/, async ({ ack }) => ack());
   app.command('/hermes', async ({ ack, command }) => {
     await ack();
     await onCommand(deps, command).catch((err: unknown) => log.error({ err }, 'slack: /hermes handling failed'));
@@ -49,9 +57,10 @@ export function registerInteractions(app: App, deps: InteractionDeps): void {
 
 async function onClick(deps: InteractionDeps, body: BlockButtonAction, approvalId: string, decision: 'approve' | 'deny'): Promise<void> {
   const decidedBy: Speaker = { platform: 'slack', workspaceId: deps.teamId, userId: body.user.id, displayName: body.user.name };
+  const channelId = body.channel?.id ?? body.container.channel_id ?? '';
   let text: string | undefined;
   try {
-    const result = await deps.gateway.decideApproval({ approvalId, decision, decidedBy });
+    const result = await deps.gateway.decideApproval({ approvalId, decision, decidedBy, channelId });
     if (result.kind === 'not_allowed' || result.kind === 'unknown') text = result.text;
     else if (result.kind === 'already') text = USER_TEXT.alreadyDecided(result.outcome);
   } catch (err) {

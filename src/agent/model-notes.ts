@@ -26,6 +26,10 @@ export function interruptedCall(toolName: string): string {
   return `The call to ${toolName} was interrupted by a restart and did not complete; its outcome is unknown. Do not retry actions with side effects without asking the user.`;
 }
 
+export function argsTooLargeToShow(toolName: string, chars: number, max: number): string {
+  return `${toolName} did not run and was not sent for approval: its arguments are ${chars} characters long when shown, and a person can be asked to approve at most ${max}. What runs must be exactly what the approver sees, so make the arguments shorter (for example a smaller body) or tell the user it cannot be done in one call.`;
+}
+
 export const ONE_APPROVAL_AT_A_TIME =
   'This action did not run: only one action that needs approval can wait at a time. If it is still needed after the first one is decided, request it again then.';
 

@@ -16,7 +16,8 @@ import { summarizeTurns } from '../context/summarizer.js';
 import { hidePrivateCalls } from '../context/private-calls.js';
 import { createLoopGuard } from './loop-guards.js';
 import { buildSystemPrompt } from './system-prompt.js';
-import { ONE_APPROVAL_AT_A_TIME, unparseableToolCalls } from './model-notes.js';
+import { argsTooLargeToShow, ONE_APPROVAL_AT_A_TIME, unparseableToolCalls } from './model-notes.js';
+import { MAX_SHOWN_ARGS_CHARS, shownArgsJson } from '../approvals/shown-args.js';
 import type { FactStore } from '../memory/fact-store.js';
 import { effectOf, gatedByOutsideText, outsideSourcesIn, requestText } from '../safety/outside-gate.js';
 
@@ -184,7 +185,7 @@ async function runToolCalls(
 ): Promise<ApprovalRecord | undefined> {
   const view = toolView(deps, state);
   const results = new Map<string, ToolOutcome>();
-  const ready: Array<Extract<ReturnType<ToolExecutor['prepareCall']>, { kind: 'ready' }>> = [];
+  const ready: Ready[] = [];
   let approvalCall: (typeof ready)[number] | undefined;
   let description: string | undefined;
 
@@ -227,6 +228,15 @@ async function runToolCalls(
     guard.record({ name: o.name, ok: o.ok });
   }
 
+  if (approvalCall && !signal.aborted) {
+    const refusal = await refusedBeforeApproval(deps, state, approvalCall, signal);
+    if (refusal) {
+      results.set(approvalCall.call.id, refusal);
+      guard.record({ name: refusal.name, ok: false });
+      approvalCall = undefined;
+    }
+  }
+
   const toolMessages: ChatMessage[] = [];
   for (const call of calls) {
     const o = results.get(call.id);
@@ -263,6 +273,18 @@ async function describeCall(deps: TurnDeps, state: TurnState, signal: AbortSigna
   } catch (err) {
     return { ok: false, outcome: errorOutcome(p.call, 'failed', TOOL_MESSAGES.failed(p.tool.name, (err as Error).message), p.args) };
   }
+}
+
+/**
+ * Everything that can refuse a gated call without a person, before a person is asked: arguments
+ * too long to show in full, then the tool's own checks (network rules).
+ */
+async function refusedBeforeApproval(deps: TurnDeps, state: TurnState, p: Ready, signal: AbortSignal): Promise<ToolOutcome | undefined> {
+  const shown = shownArgsJson(p.args).length;
+  if (shown > MAX_SHOWN_ARGS_CHARS) {
+    return { callId: p.call.id, name: p.tool.name, args: p.args, ok: false, errorKind: 'not_run', durationMs: 0, content: argsTooLargeToShow(p.tool.name, shown, MAX_SHOWN_ARGS_CHARS) };
+  }
+  return deps.executor.checkBeforeApproval(p, deps.toolContext(state, signal, p.tool.name));
 }
 
 /** Runs an approved call with the stored arguments (never re-asked from the model). */

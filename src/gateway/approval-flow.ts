@@ -1,9 +1,10 @@
 import type { ApprovalRecord } from '../approvals/approval-store.js';
+import { shownArgsJson } from '../approvals/shown-args.js';
 import { runApprovedCall, type TurnState } from '../agent/turn-runner.js';
 import { actionNotRun, actionOutcomeUnknown, interruptedCall } from '../agent/model-notes.js';
 import type { Conversation, Speaker } from '../types.js';
 import { speakerKey } from '../types.js';
-import type { ApprovalOutcome, ApprovalView, DecisionResult, OutboundPort } from './ports.js';
+import type { ApprovalDecisionInput, ApprovalOutcome, ApprovalView, DecisionResult, OutboundPort } from './ports.js';
 import type { GatewayDeps } from './gateway.js';
 import * as say from './user-messages.js';
 
@@ -35,7 +36,8 @@ export function createApprovalFlow(deps: FlowDeps) {
   const viewOf = (r: ApprovalRecord): ApprovalView => ({
     id: r.id,
     toolName: r.toolName,
-    argsJson: JSON.stringify(r.args, null, 2) ?? 'null',
+    argsJson: shownArgsJson(r.args),
+    argsDigest: r.argsHash,
     ...(r.description === undefined ? {} : { description: r.description }),
     requester: r.requester,
     expiresAt: r.expiresAt,
@@ -168,9 +170,13 @@ export function createApprovalFlow(deps: FlowDeps) {
   return {
     show,
 
-    async decide(input: { approvalId: string; decision: 'approve' | 'deny'; decidedBy: Speaker }): Promise<DecisionResult> {
+    async decide(input: ApprovalDecisionInput): Promise<DecisionResult> {
       const r = await deps.approvals.get(input.approvalId);
       if (!r || r.tampered) return { kind: 'unknown', text: say.APPROVAL_UNKNOWN };
+      if (input.decidedBy.platform !== r.conversation.platform || (input.channelId !== undefined && input.channelId !== r.conversation.channelId)) {
+        log.warn({ approvalId: r.id, channelId: input.channelId }, 'approval click from another conversation refused');
+        return { kind: 'not_allowed', text: say.APPROVAL_OTHER_CONVERSATION };
+      }
       const isRequester = speakerKey(r.requester) === speakerKey(input.decidedBy);
       if (!isRequester && !deps.isAdmin(input.decidedBy)) return { kind: 'not_allowed', text: say.NOT_YOUR_APPROVAL };
       if (r.status === 'pending' && deps.clock.now() >= r.expiresAt) {

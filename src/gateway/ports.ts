@@ -5,10 +5,15 @@ import type { Conversation, InboundMessage, Platform, Speaker } from '../types.j
 export interface ApprovalView {
   id: string;
   toolName: string;
-  /** The exact arguments, pretty-printed JSON. Adapters may truncate for display only. */
+  /**
+   * The exact arguments, pretty-printed JSON, at most MAX_SHOWN_ARGS_CHARS long. Adapters show
+   * all of it (split over blocks or messages if they must), never a cut version.
+   */
   argsJson: string;
   /** The tool's own words about this call (a schedule's next run times), shown above the arguments. */
   description?: string;
+  /** sha256 of the canonical JSON of the arguments: the same digest the stored record carries. */
+  argsDigest: string;
   requester: Speaker;
   expiresAt: number;
   /**
@@ -117,12 +122,23 @@ export type DecisionResult =
   | { kind: 'not_allowed'; text: string }
   | { kind: 'unknown'; text: string };
 
+export interface ApprovalDecisionInput {
+  approvalId: string;
+  decision: 'approve' | 'deny';
+  decidedBy: Speaker;
+  channelId?: string;
+}
+
 /** What adapters call. Implemented by the gateway. */
 export interface GatewayApi {
   /** Returns at once after the message is durably queued (or rejected); the turn runs later. */
   handleMessage(msg: InboundMessage): Promise<'queued' | 'duplicate' | 'ignored' | 'noted'>;
   handleCommand(cmd: CommandInvocation): Promise<CommandReply>;
-  decideApproval(input: { approvalId: string; decision: 'approve' | 'deny'; decidedBy: Speaker }): Promise<DecisionResult>;
+  /**
+   * `channelId`: where the click happened, from the verified platform payload. A click from any
+   * other conversation than the approval's is refused (chat platforms always pass it).
+   */
+  decideApproval(input: ApprovalDecisionInput): Promise<DecisionResult>;
   /** Adapters register their outbound side once, before they connect. */
   registerPort(port: OutboundPort): void;
   /** A message noted as thread context was edited (`text`) or deleted (null) before the bot's next turn; never throws. */

@@ -49,6 +49,7 @@ export function approvalOutcomeLine(outcome: ApprovalOutcome, who?: string): str
 }
 
 export const NOT_YOUR_APPROVAL = 'Only the person who asked for this action, or an admin, can approve or deny it.';
+export const APPROVAL_OTHER_CONVERSATION = 'This approval request belongs to another conversation, so it cannot be decided from here.';
 export const APPROVAL_UNKNOWN = 'I could not find this approval request. It may belong to an old or deleted conversation.';
 export function approvalAlreadyDecided(outcome: string): string {
   return `This request was already decided (${outcome}).`;

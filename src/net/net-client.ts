@@ -33,5 +33,11 @@ export class NetRefusedError extends Error {
 }
 
 export interface NetClient {
+  /**
+   * Redirects are followed (each hop checked) only for requests without a body; a request with a
+   * body that gets a redirect fails with the redirect target named, and goes nowhere else.
+   */
   request(req: NetRequest): Promise<NetResponse>;
+  /** Applies the network rules to a URL (resolving its name) without sending anything; throws NetRefusedError. */
+  check(url: string, signal?: AbortSignal): Promise<void>;
 }

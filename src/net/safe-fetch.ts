@@ -146,18 +146,18 @@ export function createNetClient(opts: NetClientOptions): NetClient {
     });
   }
 
+  async function check(rawUrl: string, signal?: AbortSignal): Promise<void> {
+    const url = parseUrl(rawUrl);
+    const timeout = AbortSignal.timeout(opts.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS);
+    await resolveTarget(url, signal ? AbortSignal.any([signal, timeout]) : timeout);
+  }
+
   async function request(req: NetRequest): Promise<NetResponse> {
     const timeoutMs = req.timeoutMs ?? opts.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
     const maxBytes = req.maxBytes ?? opts.maxBytes ?? DEFAULT_MAX_BYTES;
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
-    let url: URL;
-    try {
-      url = new URL(req.url);
-    } catch {
-      throw new NetRefusedError(`refused: "${req.url.slice(0, 200)}" is not a valid absolute URL (use http:// or https://)`);
-    }
-    url.hash = '';
+    const url = parseUrl(req.url);
     const headers: Record<string, string> = { 'user-agent': 'hermes-agent', 'accept-encoding': 'gzip, deflate, br' };
     for (const [k, v] of Object.entries(req.headers ?? {})) headers[k.toLowerCase()] = v;
     let hop: HopRequest = { url, method: req.method ?? 'GET', headers, body: req.body };
@@ -169,6 +169,11 @@ export function createNetClient(opts: NetClientOptions): NetClient {
         const status = res.statusCode ?? 0;
         const location = res.headers.location;
         log.debug({ host: hop.url.host, status, redirects }, 'network response');
+        if (isRedirect(status) && location && hop.body !== undefined) {
+          // A request with a body was approved (or written) for this URL only: never resend it elsewhere.
+          close();
+          throw new Error(redirectNotFollowed(hop.url, status, location));
+        }
         if (isRedirect(status) && location) {
           close();
           if (redirects >= MAX_REDIRECTS) {
@@ -200,5 +205,27 @@ export function createNetClient(opts: NetClientOptions): NetClient {
     }
   }
 
-  return { request };
+  return { request, check };
+}
+
+function parseUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new NetRefusedError(`refused: "${raw.slice(0, 200)}" is not a valid absolute URL (use http:// or https://)`);
+  }
+  url.hash = '';
+  return url;
+}
+
+/** Model-facing: what happened to a request with a body that the server redirected. */
+export function redirectNotFollowed(from: URL, status: number, location: string): string {
+  let target = location.slice(0, 500);
+  try {
+    target = new URL(location, from).toString().slice(0, 500);
+  } catch {
+    // keep the raw header text
+  }
+  return `${from.host} answered HTTP ${status}, redirecting to ${target}. A request with a body is only ever sent to the URL it was made (and approved) for, so the redirect was not followed and nothing was sent to ${target}. If that URL is right, make a new call to it (it will be shown for approval again).`;
 }

@@ -97,6 +97,29 @@ export class ToolExecutor {
     return tool.needsApproval === true;
   }
 
+  /**
+   * The tool's own `check` (network rules and the like), run before anyone is asked to approve.
+   * Undefined when the call may be shown; otherwise the outcome that answers it. Never rejects.
+   */
+  async checkBeforeApproval(p: Ready, ctx: ToolContext): Promise<ToolOutcome | undefined> {
+    if (!p.tool.check) return undefined;
+    const settings = this.registry.settingsFor(p.tool.name);
+    const timeoutMs = settings.timeoutMs ?? this.defaultTimeoutMs;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = AbortSignal.any([ctx.signal, timeout]);
+    const base = { callId: p.call.id, name: p.tool.name, args: p.args, durationMs: 0 };
+    try {
+      await Promise.race([
+        p.tool.check(p.args, { ...ctx, signal, settings: settings.settings }),
+        new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(new Error(`the check timed out after ${timeoutMs} ms`)), { once: true })),
+      ]);
+      return undefined;
+    } catch (err) {
+      if (err instanceof NetRefusedError) return { ...base, ok: false, errorKind: 'refused', content: errorMessage(err) };
+      return { ...base, ok: false, errorKind: 'not_run', content: TOOL_MESSAGES.refusedBeforeApproval(p.tool.name, errorMessage(err)) };
+    }
+  }
+
   /** Runs one prepared call with its time limit and result cap. Never rejects. */
   async runPrepared(p: Ready, ctx: ToolContext): Promise<ToolOutcome> {
     const started = this.clock.now();

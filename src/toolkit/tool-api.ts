@@ -131,6 +131,12 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * are shown to the model only on that user's turns, never on another participant's in a shared thread.
    */
   private?: boolean;
+  /**
+   * Checks that need no person (network rules, argument checks that read the world), run BEFORE an
+   * approval prompt is shown: nobody should approve what would be refused anyway. Throw to refuse;
+   * the message reaches the model (a NetRefusedError reads as "refused"). Run again at run time.
+   */
+  check?: (args: z.infer<S>, ctx: ToolContext) => Promise<void>;
   /** Whether the tool can be offered at all (web_search without a backend cannot). */
   isAvailable?: (settings: Record<string, unknown>) => boolean;
   run(args: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;

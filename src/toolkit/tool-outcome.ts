@@ -47,6 +47,7 @@ export const TOOL_MESSAGES = {
     sideEffects
       ? `${name} was cancelled while running. Its outcome is unknown: it may or may not have taken effect.`
       : `${name} was cancelled before it finished. It produced no result.`,
+  refusedBeforeApproval: (name: string, message: string) => `${name} did not run and nobody was asked to approve it: ${message}`,
   notStarted: (name: string) => `${name} did not run: the turn was cancelled before it started.`,
   empty: '(the tool returned no output)',
   truncated: (n: number) => `[truncated ${n} chars]`,

@@ -3,12 +3,13 @@ import { ApplicationCommandType, ButtonStyle, ComponentType, MessageFlags, type 
 import { conversationOf, readableText } from '../../adapters/discord/inbound.js';
 import { interactionTokenExpired } from '../../adapters/discord/interactions.js';
 import { HERMES_COMMAND, sameCommand } from '../../adapters/discord/register-commands.js';
-import { approvalCustomId, approvalMessage, parseApprovalCustomId, resolvedApprovalMessage, textMessage } from '../../adapters/discord/render.js';
+import { approvalCustomId, approvalMessage, approvalMessages, parseApprovalCustomId, resolvedApprovalMessage, textMessage } from '../../adapters/discord/render.js';
 import type { ApprovalView } from '../../src/gateway/ports.js';
 
 const view: ApprovalView = {
   id: 'ap_123',
   toolName: 'send_webhook',
+  argsDigest: 'd'.repeat(64),
   argsJson: JSON.stringify({ url: 'https://example.com/hook', body: { text: 'hi ```x```' } }, null, 2),
   requester: { platform: 'discord', workspaceId: 'g1', userId: '42' },
   expiresAt: Date.UTC(2030, 0, 1),
@@ -41,11 +42,22 @@ describe('discord message bodies', () => {
     ]);
   });
 
-  it('shortens huge arguments for display only and says so', () => {
-    const big = { ...view, argsJson: JSON.stringify({ data: 'z'.repeat(5000) }) };
-    const body = approvalMessage(big);
-    expect(body.content!.length).toBeLessThan(2000);
-    expect(body.content).toMatch(/more characters not shown/);
+  it('shows huge arguments in full over several messages before the one with the buttons, never cut', () => {
+    const argsJson = JSON.stringify({ data: 'z'.repeat(5000), lines: Array.from({ length: 200 }, (_, i) => `line ${i}`) }, null, 2);
+    const big = { ...view, argsJson };
+    const bodies = approvalMessages(big, '9');
+    expect(bodies.length).toBeGreaterThan(2);
+    for (const b of bodies) expect(b.content!.length).toBeLessThanOrEqual(2000);
+    expect(bodies[0]!.message_reference?.message_id).toBe('9');
+    expect(bodies.slice(0, -1).every((b) => !b.components)).toBe(true);
+    expect(bodies.at(-1)!.components).toHaveLength(1);
+    expect(bodies.at(-1)!.content).toContain(`sha256 \`${'d'.repeat(64)}\``);
+    const shown = bodies.slice(0, -1).map((b) => /```json\n([\s\S]*)\n```$/.exec(b.content!)![1]).join('');
+    expect(shown.replace(/\n/g, '')).toBe(argsJson.replace(/\n/g, ''));
+    expect(JSON.stringify(bodies)).not.toMatch(/not shown|truncat/);
+    const resolved = resolvedApprovalMessage(big, { outcome: 'approved', decidedBy: view.requester });
+    expect(resolved.content!.length).toBeLessThanOrEqual(2000);
+    expect(resolved.content).toMatch(/messages above[\s\S]*approved by <@42>/);
   });
 
   it('a resolved prompt has no buttons and names the outcome and who decided', () => {

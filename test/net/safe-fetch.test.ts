@@ -95,69 +95,15 @@ describe('redirects', () => {
     expect((JSON.parse(same.body.toString()) as { headers: Record<string, string> }).headers.authorization).toBe('Bearer secret-token');
   });
 
-  it('303 turns a POST into a GET without body; 307 keeps method and body', async () => {
+  it('never follows a redirect for a request with a body (301-308): it fails naming the target, and nothing reaches it', async () => {
     const c = client(['127.0.0.1']);
     const post = { method: 'POST' as const, body: '{"x":1}', headers: { 'content-type': 'application/json' } };
-    const r303 = JSON.parse((await c.request({ url: a.url('/redirect?status=303&to=/echo'), ...post })).body.toString());
-    expect(r303).toMatchObject({ method: 'GET', body: '' });
-    expect(r303.headers['content-type']).toBeUndefined();
-    const r307 = JSON.parse((await c.request({ url: a.url('/redirect?status=307&to=/echo'), ...post })).body.toString());
-    expect(r307).toMatchObject({ method: 'POST', body: '{"x":1}' });
-  });
-});
-
-describe('caps', () => {
-  it('a huge body is cut at maxBytes and marked truncated', async () => {
-    const res = await client(['127.0.0.1']).request({ url: a.url('/huge'), maxBytes: 100_000 });
-    expect(res.body.length).toBe(100_000);
-    expect(res.truncated).toBe(true);
-  });
-
-  it('a 1 GB gzip bomb stops at the cap; the server is cut off early and memory stays bounded', async () => {
-    const before = process.memoryUsage();
-    const res = await client(['127.0.0.1']).request({ url: a.url('/bomb'), maxBytes: 2 * 1024 * 1024 });
-    const after = process.memoryUsage();
-    expect(res.body.length).toBe(2 * 1024 * 1024);
-    expect(res.truncated).toBe(true);
-    expect(res.body.every((byte) => byte === 0)).toBe(true);
-    // The server compressed only a few MB of its 1 GB before the client hung up.
-    expect(a.bombBytesProduced()).toBeLessThan(100 * 1024 * 1024);
-    expect(after.heapUsed + after.arrayBuffers - (before.heapUsed + before.arrayBuffers)).toBeLessThan(64 * 1024 * 1024);
-  });
-
-  it.each(['gzip', 'br', 'deflate', 'deflate-raw'])('decodes %s', async (enc) => {
-    const res = await client(['127.0.0.1']).request({ url: a.url(`/encoded?enc=${enc}`) });
-    expect(res.body.toString()).toBe('compressed hello '.repeat(100));
-    expect(res.truncated).toBe(false);
-  });
-
-  it('content types outside acceptTypes are refused', async () => {
-    const c = client(['127.0.0.1']);
-    await expect(c.request({ url: a.url('/image'), acceptTypes: ['text/'] })).rejects.toThrow(
-      'refused: 127.0.0.1:' + a.port + ' answered with content type "image/png"',
-    );
-    const text = await c.request({ url: a.url('/text'), acceptTypes: ['text/'] });
-    expect(text.status).toBe(200);
-  });
-
-  it('the time cap ends the request and closes the socket', async () => {
-    const closed = a.slowClosed();
-    const started = Date.now();
-    await expect(client(['127.0.0.1']).request({ url: a.url('/slow'), timeoutMs: 300 })).rejects.toThrow(/^timed out after 300 ms/);
-    expect(Date.now() - started).toBeLessThan(3_000);
-    await waitFor(() => a.slowClosed() === closed + 1);
-  });
-
-  it("the caller's abort ends the request and closes the socket", async () => {
-    const closed = a.slowClosed();
-    const ac = new AbortController();
-    setTimeout(() => ac.abort(), 150);
-    await expect(client(['127.0.0.1']).request({ url: a.url('/slow'), signal: ac.signal })).rejects.toThrow(/was cancelled/);
-    await waitFor(() => a.slowClosed() === closed + 1);
-  });
-
-  it('a DNS lookup that hangs is bounded by the time cap', async () => {
-    const never = Object.assign(async () => new Promise<never>(() => {}), {});
-    await expect(client([], { lookup: never }).request({ url: 'http://hang.example/', timeoutMs: 200 })).rejects.toThrow(/timed out after 200 ms/);
+    for (const status of [301, 302, 303, 307, 308]) {
+      const before = a.received.filter((r) => r.path === '/echo').length;
+      const err = await c.request({ url: a.url(`/redirect?status=${status}&to=/echo`), ...post }).then(() => undefined, (e: Error) => e);
+      expect(err?.message).toContain(`answered HTTP ${status}, redirecting to ${a.url('/echo')}`);
+      expect(err?.message).toMatch(/not followed/);
+      expect(a.received.filter((r) => r.path === '/echo').length).toBe(before);
+    }
   });
 });

@@ -28,15 +28,16 @@ const msg = (speaker: typeof alice, text: string, conversation = thread): Inboun
 const requestText = (h: Harness, i: number) => JSON.stringify(h.fake.requests[i]!.messages);
 
 async function turn(h: Harness, m: InboundMessage, replies: Parameters<Harness['fake']['enqueue']>): Promise<void> {
+  // Generous: the first facts prompt loads the tokenizer, which takes seconds on a busy machine.
   const before = h.port.texts().length;
   h.fake.enqueue(...replies);
   await h.core.gateway.handleMessage(m);
-  await h.port.waitForCount(isText, before + 1);
+  await h.port.waitForCount(isText, before + 1, 60_000);
   await h.core.gateway.idle();
 }
 
 describe('private tool calls in shared sessions', () => {
-  it("hides alice's fact calls and reminder calls (a DM fact included) from the model on bob's turn, and shows them again on hers", async () => {
+  it("hides alice's fact calls and reminder calls (a DM fact included) from the model on bob's turn, and shows them again on hers", { timeout: 120_000 }, async () => {
     h = await startHarness({ tools: [...memoryTools, ...reminderTools], env: { HERMES_TIMEZONE: 'UTC' } });
     // Alice saves a fact in a DM, then in the shared thread recalls it and sets a reminder.
     await turn(h, msg(alice, 'remember my locker code', dm), [

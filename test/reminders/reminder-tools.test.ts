@@ -43,7 +43,7 @@ describe('reminder tools', () => {
       conversation,
       facts: unusedFacts,
       reminders: reminders.forUser(speaker, conversation),
-      net: { request: () => Promise.reject(new Error('no network in reminder tools')) },
+      net: { request: () => Promise.reject(new Error('no network in reminder tools')), check: () => Promise.reject(new Error('no network in reminder tools')) },
       settings: {},
       defaults: { timezone },
       log: memoryLogger().log,

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { approvalBlocks, argsBlockText, resolvedBlocks } from '../../adapters/slack/approval-blocks.js';
+import { approvalBlocks, argsSectionTexts, resolvedBlocks } from '../../adapters/slack/approval-blocks.js';
 import type { ApprovalView } from '../../src/gateway/ports.js';
 
 const view = (argsJson: string): ApprovalView => ({
   id: 'ap_1',
   toolName: 'send_webhook',
   argsJson,
+  argsDigest: 'd'.repeat(64),
   requester: { platform: 'slack', workspaceId: 'T1', userId: 'U1' },
   expiresAt: 0,
 });
@@ -24,12 +25,22 @@ describe('approval blocks', () => {
       ],
     });
   });
-  it('truncates long arguments for display only, within the 3,000 limit', () => {
-    const text = argsBlockText(view(JSON.stringify({ body: '&'.repeat(10_000) })));
-    expect(text.length).toBeLessThanOrEqual(3000);
-    expect(text).toContain('truncated for display');
-    expect(text).toMatch(/```$/);
-    expect(text).not.toMatch(/&a?m?p?\n… \(truncated/);
+  it('shows long arguments in full over several sections, each within the 3,000 limit, with the digest', () => {
+    // The gateway's largest showable arguments, made of the character that escapes the longest.
+    const argsJson = JSON.stringify({ body: `${'&'.repeat(6_000)}\n${'x<y>'.repeat(1_495)}` }, null, 2);
+    const texts = argsSectionTexts(view(argsJson));
+    expect(texts.length).toBeGreaterThan(1);
+    for (const t of texts) {
+      expect(t.length).toBeLessThanOrEqual(3000);
+      expect(t).toMatch(/```\n[\s\S]*\n```$/);
+      expect(t).not.toMatch(/truncated/);
+    }
+    const shown = texts.map((t) => t.replace(/^[\s\S]*?```\n/, '').replace(/\n```$/, '')).join('');
+    const unescape = (x: string) => x.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+    expect(unescape(shown).replace(/\n/g, '')).toBe(argsJson.replace(/\n/g, ''));
+    const blocks = approvalBlocks(view(argsJson), '<@U1>');
+    expect(blocks.length).toBeLessThanOrEqual(50);
+    expect(JSON.stringify(blocks)).toContain(`sha256 \`${'d'.repeat(64)}\``);
   });
   it('resolved prompt has no buttons and names outcome and decider', () => {
     const blocks = resolvedBlocks(view('{}'), { outcome: 'denied', decidedBy: { platform: 'slack', workspaceId: 'T1', userId: 'U9' } }, (id) => `<@${id}>`);

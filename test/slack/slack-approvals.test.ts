@@ -120,4 +120,38 @@ describe('slack approvals', () => {
     expect(runs).toHaveLength(1);
     expect(JSON.stringify(updates(h).at(-1)!.args.blocks)).toContain('approved by <@U1>');
   });
+
+  it("refuses the requester's own click when its payload names another channel", async () => {
+    const runs: unknown[] = [];
+    h = await startSlackHarness({ extraTools: [riskyTool(runs)] });
+    const { root, prompt, approvalId } = await askForApproval(h);
+    const res = await h.slack.sendClick(h.target, { actionId: 'hermes_approve', value: approvalId, userId: 'U1', channelId: 'C_OTHER', messageTs: prompt.ts, threadTs: root });
+    expect(res.status).toBe(200);
+    await h.slack.waitFor('an ephemeral refusal', () => h!.slack.callsTo('chat.postEphemeral').length === 1);
+    expect(String(h.slack.callsTo('chat.postEphemeral')[0]!.args.text)).toMatch(/belongs to another conversation/);
+    await h.core.gateway.idle();
+    expect(updates(h)).toHaveLength(0);
+    expect(runs).toHaveLength(0);
+  });
+
+  it('acknowledges a click with an action id that is not ours at once (no 404 after 3 s)', async () => {
+    h = await startSlackHarness();
+    const started = Date.now();
+    const res = await h.slack.sendClick(h.target, { actionId: 'some_other_button', value: 'x', userId: 'U1', channelId: 'C1', messageTs: '1.1' });
+    expect(res.status).toBe(200);
+    expect(Date.now() - started).toBeLessThan(2_500);
+  });
+
+  it('rejects validly signed requests dated more than 5 minutes in the future or the past', async () => {
+    h = await startSlackHarness();
+    for (const skewS of [10 * 60, 365 * 24 * 3600, -10 * 60]) {
+      const res = await h.slack.sendEvent(h.target, { type: 'message', channel_type: 'im', user: 'U1', text: `dated ${skewS}`, ts: h.slack.nextTs(), channel: 'D1' }, { skewS });
+      expect(res.status).toBe(401);
+    }
+    h.ai.enqueue({ text: 'hello on time' });
+    const ok = await h.slack.sendEvent(h.target, { type: 'message', channel_type: 'im', user: 'U1', text: 'on time', ts: h.slack.nextTs(), channel: 'D1' }, { skewS: 120 });
+    expect(ok.status).toBe(200);
+    await h.slack.waitFor('the on-time answer', () => h!.slack.posts().some((p) => p.text === 'hello on time'));
+    expect(h.ai.requests).toHaveLength(1);
+  });
 });

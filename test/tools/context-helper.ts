@@ -62,6 +62,9 @@ export function fakeNet(handler?: (req: NetRequest) => Promise<NetResponse> | Ne
       if (!handler) throw new NetRefusedError(`refused: ${req.url} (no network in this test)`);
       return handler(req);
     },
+    async check(url) {
+      if (!handler) throw new NetRefusedError(`refused: ${url} (no network in this test)`);
+    },
   };
 }
 

@@ -68,8 +68,8 @@ export function clickForm(ws: Workspace, click: Click, responseUrl: string, trig
 }
 
 /** POSTs `body` signed the way Slack signs requests (v0, HMAC-SHA256 over `v0:ts:body`). */
-export function signedPost(target: string, body: string, contentType: string, secret: string, extraHeaders: Record<string, string> = {}): Promise<Response> {
-  const ts = Math.floor(Date.now() / 1000).toString();
+export function signedPost(target: string, body: string, contentType: string, secret: string, extraHeaders: Record<string, string> = {}, skewS = 0): Promise<Response> {
+  const ts = (Math.floor(Date.now() / 1000) + skewS).toString();
   const sig = 'v0=' + createHmac('sha256', secret).update(`v0:${ts}:${body}`).digest('hex');
   return fetch(target, {
     method: 'POST',
