@@ -11,6 +11,7 @@ const view: ApprovalView = {
   id: 'a1',
   toolName: 'remember_fact',
   argsJson: '{\n  "fact": "x"\n}',
+  argsDigest: 'd'.repeat(64),
   requester: { platform: 'slack', workspaceId: 'T', userId: 'U1' },
   expiresAt: Date.UTC(2030, 0, 1),
   sources: ['https://evil.example/page?a=1&b=2', 'thread context'],
