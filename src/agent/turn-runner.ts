@@ -12,6 +12,8 @@ import type { ApprovalRecord, ApprovalStore } from '../approvals/approval-store.
 import type { Tracer } from '../trace/tracer.js';
 import type { TokenCounter } from '../context/token-counter.js';
 import { buildContext } from '../context/build-context.js';
+import { toolArgsStub } from '../context/context-window.js';
+import { MAX_TOOL_ARGS_CHARS } from '../toolkit/executor.js';
 import { summarizeTurns } from '../context/summarizer.js';
 import { hidePrivateCalls } from '../context/private-calls.js';
 import { createLoopGuard } from './loop-guards.js';
@@ -155,7 +157,7 @@ export async function runSteps(deps: TurnDeps, state: TurnState, signal: AbortSi
       return { kind: 'answered', text };
     }
 
-    await deps.sessions.append(state.sessionId, [{ role: 'assistant', content: response.content, toolCalls: response.toolCalls }]);
+    await deps.sessions.append(state.sessionId, [{ role: 'assistant', content: response.content, toolCalls: response.toolCalls.map(forHistory) }]);
     const gate: CallGate = { sources: outsideSourcesIn(messages), userText: requestText(history) };
     const paused = await runToolCalls(deps, state, response.toolCalls, guard, signal, hooks, gate);
     if (paused) return { kind: 'paused', approval: paused };
@@ -165,6 +167,11 @@ export async function runSteps(deps: TurnDeps, state: TurnState, signal: AbortSi
     }
   }
   return { kind: 'step_limit' };
+}
+
+/** Arguments over the per-call cap are refused; history keeps a stub, not the refused megabyte. */
+function forHistory(call: ToolCall): ToolCall {
+  return call.arguments.length > MAX_TOOL_ARGS_CHARS ? { ...call, arguments: toolArgsStub(call.arguments.length) } : call;
 }
 
 /**

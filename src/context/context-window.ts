@@ -6,10 +6,10 @@ import { pairToolMessages, splitTurns } from './turns.js';
  * Fits one model request into the prompt budget (HERMES_CONTEXT_TOKENS). Pure.
  *
  * Measures, in this order, each only as far as needed:
- *  1. tool results of earlier turns become a short stub (oldest first);
+ *  1. tool results (and long tool-call arguments) of earlier turns become a short stub (oldest first);
  *  2. the oldest whole turns move out into `overflow` (the caller folds them into the running
  *     summary), after which stubs are restored, newest first, where room allows;
- *  3. tool results of the latest turn become stubs too (oldest first);
+ *  3. tool results and long tool-call arguments of the latest turn become stubs too (oldest first);
  *  4. the latest user message is truncated, with a marker saying so.
  * If the system prompt, summary and tools alone exceed the budget, `fits` is false.
  *
@@ -52,6 +52,14 @@ export const SUMMARY_HEADING = '## Summary of the earlier conversation';
 export function toolResultStub(chars: number): string {
   return `[tool result removed to save space: ${chars} chars]`;
 }
+
+/** Stands in for long tool-call arguments that no longer fit (valid JSON, as the call must stay parseable). */
+export function toolArgsStub(chars: number): string {
+  return JSON.stringify({ removed: `arguments removed to save space: ${chars} chars` });
+}
+
+/** Arguments shorter than this are left alone: a stub would save nothing. */
+const ARGS_STUB_MIN_CHARS = 200;
 
 export function truncationMarker(kept: number, total: number): string {
   return `\n[message truncated to fit the context window: kept ${kept} of ${total} characters]`;
@@ -115,8 +123,12 @@ export function fitContext(input: FitInput): FitResult {
   const over = () => total > budget;
 
   const stub = (e: Entry): void => {
-    if (e.msg.role !== 'tool' || e.original) return;
-    const msg: ChatMessage = { ...e.msg, content: toolResultStub(e.msg.content.length) };
+    if (e.original) return;
+    let msg: ChatMessage;
+    if (e.msg.role === 'tool') msg = { ...e.msg, content: toolResultStub(e.msg.content.length) };
+    else if (e.msg.role === 'assistant' && e.msg.toolCalls?.some((c) => c.arguments.length >= ARGS_STUB_MIN_CHARS)) {
+      msg = { ...e.msg, toolCalls: e.msg.toolCalls.map((c) => (c.arguments.length >= ARGS_STUB_MIN_CHARS ? { ...c, arguments: toolArgsStub(c.arguments.length) } : c)) };
+    } else return;
     const cost = counter.countMessage(msg);
     if (cost >= e.cost) return;
     total -= e.cost - cost;
@@ -127,7 +139,7 @@ export function fitContext(input: FitInput): FitResult {
 
   // 1. Stub tool results of earlier turns, oldest first, sparing the most recent few.
   if (over() && last > 0) {
-    const earlier = turns.slice(0, last).flatMap((t) => t.entries.filter((e) => e.msg.role === 'tool'));
+    const earlier = turns.slice(0, last).flatMap((t) => t.entries.filter((e) => e.msg.role === 'tool' || e.msg.role === 'assistant'));
     const spare = Math.max(0, input.keepRecentToolResults ?? 0);
     const candidates = earlier.slice(0, Math.max(0, earlier.length - spare));
     for (const e of candidates) {

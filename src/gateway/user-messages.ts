@@ -9,6 +9,8 @@ export function modelFailed(err: ModelError): string {
   switch (err.kind) {
     case 'permanent':
       return `I can't reach my language model: ${err.message}. An operator needs to fix the model settings (OPENAI_API_KEY, OPENAI_BASE_URL, HERMES_MODEL).`;
+    case 'too_large':
+      return `This conversation has grown too large for the language model to take in one request (${err.message}). Start a fresh session with \`/hermes new\`; if it happens again, an operator should set HERMES_CONTEXT_TOKENS below the model's context window.`;
     case 'timeout':
       return 'The language model took too long to answer, so I stopped waiting. Please try again in a moment.';
     case 'transient':

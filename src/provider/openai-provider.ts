@@ -5,6 +5,7 @@ import { toJsonModeMessages } from './json-mode.js';
 import { ModelError, type ModelProvider, type ModelRequest, type ModelResponse } from './provider.js';
 import { classifyError, retryDelayMs, scrub, type ErrorContext, type Verdict } from './retry-policy.js';
 import { fromSdkToolCalls, toSdkMessages, toSdkTools } from './sdk-messages.js';
+import { wellFormed } from './well-formed.js';
 import {
   hasHermesToolCalls,
   newCallId,
@@ -142,7 +143,7 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): ModelProvider
     const choice = completion.choices[0]!;
     const usage = { promptTokens: completion.usage?.prompt_tokens ?? 0, completionTokens: completion.usage?.completion_tokens ?? 0 };
     const base = { usage, finishReason: choice.finish_reason ?? 'unknown', model: completion.model || opts.model };
-    const text = choice.message.content == null ? null : blankToNull(stripThinking(choice.message.content));
+    const text = choice.message.content == null ? null : blankToNull(stripThinking(wellFormed(choice.message.content)));
     const native = fromSdkToolCalls(choice.message, newId);
     if (native.toolCalls.length > 0 || native.parseErrors.length > 0) return { ...base, content: text, ...native };
     if (opts.toolMode === 'json') return { ...base, ...parseJsonModeAnswer(text ?? '', newId, toolNames) };

@@ -36,7 +36,8 @@ export interface ModelResponse {
  * - timeout: one call took longer than HERMES_MODEL_TIMEOUT_MS
  * - aborted: the caller's AbortSignal fired (`/hermes stop`, newer message)
  */
-export type ModelErrorKind = 'permanent' | 'transient' | 'timeout' | 'aborted';
+/** too_large: the server refused the request's size (413, or a 400 naming the context length). */
+export type ModelErrorKind = 'permanent' | 'transient' | 'timeout' | 'aborted' | 'too_large';
 
 export class ModelError extends Error {
   constructor(

@@ -44,11 +44,17 @@ export function classifyError(err: unknown, ctx: ErrorContext): Verdict {
   if (status === 408 || status === 409 || status === 429 || status >= 500) {
     return { kind: 'retry', reason: `${status} ${detail}`.trim(), retryAfterMs: retryAfterMs(err.headers) };
   }
+  if (status === 413 || (status === 400 && TOO_LARGE.test(detail))) {
+    return { kind: 'fail', error: new ModelError('too_large', `The model server${where} refused the request as too large (${status})${detail ? `: ${detail}` : ''}.`, status) };
+  }
   if (status === 401) return fail(`The model server${where} rejected the API key (401): check OPENAI_API_KEY.`, status);
   if (status === 403) return fail(`The model server${where} refused access (403): ${detail || 'forbidden'}. Check that the key may use model "${ctx.model}".`, status);
   if (status === 404) return fail(`The model server${where} does not know model "${ctx.model}" or the URL is wrong (404): ${detail || 'not found'}. Check HERMES_MODEL and OPENAI_BASE_URL.`, status);
   return fail(`The model server rejected the request (${status}): ${detail || 'no details given'}.`, status);
 }
+
+/** How OpenAI, vLLM, Ollama, llama.cpp and OpenRouter word "the prompt is longer than the model takes". */
+const TOO_LARGE = /context[ _-]?length|context window|maximum context|too many tokens|too (long|large)|exceeds? the (max|limit)|reduce the length|prompt is too long|request entity/i;
 
 function fail(message: string, status: number): Verdict {
   return { kind: 'fail', error: new ModelError('permanent', message, status) };

@@ -14,6 +14,30 @@ import { wrapOutsideText } from '../safety/outside-text.js';
 export type { ToolOutcome, ToolErrorKind } from './tool-outcome.js';
 export { errorOutcome, TOOL_MESSAGES } from './tool-outcome.js';
 
+/**
+ * The longest arguments text one call may carry. A bigger one is refused with a clear error (and
+ * its text is kept out of the session history): a megabyte expression is never what the user
+ * wanted, and it would crowd everything else out of the context window.
+ */
+export const MAX_TOOL_ARGS_CHARS = 100_000;
+/** Deepest nesting of arrays and objects accepted in arguments; deeper is refused before anything walks them recursively. */
+export const MAX_ARGS_DEPTH = 64;
+
+/** Nesting depth of a JSON value (a scalar is 0), counted without recursion and giving up past `limit`. */
+export function nestingDepth(value: unknown, limit: number): number {
+  let max = 0;
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    const depth = d + 1;
+    if (depth > max) max = depth;
+    if (max > limit) return max;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth]);
+  }
+  return max;
+}
+
 /** A call checked against the registry and the tool's schema: ready to run (or to ask approval for), or answered already. */
 export type PreparedCall =
   | { kind: 'ready'; call: ToolCall; tool: AnyTool; args: unknown; needsApproval: boolean }
@@ -62,7 +86,14 @@ export class ToolExecutor {
       return { kind: 'rejected', call, outcome: errorOutcome(call, 'unknown_tool', TOOL_MESSAGES.unknownTool(call.name, available, closest)) };
     }
     const named: ToolCall = { ...call, name: tool.name };
+    const size = typeof call.arguments === 'string' ? call.arguments.length : 0;
+    if (size > MAX_TOOL_ARGS_CHARS) {
+      return { kind: 'rejected', call: named, outcome: errorOutcome(named, 'invalid_args', TOOL_MESSAGES.argsTooLong(tool.name, size, MAX_TOOL_ARGS_CHARS)) };
+    }
     const parsed = parseArgs(call.arguments);
+    if (parsed.ok && nestingDepth(parsed.value, MAX_ARGS_DEPTH) > MAX_ARGS_DEPTH) {
+      return { kind: 'rejected', call: named, outcome: errorOutcome(named, 'invalid_args', TOOL_MESSAGES.argsTooDeep(tool.name, MAX_ARGS_DEPTH)) };
+    }
     if (!parsed.ok) {
       const received = capText(String(call.arguments), 200);
       return { kind: 'rejected', call: named, outcome: errorOutcome(named, 'bad_json', TOOL_MESSAGES.badJson(tool.name, parsed.problem, received)) };

@@ -47,6 +47,10 @@ export const TOOL_MESSAGES = {
     sideEffects
       ? `${name} was cancelled while running. Its outcome is unknown: it may or may not have taken effect.`
       : `${name} was cancelled before it finished. It produced no result.`,
+  argsTooLong: (name: string, chars: number, max: number) =>
+    `${name} did not run: its arguments are ${chars} characters long, and one call may carry at most ${max}. Send a much shorter input (split the work, or summarise) instead.`,
+  argsTooDeep: (name: string, max: number) =>
+    `${name} did not run: its arguments are nested more than ${max} levels deep. Send a flatter JSON object.`,
   refusedBeforeApproval: (name: string, message: string) => `${name} did not run and nobody was asked to approve it: ${message}`,
   notStarted: (name: string) => `${name} did not run: the turn was cancelled before it started.`,
   empty: '(the tool returned no output)',
