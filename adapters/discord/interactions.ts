@@ -40,10 +40,15 @@ export interface InteractionDeps {
 
 export async function handleButton(interaction: ButtonInteraction, deps: InteractionDeps): Promise<void> {
   const parsed = parseApprovalCustomId(interaction.customId);
-  if (!parsed) return;
-  await interaction.deferUpdate();
+  if (!parsed) {
+    // Not one of ours (an old or foreign button): still acknowledged, so the clicker sees no error.
+    await interaction.deferUpdate();
+    return;
+  }
   const decidedBy = speakerOf(interaction.user, interaction.guildId, undefined);
   let privateText: string | undefined;
+  // The decision is written (the gateway returns once it is durable) before Discord is told we
+  // received the click: a crash after the acknowledgement cannot lose it.
   try {
     const result = await deps.gateway.decideApproval({ approvalId: parsed.approvalId, decision: parsed.action, decidedBy, channelId: interaction.channelId });
     // 'applied': the gateway edits the prompt through resolveApproval; nothing to say privately.
@@ -53,6 +58,7 @@ export async function handleButton(interaction: ButtonInteraction, deps: Interac
     deps.log.error({ err: String(err), approvalId: parsed.approvalId }, 'discord: approval decision failed');
     privateText = USER_TEXT.approvalFailed;
   }
+  await interaction.deferUpdate();
   if (privateText !== undefined) {
     await interaction.followUp({ content: privateText, flags: MessageFlags.Ephemeral, allowedMentions: NO_PINGS });
   }

@@ -10,7 +10,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { App, HTTPReceiver, SocketModeReceiver, type Logger as SlackLogger } from '@slack/bolt';
+import { HTTPReceiver, SocketModeReceiver, type Logger as SlackLogger } from '@slack/bolt';
 import type { Config } from '../../src/config.js';
 import type { Adapter, GatewayApi } from '../../src/gateway/ports.js';
 import type { Logger } from '../../src/log.js';
@@ -23,6 +23,8 @@ import { toSlackLogger } from './slack-logger.js';
 import { createSlackPort } from './slack-port.js';
 import { checkScopes, EVENTS_REMINDER, identifyBot, SlackStartupError } from './startup-check.js';
 import { createUserNames } from './user-names.js';
+import { DurableApp } from './durable-app.js';
+import { createReceiptJournal } from '../../src/gateway/receipts.js';
 import { createSlackReader } from './conversation-reader.js';
 import { rejectSkewedRequests } from './request-age.js';
 
@@ -62,7 +64,7 @@ export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<Sla
   const httpReceiver = config.appToken === undefined ? createHttpReceiver(opts, slackLogger) : undefined;
   const receiver = httpReceiver ?? createSocketReceiver(config, slackLogger);
 
-  const app = new App({
+  const app = new DurableApp({
     token: config.botToken,
     botId: identity.botId,
     botUserId: identity.botUserId,
@@ -74,7 +76,7 @@ export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<Sla
       retryConfig: { retries: opts.retries ?? 2 },
       timeout: SLACK_CALL_TIMEOUT_MS,
     },
-  });
+  }, createReceiptJournal(store, 'slack'), log);
   app.error(async (err) => {
     log.error({ err: { code: err.code, message: err.message } }, 'slack: Bolt reported an error');
   });
@@ -102,6 +104,8 @@ export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<Sla
         log.info('slack: connected in Socket Mode');
       }
       started = true;
+      const replayed = await app.replayPending();
+      if (replayed) log.info({ replayed }, 'slack: replayed requests acknowledged before a restart');
     },
     async stop() {
       if (!started) return;
@@ -119,7 +123,8 @@ function createHttpReceiver(opts: SlackAdapterOptions, logger: SlackLogger): HTT
     endpoints: ['/slack/events'],
     port: opts.httpPort,
     logger,
-    // Acknowledge first, then run listeners: the 3-second budget never depends on our work.
+    // Acknowledge as soon as a listener calls ack: DurableApp has written the body to the receipt
+    // journal before Bolt sees it, so nothing acknowledged is only in memory.
     processBeforeResponse: false,
     customRoutes: [
       {

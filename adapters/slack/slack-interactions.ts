@@ -15,6 +15,7 @@ import type { GatewayApi } from '../../src/gateway/ports.js';
 import type { Logger } from '../../src/log.js';
 import type { Conversation, Speaker } from '../../src/types.js';
 import { APPROVE_ACTION, DENY_ACTION } from './approval-blocks.js';
+import { REPLAY_MARK } from './durable-app.js';
 import { chunkMrkdwn } from './chunk.js';
 import { renderMrkdwn } from './render-mrkdwn.js';
 import { describeSlackError, honouringRateLimits, SLACK_CALL_TIMEOUT_MS } from './slack-calls.js';
@@ -62,7 +63,8 @@ async function onClick(deps: InteractionDeps, body: BlockButtonAction, approvalI
   try {
     const result = await deps.gateway.decideApproval({ approvalId, decision, decidedBy, channelId });
     if (result.kind === 'not_allowed' || result.kind === 'unknown') text = result.text;
-    else if (result.kind === 'already') text = USER_TEXT.alreadyDecided(result.outcome);
+    // A replay after a restart finds its own decision already applied: nothing to tell the clicker.
+    else if (result.kind === 'already' && !(REPLAY_MARK in body)) text = USER_TEXT.alreadyDecided(result.outcome);
   } catch (err) {
     deps.log.error({ err, approvalId }, 'slack: decideApproval failed');
     text = USER_TEXT.clickFailed;
@@ -85,7 +87,7 @@ async function onCommand(deps: InteractionDeps, command: SlashCommand): Promise<
   const speaker: Speaker = { platform: 'slack', workspaceId: deps.teamId, userId: command.user_id, displayName: command.user_name };
   let text: string;
   try {
-    const reply = await deps.gateway.handleCommand({ conversation, speaker, text: command.text.trim() });
+    const reply = await deps.gateway.handleCommand({ conversation, speaker, text: command.text.trim(), id: command.trigger_id });
     text = reply.text;
   } catch (err) {
     deps.log.error({ err }, 'slack: handleCommand failed');

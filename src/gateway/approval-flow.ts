@@ -193,7 +193,9 @@ export function createApprovalFlow(deps: FlowDeps) {
       timers.get(r.id)?.();
       timers.delete(r.id);
       trace(record, to, input.decidedBy);
-      await editPrompt(record, to, input.decidedBy);
+      // The decision is durable now; the adapter may acknowledge the click. Editing the prompt is a
+      // platform call and must not hold up that acknowledgement (recover() repeats it after a crash).
+      void editPrompt(record, to, input.decidedBy);
       resume(record, to, input.decidedBy);
       return { kind: 'applied', outcome: to };
     },
@@ -248,6 +250,8 @@ export function createApprovalFlow(deps: FlowDeps) {
           else if (deps.portFor(r.conversation)?.promptsVanish) await show(r);
           else arm(r);
         } else if (r.status === 'approved') {
+          // Decided before the restart: the edit may not have happened, so it is made (again).
+          await editPrompt(r, 'approved', r.decidedBy);
           resume(r, 'approved', r.decidedBy);
         } else if (r.status === 'running') {
           await deps.approvals.markUnknown(r.id);

@@ -244,8 +244,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
     }
   }
 
+  /** Ids queued and not finished: a replayed request and the inbox recovery may name the same message. */
+  const queued = new Set<string>();
   function enqueue(msg: InboundMessage): void {
-    void queue.run(conversationKey(msg.conversation), () => processMessage(msg));
+    if (queued.has(msg.id)) return;
+    queued.add(msg.id);
+    void queue.run(conversationKey(msg.conversation), () => processMessage(msg).finally(() => queued.delete(msg.id)));
   }
 
   /** Durable before it returns (the platform is acknowledged after), then scheduled. */
@@ -311,7 +315,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
     async handleCommand(cmd: CommandInvocation): Promise<CommandReply> {
       const parsed = parseCommand(cmd.text);
       if (parsed.kind === 'task') {
-        const id = `cmd:${cmd.conversation.channelId}:${deps.clock.now()}:${Math.random().toString(36).slice(2, 8)}`;
+        const id = cmd.id ? `cmd:${cmd.id}` : `cmd:${cmd.conversation.channelId}:${deps.clock.now()}:${Math.random().toString(36).slice(2, 8)}`;
+        // A replayed invocation (after a restart) must not start the task a second time.
+        if (cmd.id && !(await deps.sessions.claimInbound(cmd.conversation.platform, id))) return { kind: 'task', text: say.TASK_ALREADY_ACCEPTED };
         const msg: InboundMessage = { id, conversation: cmd.conversation, speaker: cmd.speaker, text: parsed.text, mentioned: true, replyTo: cmd.replyTo };
         await accept(msg);
         return { kind: 'task', text: `Working on it: ${parsed.text.length > 200 ? `${parsed.text.slice(0, 200)}…` : parsed.text}` };

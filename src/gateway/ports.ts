@@ -107,6 +107,8 @@ export interface CommandInvocation {
   speaker: Speaker;
   /** Everything after `/hermes`, trimmed. */
   text: string;
+  /** The platform's id of this invocation (Slack trigger_id): a replay of the same id starts no second task. */
+  id?: string;
   /** Id of a message the task's answer should reference, if any. */
   replyTo?: string;
 }

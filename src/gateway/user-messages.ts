@@ -34,6 +34,8 @@ export function approvalFollowUpFailed(toolName: string): string {
   return `Your decision on ${toolName} was recorded, but I could not act on it because the storage is failing, so it has not run. An operator needs to check the data directory.`;
 }
 
+export const TASK_ALREADY_ACCEPTED = 'I already have this task and am working on it.';
+
 export const RESTART_INTERRUPTED = 'I was restarted while working on your message and could not finish it. Please send it again if you still need it.';
 
 /** The line an approval prompt gets once decided. Lower-case outcome words, as people search for them. */

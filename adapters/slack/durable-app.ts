@@ -1,0 +1,59 @@
+import { createHash } from 'node:crypto';
+import { App, type AppOptions } from '@slack/bolt';
+import type { ReceiverEvent } from '@slack/bolt';
+import type { Logger } from '../../src/log.js';
+import type { ReceiptJournal } from '../../src/gateway/receipts.js';
+
+/**
+ * Bolt acknowledges a request inside `processEvent` (events before any listener runs; clicks and
+ * commands when the listener calls ack). Both receivers — HTTP and Socket Mode — hand every request
+ * to `processEvent`, so writing the body to the receipt journal first, here, makes whatever Slack
+ * was told we received durable before the acknowledgement, in either mode, for one store write of
+ * latency. The receipt is cleared once the listeners finished (the gateway then holds the message
+ * or decision durably); `replayPending` runs what a crash left in between.
+ */
+export const REPLAY_MARK = 'hermes_replayed';
+
+export class DurableApp extends App {
+  constructor(options: AppOptions, private readonly receipts: ReceiptJournal, private readonly log: Logger) {
+    super(options);
+  }
+
+  override async processEvent(event: ReceiverEvent): Promise<void> {
+    const id = receiptId(event.body);
+    if (!id) return super.processEvent(event);
+    // A failed write throws before any ack: Slack sees an error and retries the delivery.
+    await this.receipts.add(id, event.body);
+    try {
+      await super.processEvent(event);
+    } finally {
+      await this.receipts.done(id).catch((err: Error) => this.log.warn({ err: err.message }, 'slack: could not clear a receipt'));
+    }
+  }
+
+  /** Runs requests that were acknowledged but not handed over when the process died. */
+  async replayPending(): Promise<number> {
+    const pending = await this.receipts.pending();
+    for (const r of pending) {
+      const body = typeof r.body === 'object' && r.body !== null ? { ...(r.body as Record<string, unknown>), [REPLAY_MARK]: true } : r.body;
+      this.log.info({ receipt: r.id }, 'slack: replaying a request acknowledged before a restart');
+      try {
+        await super.processEvent({ body: body as ReceiverEvent['body'], ack: async () => undefined });
+      } catch (err) {
+        this.log.error({ err: (err as Error).message, receipt: r.id }, 'slack: replaying a request failed');
+      }
+      await this.receipts.done(r.id).catch(() => undefined);
+    }
+    return pending.length;
+  }
+}
+
+/** A stable id per delivery, so a replay and Slack's own retries land on the same receipt. */
+export function receiptId(body: Record<string, unknown>): string | undefined {
+  if (typeof body.event_id === 'string') return `event:${body.event_id}`;
+  if (body.type === 'block_actions' || typeof body.command === 'string') {
+    const trigger = typeof body.trigger_id === 'string' ? body.trigger_id : createHash('sha256').update(JSON.stringify(body)).digest('hex');
+    return `${body.type === 'block_actions' ? 'action' : 'command'}:${trigger}`;
+  }
+  return undefined;
+}
