@@ -45,7 +45,20 @@ interface Answer {
 
 const MALFORMED_ARGUMENTS = '{"expression": "2 + 2", ';
 
-export async function startFakeOpenAI(opts: { handler?: FakeHandler; latencyMs?: number } = {}): Promise<FakeOpenAI> {
+export interface FakeOpenAIOptions {
+  handler?: FakeHandler;
+  latencyMs?: number;
+  /** Port on 127.0.0.1 (default: any free port). */
+  port?: number;
+  /** Ids `GET /v1/models` lists (default: fake-model and gpt-4o-mini, the bot's default model). */
+  models?: string[];
+  /** When set, a request without `Authorization: Bearer <apiKey>` gets 401 like a real server. */
+  apiKey?: string;
+  /** Also answer `POST|PUT /sink` with 200 (a webhook target for `npm run fake-model`). */
+  sink?: boolean;
+}
+
+export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
   const queue: FakeReply[] = [];
   const requests: ChatCompletionRequestBody[] = [];
   let handler = opts.handler;
@@ -68,8 +81,18 @@ export async function startFakeOpenAI(opts: { handler?: FakeHandler; latencyMs?:
 
   async function route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0];
+    if (opts.sink && path === '/sink' && (req.method === 'POST' || req.method === 'PUT')) {
+      await readBody(req);
+      sendJson(res, 200, { ok: true, received: 'the fake model server\'s webhook sink got it' });
+      return;
+    }
+    if (opts.apiKey !== undefined && req.headers.authorization !== `Bearer ${opts.apiKey}`) {
+      sendJson(res, 401, { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key' } });
+      return;
+    }
     if (req.method === 'GET' && path === '/v1/models') {
-      sendJson(res, 200, { object: 'list', data: [{ id: 'fake-model', object: 'model', created: 0, owned_by: 'fake' }] });
+      const ids = opts.models ?? ['fake-model', 'gpt-4o-mini'];
+      sendJson(res, 200, { object: 'list', data: ids.map((id) => ({ id, object: 'model', created: 0, owned_by: 'fake' })) });
       return;
     }
     if (req.method !== 'POST' || path !== '/v1/chat/completions') {
@@ -103,7 +126,10 @@ export async function startFakeOpenAI(opts: { handler?: FakeHandler; latencyMs?:
     else sendJson(res, 200, toCompletion(body.model, answer, index));
   }
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, '127.0.0.1', resolve);
+  });
   const { port } = server.address() as AddressInfo;
 
   return {
