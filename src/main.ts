@@ -1,14 +1,28 @@
+import path from 'node:path';
 import { loadConfig, secretValues, type Config } from './config.js';
 import { createLogger } from './log.js';
 import { createCore, type Core } from './app.js';
 import { StartupRefusal } from './startup-refusal.js';
 import { installCrashHandlers } from './crash-handlers.js';
+import { applyEnvFile } from './env-file.js';
+import { dataDirError, isDataDirError, prepareDataDir } from './data-dir.js';
+import { probeModel, probeWarning } from './provider/model-probe.js';
+import { chatLogDestination } from './chat-log.js';
 import type { Adapter } from './gateway/ports.js';
 // The composition root: the one place that knows every adapter and the built-in tools.
 import { builtinTools, toolSettingsFromEnv } from '../tools/index.js';
 import { createShellAdapter } from '../adapters/shell/shell-adapter.js';
+import { banner, logNotice } from '../adapters/shell/shell-text.js';
+
+const NOTHING_TO_TALK_TO =
+  'hermes: nothing to talk to: no Slack or Discord settings (SLACK_BOT_TOKEN with SLACK_SIGNING_SECRET or SLACK_APP_TOKEN, or DISCORD_TOKEN) and no input on stdin; set them, or start it in an interactive terminal (docker run -it).';
 
 async function main(): Promise<void> {
+  const envFile = applyEnvFile(process.env, process.cwd());
+  if (envFile.kind === 'error') {
+    process.stderr.write(`config error: ${envFile.message}\n`);
+    process.exit(2);
+  }
   const result = loadConfig(process.env);
   if (!result.ok) {
     for (const line of result.errors) process.stderr.write(`config error: ${line}\n`);
@@ -16,14 +30,31 @@ async function main(): Promise<void> {
   }
   const config: Config = { ...result.config, tools: mergeToolSettings(result.config.tools, toolSettingsFromEnv(process.env)) };
   const shellMode = process.argv.includes('--chat') || (!config.slack && !config.discord);
-  // The terminal chat owns stdout; logs go to stderr there, to stdout otherwise.
-  const log = createLogger(config.logLevel, undefined, shellMode ? 2 : 1, secretValues(config));
+  const dataProblem = await prepareDataDir(config.dataDir);
+  if (dataProblem) {
+    process.stderr.write(`config error: ${dataProblem}\n`);
+    process.exit(2);
+  }
+  // The terminal chat owns stdout. In a terminal, logs go to a file (warnings also reach the chat
+  // as a short notice between its lines); piped or supervised, JSON lines on stderr as anywhere else.
+  const interactive = shellMode && process.stdin.isTTY === true && process.stdout.isTTY === true;
+  const chatLogFile = path.join(config.dataDir, 'chat.log');
+  let notice: (text: string) => void = () => undefined;
+  const chatLog = interactive ? chatLogDestination(chatLogFile, config.logLevel, (level, msg) => notice(logNotice(level, msg))) : undefined;
+  const log = createLogger(config.logLevel, chatLog, shellMode ? 2 : 1, secretValues(config));
+  if (envFile.kind === 'loaded') log.info({ file: envFile.file, variables: envFile.applied }, 'read settings from .env');
 
   let core: Core | undefined;
   installCrashHandlers(process, { log, flush: async () => core?.flushTraces(), exit: (code) => process.exit(code) });
 
   for (const w of result.warnings) log.warn(w);
-  core = await createCore({ config, log, tools: builtinTools() });
+  try {
+    core = await createCore({ config, log, tools: builtinTools() });
+  } catch (err) {
+    if (!isDataDirError(err)) throw err;
+    process.stderr.write(`config error: ${dataDirError(config.dataDir, err)}\n`);
+    process.exit(2);
+  }
   let ready = false;
   const adapters: Adapter[] = [];
   let stopping = false;
@@ -38,18 +69,27 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void shutdown(0));
 
   if (shellMode) {
-    adapters.push(
-      createShellAdapter({
-        gateway: core.gateway,
-        input: process.stdin,
-        output: process.stdout,
-        onEnd: () => {
-          void core.gateway.idle().then(() => shutdown(0));
-        },
-      }),
-    );
-    if (process.stdin.isTTY) {
-      process.stdout.write(`Hermes terminal chat · model ${config.model.name}${config.model.baseURL ? ` at ${config.model.baseURL}` : ''} · /help for commands, Ctrl-D to quit\n`);
+    const shell = createShellAdapter({
+      gateway: core.gateway,
+      input: process.stdin,
+      output: process.stdout,
+      interactive,
+      thinkingDelayMs: config.limits.progressDelayMs,
+      onEnd: ({ sawInput }) => {
+        // No platform, no terminal, and stdin closed without a byte (e.g. `docker run` without
+        // -it): nobody can ever talk to this process, which must not look like a clean exit.
+        if (!sawInput && !interactive && !config.slack && !config.discord) {
+          process.stderr.write(`${NOTHING_TO_TALK_TO}\n`);
+          void shutdown(2);
+          return;
+        }
+        void core.gateway.idle().then(() => shutdown(0));
+      },
+    });
+    adapters.push(shell);
+    if (interactive) {
+      notice = shell.notice;
+      process.stdout.write(`${banner(config.model.name, config.model.baseURL, chatLogFile)}\n`);
     }
   } else {
     if (config.slack) {
@@ -76,6 +116,10 @@ async function main(): Promise<void> {
   if (!shellMode) await core.start();
   ready = true;
   log.info({ adapters: adapters.map((a) => a.port.platform), model: config.model.name }, 'ready');
+  void probeModel({ baseURL: config.model.baseURL, apiKey: config.model.apiKey, model: config.model.name }).then((r) => {
+    const warning = probeWarning(r, { baseURL: config.model.baseURL, apiKey: config.model.apiKey, model: config.model.name });
+    if (warning) log.warn(warning);
+  });
 }
 
 function mergeToolSettings(fromFile: Config['tools'], fromEnv: Record<string, Record<string, unknown>>): Config['tools'] {

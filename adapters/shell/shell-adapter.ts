@@ -2,16 +2,28 @@ import { createInterface } from 'node:readline';
 import os from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import type { Adapter, ApprovalResolution, ApprovalView, GatewayApi, OutboundPort } from '../../src/gateway/ports.js';
-import type { Conversation, Speaker } from '../../src/types.js';
+import { parseCommand } from '../../src/gateway/commands.js';
 import { approvalSourcesLine } from '../../src/gateway/user-messages.js';
+import type { Conversation, Speaker } from '../../src/types.js';
+import { RawLineEditor } from './raw-line-editor.js';
+import * as say from './shell-text.js';
 
 export interface ShellAdapterOptions {
   gateway: GatewayApi;
   input: Readable;
   output: Writable;
+  /**
+   * A person at a terminal: raw-mode input read while a turn runs, a prompt, a "thinking" line.
+   * Otherwise (a pipe) lines are taken one at a time, each after the previous one was answered.
+   */
+  interactive?: boolean;
   /** Called when input ends and every answer has been printed (main exits then). */
-  onEnd?: () => void;
+  onEnd?: (info: { sawInput: boolean }) => void;
   userName?: string;
+  /** One message's limit, as the gateway's (40,000). */
+  maxMessageChars?: number;
+  /** A model call silent this long shows the "thinking" line (interactive only). */
+  thinkingDelayMs?: number;
 }
 
 const OUTCOME_WORD: Record<ApprovalResolution['outcome'], string> = {
@@ -21,116 +33,255 @@ const OUTCOME_WORD: Record<ApprovalResolution['outcome'], string> = {
   cancelled: 'cancelled (not run)',
 };
 
+const YES = /^(y|yes)$/i;
+const NO = /^(n|no)$/i;
+/** Messages waiting behind an answer or an approval; more are refused, not buffered without end. */
+const MAX_WAITING = 20;
+
+type Waiting = { id: string; fromEarlierRun: boolean };
+
 /**
- * Terminal chat on the same core. Lines are handled one at a time: a line is sent only after the
- * previous one was answered or asked for approval, so piped scripts ("task\ny\n") read the way a
- * person types. While an approval waits, the next line answers it (y = approve, anything else = deny).
+ * Terminal chat on the same core. Commands run at once and `y`/`n` answer a waiting approval;
+ * questions go one at a time, each after the previous one was answered, and never while an
+ * approval of this run waits (they wait with it, never count as a "no"). An approval shown again
+ * from an earlier run is answered the same way, but a piped question is not held behind it: the
+ * gateway then cancels it as for any newer message, so a script never hangs on an old prompt.
  */
-export function createShellAdapter(opts: ShellAdapterOptions): Adapter {
+export function createShellAdapter(opts: ShellAdapterOptions): Adapter & { notice(text: string): void } {
   const user = opts.userName ?? (os.userInfo().username || 'you');
+  const interactive = opts.interactive === true;
+  const maxChars = opts.maxMessageChars ?? 40_000;
   const conversation: Conversation = { platform: 'shell', workspaceId: 'local', channelId: 'terminal', isDm: true };
   const speaker: Speaker = { platform: 'shell', workspaceId: 'local', userId: user, displayName: user };
-  const out = (text: string) => opts.output.write(text.endsWith('\n') ? text : `${text}\n`);
+  const editor = new RawLineEditor(maxChars);
 
-  let settle: (() => void) | undefined;
-  let pendingApproval: string | undefined;
-  let counter = 0;
-  let lines: AsyncIterator<string> | undefined;
+  let started = false;
+  let ended = false;
+  let sawInput = false;
+  /** A question was sent (or an approval decided) and its answer has not arrived yet. */
+  let answering = false;
+  let approval: Waiting | undefined;
+  const held: string[] = [];
+  let thinkingTimer: NodeJS.Timeout | undefined;
+  let pipeLines: AsyncIterator<string> | undefined;
+  let wake: (() => void) | undefined;
+  /** Interactive input is handled in order, one line after the other, on this chain. */
+  let chain: Promise<void> = Promise.resolve();
+  const later = (step: () => Promise<void> | void) => {
+    chain = chain.then(step).catch((err: Error) => write(`hermes> Something went wrong in the terminal chat (${err.message}).`));
+  };
+  /** Something that blocked waiting questions went away. */
+  const unblocked = () => {
+    wake?.();
+    if (interactive && held.length) later(pump);
+  };
 
-  const waitForAnswer = () => new Promise<void>((resolve) => { settle = resolve; });
-  const settled = () => {
-    const s = settle;
-    settle = undefined;
-    s?.();
+  const write = (text: string) => {
+    const body = text.endsWith('\n') ? text : `${text}\n`;
+    if (!interactive) return void opts.output.write(body);
+    // Clear the prompt line, print, then draw the prompt and what was typed so far again.
+    opts.output.write(`\r\x1b[2K${body}${ended ? '' : say.PROMPT + editor.current}`);
+  };
+
+  const armThinking = () => {
+    clearTimeout(thinkingTimer);
+    if (!interactive || !answering) return;
+    thinkingTimer = setTimeout(() => write(say.THINKING), opts.thinkingDelayMs ?? 800);
+    thinkingTimer.unref?.();
+  };
+  const output = (text: string) => {
+    write(text);
+    armThinking();
+  };
+  const answered = () => {
+    answering = false;
+    clearTimeout(thinkingTimer);
+    unblocked();
   };
 
   const port: OutboundPort = {
     platform: 'shell',
     promptsVanish: true,
     async sendText(_c, markdown) {
-      out(`hermes> ${markdown}`);
-      settled();
+      answered();
+      write(`hermes> ${markdown}`);
     },
     async showApproval(_c, view: ApprovalView) {
-      pendingApproval = view.id;
-      const provenance = view.sources?.length ? `${approvalSourcesLine(view.sources)}\n` : '';
-      out(`${view.description ? `${view.description}
-` : ''}hermes wants to run ${view.toolName} with:
-${view.argsJson}
-(arguments sha256 ${view.argsDigest})
-${provenance}Approve? [y/N]`);
-      settled();
+      approval = { id: view.id, fromEarlierRun: !started };
+      answered();
+      const described = view.description ? `${view.description}\n` : '';
+      write(described + say.approvalPrompt(view.toolName, view.argsJson, view.argsDigest, view.sources?.length ? approvalSourcesLine(view.sources) : undefined));
       return view.id;
     },
     async resolveApproval(_c, _ref, view, resolution) {
       const who = resolution.decidedBy ? ` by ${resolution.decidedBy.displayName ?? resolution.decidedBy.userId}` : '';
-      out(`(${view.toolName}: ${OUTCOME_WORD[resolution.outcome]}${resolution.outcome === 'approved' || resolution.outcome === 'denied' ? who : ''})`);
-      if (pendingApproval === view.id) pendingApproval = undefined;
+      output(`(${view.toolName}: ${OUTCOME_WORD[resolution.outcome]}${resolution.outcome === 'approved' || resolution.outcome === 'denied' ? who : ''})`);
+      if (approval?.id === view.id) approval = undefined;
+      unblocked();
     },
     async startWorking() {
       return async () => undefined;
     },
     async showProgress(_c, note) {
-      out(`… ${note}`);
+      output(`… ${note}`);
     },
     mention: (userId) => `@${userId}`,
   };
   opts.gateway.registerPort(port);
 
-  async function handleLine(raw: string): Promise<void> {
+  async function decide(id: string, approve: boolean): Promise<void> {
+    approval = undefined;
+    answering = true;
+    const result = await opts.gateway.decideApproval({ approvalId: id, decision: approve ? 'approve' : 'deny', decidedBy: speaker });
+    if (result.kind !== 'applied') {
+      answered();
+      write(`hermes> ${'text' in result ? result.text : `already ${result.outcome}`}`);
+    } else {
+      armThinking();
+    }
+  }
+
+  /** `/…` lines. Returns false when the line is a task after all (`/hermes <task>`). */
+  async function command(line: string): Promise<boolean> {
+    const viaHermes = /^\/hermes(\s|$)/i.test(line);
+    const text = line.replace(/^\/(hermes\b\s*)?/i, '');
+    const parsed = parseCommand(text);
+    if (parsed.kind === 'task') {
+      if (viaHermes) return false;
+      write(say.unknownCommand(text.split(/\s/)[0] ?? ''));
+      return true;
+    }
+    if (parsed.kind === 'empty' || parsed.name === 'help') {
+      write(say.terminalHelp());
+      return true;
+    }
+    const reply = await opts.gateway.handleCommand({ conversation, speaker, text });
+    write(reply.text);
+    return true;
+  }
+
+  async function send(text: string): Promise<void> {
+    answering = true;
+    armThinking();
+    const result = await opts.gateway.handleMessage({ id: `shell:${process.pid}:${Date.now()}:${Math.random().toString(36).slice(2, 8)}`, conversation, speaker, text, mentioned: true });
+    if (result !== 'queued') answered();
+  }
+
+  /** Sends the next waiting question when nothing blocks it. */
+  async function pump(): Promise<void> {
+    while (!answering && held.length > 0 && !(approval && !(approval.fromEarlierRun && !interactive))) {
+      await send(held.shift()!);
+    }
+  }
+
+  /** One line from a person (or a pipe). Never throws: a failure is written, the chat goes on. */
+  async function handle(raw: string): Promise<void> {
     const line = raw.trim();
     if (!line) return;
-    if (pendingApproval) {
-      const id = pendingApproval;
-      pendingApproval = undefined;
-      const decision = /^(y|yes)$/i.test(line) ? 'approve' : 'deny';
-      const done = waitForAnswer();
-      const result = await opts.gateway.decideApproval({ approvalId: id, decision, decidedBy: speaker });
-      if (result.kind !== 'applied') {
-        out(`hermes> ${'text' in result ? result.text : `already ${result.outcome}`}`);
-        settled();
-      }
-      await done;
-      return;
+    try {
+      if (approval && (YES.test(line) || NO.test(line))) return await decide(approval.id, YES.test(line));
+      if (line.startsWith('/') && (await command(line))) return;
+      const text = line.replace(/^\/hermes\s+/i, '');
+      const blockedBy = approval && !(approval.fromEarlierRun && !interactive) ? 'approval' : answering ? 'answer' : undefined;
+      if (!blockedBy && held.length === 0) return await send(text);
+      if (held.length >= MAX_WAITING) return write(say.QUEUE_FULL);
+      held.push(text);
+      if (interactive) write(say.queuedBehind(blockedBy ?? 'answer'));
+      await pump();
+    } catch (err) {
+      answered();
+      write(`hermes> Something went wrong handling that line (${(err as Error).message}); nothing was lost, try again.`);
     }
-    if (line.startsWith('/')) {
-      const text = line.replace(/^\/(hermes\s+)?/, '');
-      const done = waitForAnswer();
-      const reply = await opts.gateway.handleCommand({ conversation, speaker, text });
-      if (reply.kind === 'private') {
-        out(reply.text);
-        settled();
+  }
+
+  function finish(): void {
+    if (ended) return;
+    ended = true;
+    clearTimeout(thinkingTimer);
+    if (approval) write(say.APPROVAL_STILL_WAITING);
+    if (held.length) write(say.heldNotSent(held.length));
+    opts.onEnd?.({ sawInput });
+  }
+
+  /** Waits until the previous question was answered (or an approval of this run waits with nothing runnable). */
+  const settledForPipe = () =>
+    new Promise<void>((resolve) => {
+      const check = () => {
+        if (!answering) {
+          wake = undefined;
+          resolve();
+        } else wake = check;
+      };
+      check();
+    });
+
+  async function readPipe(): Promise<void> {
+    const rl = createInterface({ input: opts.input, terminal: false, crlfDelay: Infinity });
+    pipeLines = rl[Symbol.asyncIterator]();
+    try {
+      for (;;) {
+        await settledForPipe();
+        await pump();
+        await settledForPipe();
+        const next = await pipeLines.next();
+        if (next.done) break;
+        sawInput = true;
+        await handle(next.value);
       }
-      await done;
-      return;
+      await settledForPipe();
+    } finally {
+      finish();
     }
-    const done = waitForAnswer();
-    const result = await opts.gateway.handleMessage({ id: `shell:${process.pid}:${Date.now()}:${counter++}`, conversation, speaker, text: line, mentioned: true });
-    if (result !== 'queued') settled();
-    await done;
+  }
+
+  function readTerminal(): void {
+    const input = opts.input as Readable & { setRawMode?(on: boolean): void };
+    input.setRawMode?.(true);
+    opts.output.write('\x1b[?2004h'); // bracketed paste on
+    input.setEncoding('utf8');
+    const stop = () => {
+      input.setRawMode?.(false);
+      opts.output.write('\x1b[?2004l\r\n');
+      input.pause();
+      finish();
+    };
+    input.on('data', (chunk: string) => {
+      sawInput = true;
+      const { events, echo } = editor.feed(chunk);
+      if (echo) opts.output.write(echo);
+      for (const ev of events) {
+        if (ev.kind === 'line') {
+          later(async () => {
+            await handle(ev.text);
+            if (!ended && !editor.current) opts.output.write(`\r\x1b[2K${say.PROMPT}`);
+          });
+        } else if (ev.kind === 'too_long') write(say.tooLong(ev.length, maxChars));
+        else if (ev.kind === 'eof') later(stop);
+        else if (ev.kind === 'interrupt') {
+          if (editor.current) {
+            editor.clear();
+            write('^C');
+          } else if (answering) later(() => handle('/stop'));
+          else later(stop);
+        }
+      }
+    });
+    input.on('end', () => later(stop));
+    opts.output.write(say.PROMPT);
   }
 
   return {
     port,
+    notice: (text) => write(text),
     async start() {
-      const rl = createInterface({ input: opts.input, terminal: false, crlfDelay: Infinity });
-      lines = rl[Symbol.asyncIterator]();
-      void (async () => {
-        try {
-          for (;;) {
-            const next = await lines!.next();
-            if (next.done) break;
-            await handleLine(next.value);
-          }
-        } finally {
-          if (pendingApproval) out('(input ended with an approval still waiting; it stays pending until it expires)');
-          opts.onEnd?.();
-        }
-      })();
+      started = true;
+      if (interactive) readTerminal();
+      else void readPipe();
     },
     async stop() {
-      settled();
-      await lines?.return?.();
+      answered();
+      await pipeLines?.return?.();
+      if (interactive) (opts.input as Readable & { setRawMode?(on: boolean): void }).setRawMode?.(false);
     },
   };
 }

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { applyEnvFile } from '../env-file.js';
 
 /** What the command-line tools (eval, replay, stats) read and write, passed in so tests drive them. */
 export interface CliIo {
@@ -41,6 +42,12 @@ export function runIfEntryPoint(moduleUrl: string, main: (argv: string[], io: Cl
 
 /** Runs a command-line tool's `main` on the real process: its exit code, or 1 with the stack. */
 export function runCli(argv: string[], main: (argv: string[], io: CliIo) => Promise<number>, name: string): void {
+  // The same .env the bot reads, so `npm run eval` uses the model the bot uses.
+  const envFile = applyEnvFile(process.env, process.cwd());
+  if (envFile.kind === 'error') {
+    console.error(`config error: ${envFile.message}`);
+    process.exit(2);
+  }
   const io: CliIo = { out: (l) => console.log(l), err: (l) => console.error(l), env: process.env, cwd: process.cwd() };
   main(argv, io).then(
     (code) => process.exit(code),

@@ -8,16 +8,21 @@ import type { ApprovalOutcome, ContextReadProblem } from './ports.js';
 export function modelFailed(err: ModelError): string {
   switch (err.kind) {
     case 'permanent':
-      return `I can't reach my language model: ${err.message}. An operator needs to fix the model settings (OPENAI_API_KEY, OPENAI_BASE_URL, HERMES_MODEL).`;
+      // The provider's message already names the setting to fix; say it once, as one sentence.
+      return `I could not get an answer from the language model: ${lowerFirst(err.message.replace(/\.\s*$/, ''))}.`;
     case 'too_large':
       return `This conversation has grown too large for the language model to take in one request (${err.message}). Start a fresh session with \`/hermes new\`; if it happens again, an operator should set HERMES_CONTEXT_TOKENS below the model's context window.`;
     case 'timeout':
       return 'The language model took too long to answer, so I stopped waiting. Please try again in a moment.';
     case 'transient':
-      return `The language model is not answering right now (${err.message}). Please try again in a minute.`;
+      return `The language model is not answering right now${err.detail ? ` (${err.detail})` : ''}; please try again in a minute.`;
     case 'aborted':
       return 'Stopped.';
   }
+}
+
+function lowerFirst(s: string): string {
+  return /^[A-Z][a-z]/.test(s) ? s[0]!.toLowerCase() + s.slice(1) : s;
 }
 
 export const UNEXPECTED_ERROR = 'Something went wrong on my side while working on that, and I could not finish. Please try again; if it keeps happening, an operator can look at the logs.';

@@ -136,7 +136,8 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): ModelProvider
         throw err;
       }
     }
-    throw new ModelError('transient', `The model server is unavailable after ${attempts} attempt${attempts === 1 ? '' : 's'} (last error: ${scrub(lastReason, errorContext)}). Try again in a minute.`);
+    const last = scrub(lastReason, errorContext);
+    throw new ModelError('transient', `The model server did not answer after ${attempts} attempt${attempts === 1 ? '' : 's'}; last error: ${last}.`, undefined, last);
   }
 
   function toModelResponse(completion: ChatCompletion, toolNames: ReadonlySet<string>): ModelResponse {

@@ -44,6 +44,8 @@ export class ModelError extends Error {
     readonly kind: ModelErrorKind,
     message: string,
     readonly status?: number,
+    /** For transient failures: the last reason, short, for the one sentence a person reads. */
+    readonly detail?: string,
   ) {
     super(message);
     this.name = 'ModelError';

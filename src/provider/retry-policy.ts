@@ -29,7 +29,7 @@ const MAX_BACKOFF_MS = 8_000;
 
 export function classifyError(err: unknown, ctx: ErrorContext): Verdict {
   if (err instanceof OpenAI.APIConnectionError) {
-    return { kind: 'retry', reason: `connection failed (${scrub(causeText(err), ctx)})` };
+    return { kind: 'retry', reason: `connection failed: ${scrub(causeText(err), ctx)}` };
   }
   if (!(err instanceof OpenAI.APIError) || err.status === undefined) {
     const text = err instanceof Error ? err.message : String(err);
@@ -47,9 +47,9 @@ export function classifyError(err: unknown, ctx: ErrorContext): Verdict {
   if (status === 413 || (status === 400 && TOO_LARGE.test(detail))) {
     return { kind: 'fail', error: new ModelError('too_large', `The model server${where} refused the request as too large (${status})${detail ? `: ${detail}` : ''}.`, status) };
   }
-  if (status === 401) return fail(`The model server${where} rejected the API key (401): check OPENAI_API_KEY.`, status);
-  if (status === 403) return fail(`The model server${where} refused access (403): ${detail || 'forbidden'}. Check that the key may use model "${ctx.model}".`, status);
-  if (status === 404) return fail(`The model server${where} does not know model "${ctx.model}" or the URL is wrong (404): ${detail || 'not found'}. Check HERMES_MODEL and OPENAI_BASE_URL.`, status);
+  if (status === 401) return fail(`The model server${where} rejected the API key (401); check OPENAI_API_KEY.`, status);
+  if (status === 403) return fail(`The model server${where} refused access (403: ${detail || 'forbidden'}); check that OPENAI_API_KEY may use HERMES_MODEL "${ctx.model}".`, status);
+  if (status === 404) return fail(`The model server${where} does not know model "${ctx.model}" or the URL is wrong (404: ${detail || 'not found'}); check HERMES_MODEL and OPENAI_BASE_URL.`, status);
   return fail(`The model server rejected the request (${status}): ${detail || 'no details given'}.`, status);
 }
 

@@ -6,6 +6,7 @@ import type {
 import type { ChatMessage, ToolCall } from '../types.js';
 import type { ToolSpec } from './provider.js';
 import { newCallId, normalizeArgumentsText, type IdFactory } from './tool-text.js';
+import { parseLenientJson } from '../toolkit/lenient-json.js';
 
 /** Our transcript ↔ the SDK's wire shapes. Nothing outside src/provider sees SDK types. */
 
@@ -36,12 +37,10 @@ export function toSdkMessages(messages: ChatMessage[]): ChatCompletionMessagePar
  * wrapped in a valid object.
  */
 function historyArguments(text: string): string {
-  try {
-    JSON.parse(text);
-    return text;
-  } catch {
-    return JSON.stringify({ invalid_json_arguments: text });
-  }
+  const parsed = parseLenientJson(text);
+  if (!parsed.ok) return JSON.stringify({ invalid_json_arguments: text });
+  // Repaired near-JSON ran as what it was read as; the history shows exactly that.
+  return parsed.repaired ? JSON.stringify(parsed.value) : text;
 }
 
 export function toSdkTools(tools: ToolSpec[]): ChatCompletionFunctionTool[] {

@@ -1,7 +1,10 @@
+import { parseLenientJson } from './lenient-json.js';
+
 /**
  * Reads the arguments text a model produced into a value. Some models (and some servers' tool
  * parsers) JSON-encode the arguments twice, so a JSON string that itself holds an object or
- * array is unwrapped; an empty or `null` argument list means "no arguments".
+ * array is unwrapped; an empty or `null` argument list means "no arguments"; near-JSON (trailing
+ * commas, single quotes, unquoted keys, comments) is repaired when nothing was cut off.
  */
 
 export type ParsedArgs = { ok: true; value: unknown } | { ok: false; problem: string };
@@ -12,12 +15,9 @@ export function parseArgs(raw: unknown): ParsedArgs {
   if (typeof raw !== 'string') return { ok: true, value: raw ?? {} };
   const text = raw.trim();
   if (text === '' || text === 'null') return { ok: true, value: {} };
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    return { ok: false, problem: (err as Error).message };
-  }
+  const parsed = parseLenientJson(text);
+  if (!parsed.ok) return { ok: false, problem: parsed.problem };
+  let value = parsed.value;
   for (let i = 0; i < MAX_UNWRAP && typeof value === 'string'; i++) {
     const inner = value.trim();
     if (!inner.startsWith('{') && !inner.startsWith('[')) break;

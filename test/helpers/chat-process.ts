@@ -39,7 +39,7 @@ export function startChat(env: Record<string, string>): ChatProcess {
     stdout: () => out,
     stderr: () => err,
     send: (line) => child.stdin.write(`${line}\n`),
-    waitFor(pattern, timeoutMs = 20_000, from = 0) {
+    waitFor(pattern, timeoutMs = 45_000, from = 0) {
       return new Promise((resolve, reject) => {
         const started = Date.now();
         const tick = () => {

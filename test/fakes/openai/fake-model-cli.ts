@@ -15,8 +15,8 @@ hermes offline. It is a development aid that understands a few phrases, not a mo
 
 export async function main(argv: string[], io: CliIo, untilStopped: Promise<void> = stopSignal()): Promise<number> {
   const parsed = parseCli(argv, { port: { type: 'string' }, help: { type: 'boolean' } }, USAGE, io);
-  if ('exit' in parsed) return parsed.exit;
-  const port = Number(parsed.args.values.port ?? '4010');
+  if (parsed.exit !== undefined) return parsed.exit;
+  const port = Number(parsed.args.values.port ?? 4010);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     io.err(`--port ${parsed.args.values.port} is not a TCP port: use 1-65535.\n${USAGE}`);
     return 2;
