@@ -115,7 +115,7 @@ describe('npm run chat through a pipe', () => {
     expect(toolResults).toContainEqual(expect.stringMatching(/^Invalid arguments for calculator:\n.*expression: required field is missing/s));
     expect(toolResults.some((t) => /timed out/i.test(t))).toBe(true);
     expect(chat.stdout() + chat.stderr()).not.toContain(FAKE_OPENAI_KEY);
-  }, 90_000);
+  }, 180_000);
 
   it('asks before a risky tool; kill -9 with the approval pending, restart, approve: it runs exactly once', async () => {
     const e = await env();
@@ -142,7 +142,7 @@ describe('npm run chat through a pipe', () => {
     await chat.waitFor(/hermes> echo: hello again/);
     expect(chat.stdout()).not.toMatch(/Approve\?/);
     expect(web.hits('/sink')).toBe(hitsBefore + 1);
-  }, 90_000);
+  }, 180_000);
 
   it('kill -9 mid-turn leaves the session intact and valid after restart', async () => {
     const e = await env();
@@ -166,5 +166,5 @@ describe('npm run chat through a pipe', () => {
     const results = new Set(msgs.flatMap((m) => (m.role === 'tool' ? [m.tool_call_id] : [])));
     expect(calls).toContain('call_calc');
     for (const id of calls) expect(results.has(id)).toBe(true);
-  }, 90_000);
+  }, 180_000);
 });
