@@ -157,6 +157,8 @@ export function createShellAdapter(opts: ShellAdapterOptions): Adapter & { notic
     }
     const reply = await opts.gateway.handleCommand({ conversation, speaker, text });
     write(reply.text);
+    // A stopped turn ends without an answer of its own; the next question may go.
+    if (parsed.name === 'stop' || parsed.name === 'new') answered();
     return true;
   }
 
