@@ -261,7 +261,7 @@ function readConfigFile(file: string | undefined, errors: string[]): z.infer<typ
   const parsed = fileSchema.safeParse(raw ?? {});
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
-      errors.push(`${path.basename(file)}: ${issue.path.join('.') || '(root)'}: ${issue.message}; see README "Tool settings" for the allowed keys.`);
+      errors.push(`${path.basename(file)}: ${issue.path.join('.') || '(root)'}: ${issue.message}; see docs/tools.md "Per-tool settings" for the allowed keys.`);
     }
     return undefined;
   }

@@ -45,8 +45,9 @@ export async function runSuite(cases: EvalCase[], opts: RunCaseOptions & { scrip
   return {
     version: 1,
     startedAt,
-    model: opts.env.HERMES_MODEL ?? 'gpt-4o-mini',
-    baseURL: opts.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
+    // An empty value counts as unset, as in config.ts.
+    model: opts.env.HERMES_MODEL?.trim() || 'gpt-4o-mini',
+    baseURL: opts.env.OPENAI_BASE_URL?.trim() || 'https://api.openai.com/v1',
     scripted: opts.scripted ?? false,
     summary: summariseResults(results),
     cases: results,

@@ -80,7 +80,7 @@ async function main(): Promise<void> {
     process.stderr.write('usage: npm run trace -- <turn id> | last   (reads HERMES_DATA_DIR/traces, default ./data/traces)\n');
     process.exit(arg ? 0 : 2);
   }
-  const dir = path.join(path.resolve(process.env.HERMES_DATA_DIR ?? './data'), 'traces');
+  const dir = path.join(path.resolve(process.env.HERMES_DATA_DIR?.trim() || './data'), 'traces');
   const events = await readTurn(dir, arg);
   if (events.length === 0) {
     process.stderr.write(`no trace found for ${arg} in ${dir}\n`);
