@@ -79,8 +79,8 @@ describe('the checks themselves', () => {
 
   it('reads env names, not constants that look like them', () => {
     mkdirSync(path.join(dir, 'src'), { recursive: true });
-    writeFileSync(path.join(dir, 'src', 'a.ts'), "export const SLACK_LIMIT = 5;\nconst x = env.HERMES_NEW_THING ?? SLACK_LIMIT;\nget('OTEL_EXPORTER_OTLP_ENDPOINT');\n");
-    expect([...envNamesInCode(dir).keys()].sort()).toEqual(['HERMES_NEW_THING', 'OTEL_EXPORTER_OTLP_ENDPOINT']);
+    writeFileSync(path.join(dir, 'src', 'a.ts'), "export const SLACK_LIMIT = 5;\nconst x = env.HERMES_NEW_THING ?? SLACK_LIMIT;\nget('OTEL_EXPORTER_OTLP_ENDPOINT');\n/** HERMES_LATER, once it exists */\n  // HERMES_SOMEDAY too\nconst u = 'http://x'; // HERMES_NOT_A_COMMENT_LINE\n");
+    expect([...envNamesInCode(dir).keys()].sort()).toEqual(['HERMES_NEW_THING', 'HERMES_NOT_A_COMMENT_LINE', 'OTEL_EXPORTER_OTLP_ENDPOINT']);
   });
 
   it('reads .env.example lines, the README table and npm commands', () => {

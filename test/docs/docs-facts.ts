@@ -26,10 +26,15 @@ function filesUnder(dir: string, ext: string): string[] {
 
 const rel = (p: string) => path.relative(ROOT, p);
 
-/** Every env variable name the product code mentions, with the first file that does. */
+/** Code without its comments: a comment may name a variable that does not exist yet. */
+export function withoutComments(source: string): string {
+  return source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+}
+
+/** Every env variable name the product code mentions outside comments, with the first file that does. */
 export function envNamesInCode(root = ROOT): Map<string, string> {
   const files = ['src', 'adapters', 'tools'].flatMap((d) => filesUnder(path.join(root, d), '.ts'));
-  const texts = files.map((f) => [f, readFileSync(f, 'utf8')] as const);
+  const texts = files.map((f) => [f, withoutComments(readFileSync(f, 'utf8'))] as const);
   const declared = new Set(texts.flatMap(([, t]) => [...t.matchAll(DECLARED)].map((m) => m[1]!)));
   const found = new Map<string, string>();
   for (const [file, text] of texts) {
