@@ -10,7 +10,8 @@ export function chatLogDestination(
   level: string,
   notice: (level: 'warn' | 'error' | 'fatal', msg: string) => void,
 ): pino.MultiStreamRes {
-  const toFile = pino.destination({ dest: file, mkdir: true, sync: false });
+  // Synchronous: a terminal chat logs little, and a record must be in the file when a person looks.
+  const toFile = pino.destination({ dest: file, mkdir: true, sync: true });
   const toChat = {
     write(line: string) {
       try {
