@@ -10,11 +10,19 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --foreground-scripts --no-audit --no-fund
 
 # Runtime stage: no compilers, a non-root user, state on a volume.
+# bubblewrap + python3: the run_code sandbox (docs/files-and-code.md). bwrap needs user namespaces,
+# which Docker's default seccomp profile blocks: run with
+#   --security-opt seccomp=unconfined --security-opt apparmor=unconfined
+# (or a seccomp profile allowing unshare/clone with CLONE_NEWUSER). Without them the bot still runs;
+# run_code is then not offered and the log says why.
 FROM node:20-slim
 ENV NODE_ENV=production \
     HERMES_DATA_DIR=/data \
     PORT=3000
 WORKDIR /app
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends bubblewrap python3 \
+ && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system hermes && useradd --system --gid hermes --home-dir /app hermes \
  && mkdir -p /data && chown hermes:hermes /data
 COPY --from=deps /app/node_modules ./node_modules

@@ -34,6 +34,9 @@ import { createGateway, type Gateway } from './gateway/gateway.js';
 import type { TurnDeps } from './agent/turn-runner.js';
 import { createStatusReporter } from './stats/status-text.js';
 import { createConversationContext } from './gateway/conversation-context.js';
+import { createWorkspaces } from './workspace/workspace.js';
+import { saveAttachments } from './workspace/intake.js';
+import { workspaceLimits } from './sandbox/limits.js';
 
 export interface CoreOptions {
   config: Config;
@@ -107,6 +110,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   if (unknown.length) log.warn({ tools: unknown }, 'hermes.config tools section names tools that do not exist (typo?)');
   const executor = new ToolExecutor({ registry, defaultTimeoutMs: config.limits.toolTimeoutMs, clock });
 
+  const workspaces = createWorkspaces({ dir: config.files.workspaceDir, limits: workspaceLimits(config.files) });
   let timer: DueTimer | undefined;
   const turn: TurnDeps = {
     provider, registry, executor, sessions, approvals, facts, counter, tracer, clock, log,
@@ -150,6 +154,12 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
         settings: registry.settingsFor(toolName).settings,
         defaults: { timezone: config.timezone },
         log: log.child({ tool: toolName, turnId: state.turnId }),
+        workspace: workspaces.forSession(state.sessionId),
+        sendFile: async (file) => {
+          const port = gateway.port(state.conversation.platform);
+          if (!port?.sendFile) throw new Error(`${state.conversation.platform} cannot receive files from me`);
+          await port.sendFile(state.conversation, file, { replyTo: state.replyTo });
+        },
       };
     },
   };
@@ -165,6 +175,8 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     context: createConversationContext({ store, clock, log, limit: config.limits.threadContextMessages, maxChars: config.limits.contextTokens * 2 }),
     cluster: opened.shared ? { pool: opened.shared.pool, url: opened.shared.url, instanceId: self, ...opts.clusterTiming } : undefined,
     schedules,
+    intake: (msg, sessionId, port) =>
+      saveAttachments({ attachments: msg.attachments ?? [], workspace: workspaces.forSession(sessionId), port, log: log.child({ turn: 'attachments' }) }),
   });
   const leaderships: Leadership[] = [];
 

@@ -69,7 +69,18 @@ export interface Config {
   timezone: string;
   logLevel: string;
   tools: Record<string, ToolSettings>;
+  /** Workspaces, attachments and run_code (docs/files-and-code.md). */
+  files: {
+    workspaceDir: string;
+    workspaceMb: number;
+    maxFileMb: number;
+    codeTimeoutMs: number;
+    codeMemoryMb: number;
+  };
 }
+
+/** run_code's wall-clock ceiling, whatever the model asks for (DESIGN: at most 300 s). */
+export const MAX_CODE_TIMEOUT_MS = 300_000;
 
 /** `warnings`: valid settings that will not take effect (e.g. a Slack secret without a bot token). */
 export type ConfigResult = { ok: true; config: Config; warnings: string[] } | { ok: false; errors: string[] };
@@ -183,6 +194,28 @@ const schedulesEnv = z
     maxPerUser: e.HERMES_MAX_SCHEDULES_PER_USER,
   }));
 
+const filesEnv = (cwd: string) =>
+  z
+    .object({
+      HERMES_DATA_DIR: text(),
+      HERMES_WORKSPACE_DIR: text(),
+      HERMES_WORKSPACE_MB: wholeNumber(200, { min: 1 }),
+      HERMES_MAX_FILE_MB: wholeNumber(25, { min: 1 }),
+      HERMES_CODE_TIMEOUT_MS: wholeNumber(60_000, {
+        min: 1000,
+        max: MAX_CODE_TIMEOUT_MS,
+        fix: `is not valid: run_code runs at most ${MAX_CODE_TIMEOUT_MS} ms (5 min); set 1000-${MAX_CODE_TIMEOUT_MS} (default 60000), or unset it.`,
+      }),
+      HERMES_CODE_MEMORY_MB: wholeNumber(512, { min: 16 }),
+    })
+    .transform((e): Config['files'] => ({
+      workspaceDir: path.resolve(cwd, e.HERMES_WORKSPACE_DIR ?? path.join(path.resolve(cwd, e.HERMES_DATA_DIR ?? './data'), 'workspaces')),
+      workspaceMb: e.HERMES_WORKSPACE_MB,
+      maxFileMb: e.HERMES_MAX_FILE_MB,
+      codeTimeoutMs: e.HERMES_CODE_TIMEOUT_MS,
+      codeMemoryMb: e.HERMES_CODE_MEMORY_MB,
+    }));
+
 const accessEnv = z
   .object({
     HERMES_ADMINS: commaList(/^(slack|discord|shell):[^:\s]+$/, 'use platform:userid, e.g. slack:U0123ABC or discord:123456789012345678.'),
@@ -209,6 +242,7 @@ const envSchema = (cwd: string) =>
       state: stateEnv(cwd),
       limits: limitsEnv,
       schedules: schedulesEnv,
+      files: filesEnv(cwd),
       access: accessEnv,
       misc: miscEnv,
     })

@@ -16,6 +16,10 @@ import { banner, logNotice } from '../adapters/shell/shell-text.js';
 
 const NOTHING_TO_TALK_TO =
   'hermes: nothing to talk to: no Slack or Discord settings (SLACK_BOT_TOKEN with SLACK_SIGNING_SECRET or SLACK_APP_TOKEN, or DISCORD_TOKEN) and no input on stdin; set them, or start it in an interactive terminal (docker run -it).';
+import { systemClock } from './clock.js';
+import { probeSandbox } from './sandbox/probe.js';
+import { sandboxLimits } from './sandbox/limits.js';
+import { runCodeTool } from '../tools/run-code.js';
 
 async function main(): Promise<void> {
   const envFile = applyEnvFile(process.env, process.cwd());
@@ -48,12 +52,21 @@ async function main(): Promise<void> {
   installCrashHandlers(process, { log, flush: async () => core?.flushTraces(), exit: (code) => process.exit(code) });
 
   for (const w of result.warnings) log.warn(w);
+  // The sandbox probe (one real run) goes on while the store opens; run_code joins the tools before
+  // any adapter starts, so the first message already sees it.
+  const probing = probeSandbox({ workspaceDir: config.files.workspaceDir, limits: sandboxLimits(config.files), clock: systemClock });
   try {
     core = await createCore({ config, log, tools: builtinTools() });
   } catch (err) {
     if (!isDataDirError(err)) throw err;
     process.stderr.write(`config error: ${dataDirError(config.dataDir, err)}\n`);
     process.exit(2);
+  }
+  const probe = await probing.catch((err: Error) => ({ ok: false as const, problem: `the sandbox check failed: ${err.message}` }));
+  if (!probe.ok) log.warn(`run_code is not offered: ${probe.problem}`);
+  else {
+    for (const u of probe.unavailable) log.warn(`run_code cannot run ${u.language}: ${u.problem}`);
+    core.registry.register(runCodeTool(probe.sandbox, { defaultTimeoutMs: config.files.codeTimeoutMs, memoryMb: config.files.codeMemoryMb }));
   }
   let ready = false;
   const adapters: Adapter[] = [];

@@ -50,6 +50,29 @@ export interface InboundMessage {
   fromBot?: boolean;
   /** When it was written (epoch ms), for context kept without an answer. */
   at?: number;
+  /** Files attached to the message, saved into the session's workspace before the turn. */
+  attachments?: InboundAttachment[];
+}
+
+/** A file attached to an inbound message, as the verified platform event describes it. */
+export interface InboundAttachment {
+  /** Platform id of the file (Slack F…, Discord attachment id). */
+  id: string;
+  name: string;
+  /** Size in bytes as the platform declared it (checked again while downloading). */
+  size: number;
+  mimeType?: string;
+  /** Where the adapter downloads it from; only the adapter that produced it interprets it. */
+  url: string;
+}
+
+/** A file the bot posts into a conversation (send_file). */
+export interface OutboundFile {
+  name: string;
+  data: Buffer;
+  /** Absolute host path (the terminal chat prints it instead of uploading). */
+  path: string;
+  comment?: string;
 }
 
 export interface ToolCall {

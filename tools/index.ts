@@ -8,10 +8,20 @@ import { memoryTools } from './memory.js';
 import { reminderTools } from './reminders.js';
 import { readChannelHistoryTool } from './read-channel-history.js';
 import { scheduleTools } from './schedules.js';
+import { fileTools } from './files.js';
+import { runCodeTool } from './run-code.js';
+import type { CodeSandbox } from '../src/sandbox/code-sandbox.js';
+
+export interface BuiltinToolOptions {
+  /** The sandbox that passed its start-up probe; without it run_code is not offered at all. */
+  sandbox?: CodeSandbox;
+  code?: { defaultTimeoutMs: number; memoryMb: number };
+}
 
 /** The built-in tool set, in the order the model sees them. Names are a stable contract (DESIGN.md). */
-export function builtinTools(): AnyTool[] {
-  return [getCurrentTime, calculator, fetchUrlTool, webSearchTool, sendWebhookTool, ...memoryTools, ...reminderTools, ...scheduleTools, readChannelHistoryTool];
+export function builtinTools(opts: BuiltinToolOptions = {}): AnyTool[] {
+  const code = opts.sandbox ? [runCodeTool(opts.sandbox, opts.code ?? { defaultTimeoutMs: 60_000, memoryMb: 512 })] : [];
+  return [getCurrentTime, calculator, fetchUrlTool, webSearchTool, sendWebhookTool, ...memoryTools, ...reminderTools, ...scheduleTools, readChannelHistoryTool, ...fileTools, ...code];
 }
 
 /** Tool settings that come from environment variables (merged under hermes.config.yaml's). */

@@ -47,6 +47,8 @@ export interface GatewayDeps {
   cluster?: ClusterOptions;
   /** Scheduled tasks, for `/hermes schedules` and `unschedule`. */
   schedules?: ScheduleStore;
+  /** Saves a message's attached files into the session's workspace before its turn (files-and-code). */
+  intake?(msg: InboundMessage, sessionId: string, port: OutboundPort | undefined): Promise<{ modelNote?: string; userNotice?: string }>;
 }
 
 export interface ClusterOptions {
@@ -231,7 +233,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
         if (gathered.messages.length) await deps.sessions.append(session.id, gathered.messages);
         await deps.context.clearNoted(msg, gathered.notedIds);
       }
-      await deps.sessions.append(session.id, [{ role: 'user', content: tagUserText(msg.conversation, msg.speaker, msg.text), speaker: msg.speaker, inboundId: msg.id }]);
+      const files = msg.attachments?.length && deps.intake ? await deps.intake(msg, session.id, portFor(msg.conversation)) : undefined;
+      if (files?.userNotice) await send(msg.conversation, files.userNotice, msg.replyTo);
+      const text = files?.modelNote ? `${msg.text}\n\n${files.modelNote}` : msg.text;
+      await deps.sessions.append(session.id, [{ role: 'user', content: tagUserText(msg.conversation, msg.speaker, text), speaker: msg.speaker, inboundId: msg.id }]);
       const state = newTurnState({ sessionId: session.id, conversation: msg.conversation, speaker: msg.speaker, isAdmin: isAdmin(msg.speaker), replyTo: msg.replyTo }, deps.clock.now());
       deps.turn.tracer.record({ type: 'turn_start', turnId: state.turnId, sessionId: session.id, platform: msg.conversation.platform, userKey: speakerKey(msg.speaker), text: msg.text });
       await drive(state);
@@ -295,7 +300,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         return 'ignored';
       }
       const max = deps.maxInboundChars ?? DEFAULT_MAX_INBOUND;
-      if (msg.text.trim() === '') {
+      if (msg.text.trim() === '' && !msg.attachments?.length) {
         await send(msg.conversation, 'Yes? Tell me what you need, or use `/hermes help`.', msg.replyTo);
         return 'queued';
       }

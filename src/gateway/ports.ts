@@ -1,5 +1,5 @@
 import type { ApprovalOutcome } from '../approvals/approval-outcome.js';
-import type { Conversation, InboundMessage, Platform, Speaker } from '../types.js';
+import type { Conversation, InboundAttachment, InboundMessage, OutboundFile, Platform, Speaker } from '../types.js';
 
 /** What an approval prompt shows. Buttons carry only `id`. */
 export interface ApprovalView {
@@ -99,6 +99,14 @@ export interface OutboundPort {
   mention(userId: string): string;
   /** Reading the conversation (thread context, channel history); absent where there is nothing to read. */
   readonly reader?: ConversationReader;
+  /** Posts a file into the conversation (Slack: into the thread; Discord: a reply with the file; terminal: its path). */
+  sendFile?(conversation: Conversation, file: OutboundFile, opts?: { replyTo?: string }): Promise<void>;
+  /**
+   * Opens the download of a file a verified event named. The adapter talks only to where the
+   * platform said the file is, and refuses a declared size over `maxBytes`; the caller counts
+   * the bytes again while saving them.
+   */
+  fetchAttachment?(attachment: InboundAttachment, opts: { maxBytes: number; signal: AbortSignal }): Promise<AsyncIterable<Uint8Array>>;
 }
 
 /** A `/hermes …` invocation as an adapter hands it over. */

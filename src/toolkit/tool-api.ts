@@ -12,6 +12,7 @@ export interface ConversationHistory {
   /** Recent messages, oldest first; `before` is a message id from an earlier read. Never throws. */
   read(opts: { limit: number; before?: string }): Promise<ContextRead>;
 }
+import type { SessionWorkspace } from '../workspace/workspace.js';
 
 export type ToolCategory = 'general' | 'memory' | 'network' | 'reminders' | 'schedules' | 'admin';
 
@@ -79,6 +80,10 @@ export interface ToolContext {
   /** Deployment-wide defaults tools may use. */
   defaults: { timezone: string };
   log: Logger;
+  /** The session's folder; absent where a tool runs outside any session. */
+  workspace?: SessionWorkspace;
+  /** Posts a file into the conversation the request came from; absent where the platform cannot. */
+  sendFile?(file: { name: string; data: Buffer; path: string; comment?: string }): Promise<void>;
 }
 
 /**
