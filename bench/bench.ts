@@ -9,9 +9,10 @@ import { runThroughput, type ThroughputResult, type ThroughputSizes } from './th
 import { runInstances, type InstancesResult } from './instances.js';
 import { runTokens, type TokenResult, type TokenSizes } from './tokens.js';
 import { evaluateGoals, type Goal } from './goals.js';
+import { runSandboxStartup, type SandboxSizes, type SandboxStartupResult } from './sandbox-startup.js';
 
-export type Section = 'overhead' | 'throughput' | 'tokens' | 'store' | 'instances';
-export const SECTIONS: Section[] = ['overhead', 'throughput', 'tokens', 'store', 'instances'];
+export type Section = 'overhead' | 'throughput' | 'tokens' | 'store' | 'instances' | 'sandbox';
+export const SECTIONS: Section[] = ['overhead', 'throughput', 'tokens', 'store', 'instances', 'sandbox'];
 
 export interface BenchSizes {
   overhead: OverheadSizes;
@@ -20,6 +21,7 @@ export interface BenchSizes {
   store: StoreSizes;
   /** Section 5: the throughput test per store setup (SQLite; PostgreSQL with one and two instances). */
   instances: ThroughputSizes;
+  sandbox: SandboxSizes;
 }
 
 /** Sized for ~10 minutes on a 2-core machine. */
@@ -29,6 +31,7 @@ export const FULL: BenchSizes = {
   tokens: { turns: 200, peerTurns: 60, contextTokens: 8000 },
   store: { users: 100, factsPerUser: 50, reads: 10_000, rawWrites: 3000, starts: 5 },
   instances: { sessions: [1, 50], rounds: (n) => (n <= 1 ? 20 : 6), modelLatencyMs: 200 },
+  sandbox: { runs: 60 },
 };
 
 /** A smoke run of about a minute. */
@@ -38,6 +41,7 @@ export const QUICK: BenchSizes = {
   tokens: { turns: 60, peerTurns: 8, contextTokens: 8000 },
   store: { users: 10, factsPerUser: 20, reads: 500, rawWrites: 300, starts: 1 },
   instances: { sessions: [1, 50], rounds: (n) => (n <= 1 ? 5 : 2), modelLatencyMs: 200 },
+  sandbox: { runs: 15 },
 };
 
 export interface BenchResult {
@@ -53,6 +57,7 @@ export interface BenchResult {
   tokens?: TokenResult;
   store?: StoreResult;
   instances?: InstancesResult;
+  sandbox?: SandboxStartupResult;
   goals: Goal[];
   errors: string[];
   notes: string[];
@@ -108,7 +113,8 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   result.tokens = await guard('tokens', () => runTokens(opts.sizes.tokens, peers, log));
   result.store = await guard('store', () => runStoreAndStart(opts.sizes.store, log));
   result.instances = await guard('instances', () => runInstances(opts.sizes.instances, log));
-  for (const part of [result.overhead, result.throughput, result.tokens, result.store, result.instances]) errors.push(...(part?.errors ?? []));
+  result.sandbox = await guard('sandbox', () => runSandboxStartup(opts.sizes.sandbox, log));
+  for (const part of [result.overhead, result.throughput, result.tokens, result.store, result.instances, result.sandbox]) errors.push(...(part?.errors ?? []));
   result.goals = evaluateGoals(result);
   result.durationS = Math.round((Date.now() - started) / 100) / 10;
 

@@ -92,6 +92,18 @@ export function renderMarkdown(r: BenchResult): string {
     out.push('');
   }
 
+  if (r.sandbox && r.sandbox.rows.length) {
+    const b = r.sandbox;
+    out.push(`#### 6. run_code start-up overhead (spawn to first line of output; ${b.sizes.runs} runs each, interleaved${b.runAsRoot ? '; bot as root, so bwrap runs as uid 65534' : ''})`);
+    out.push('');
+    out.push('| language | how | runs | p50 ms | p99 ms |');
+    out.push('|---|---|---:|---:|---:|');
+    for (const x of b.rows) out.push(`| ${x.language} | ${x.how} | ${x.runs} | ${x.p50Ms} | ${x.p99Ms} |`);
+    out.push('');
+    out.push('"sandboxed" is bwrap with every limit of a real call, from spawn to the first stdout byte; "plain spawn" is the same interpreter started directly; "whole run_code call" adds the workspace snapshots before and after and the hand-over to the sandbox user.');
+    out.push('');
+  }
+
   out.push('#### Goals');
   out.push('');
   out.push('| goal | status | numbers |');

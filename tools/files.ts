@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../src/toolkit/tool-api.js';
-import { wrapOutsideText } from '../src/safety/outside-text.js';
 import { formatBytes } from '../src/workspace/file-kind.js';
 import { ATTACHMENTS_DIR, type SessionWorkspace } from '../src/workspace/workspace.js';
 
 /**
  * The session's workspace as the model sees it: list_files, read_file, write_file and send_file.
+ * Effects (src/safety/outside-gate.ts): reading, listing and writing inside the session's own folder
+ * are 'none'; send_file is 'outward'.
  * Every path is workspace-relative and checked in src/workspace (no `..`, no absolute paths, no
  * symlinks leaving it); the refusal reasons come from there and reach the model as the error.
  */
@@ -65,7 +66,9 @@ export const readFileTool = defineTool({
     const more = end < r.totalChars ? ` Showing characters ${r.offset}-${end} of ${r.totalChars}; read on with offset=${end}.` : r.offset > 0 ? ` Showing characters ${r.offset}-${end} (the end).` : '';
     const header = `${r.rel} (${r.file.label}, ${formatBytes(r.bytes)}, ${r.totalChars} characters).${more}`;
     if (!ws.isAttachment(r.rel)) return `${header}\n${r.text}`;
-    return `${header}\n${wrapOutsideText(r.text, { source: `attached file ${r.rel}` })}`;
+    // An attachment's text is outside text: the executor wraps it as untrusted data, and the turn
+    // then counts as having read outside text (durable and outward calls ask first).
+    return { summary: `${header}\n${r.text}`, outsideSource: `attached file ${r.rel}` };
   },
 });
 
@@ -98,6 +101,8 @@ export const sendFileTool = defineTool({
     comment: z.string().max(2_000).optional().describe('A short message to go with the file'),
   }),
   sideEffects: true,
+  // It sends data out of the bot: after outside text (an attachment, a page) it asks a person first.
+  effect: 'outward',
   async run(args, ctx) {
     const ws = workspaceOf(ctx);
     if (!ctx.sendFile) throw new Error('this conversation cannot receive files');

@@ -45,7 +45,7 @@ export async function createDiscordAdapter(opts: DiscordAdapterOptions): Promise
   const connectOptions: ConnectOptions = { token: opts.config.token, apiUrl: opts.config.apiUrl, log, ...opts.timing };
   const client = createClient(connectOptions);
   const reader = createDiscordReader({ rest: client.rest, log, botId: () => client.user?.id });
-  const port = createDiscordPort(client.rest, log, opts.timing?.typingRenewMs, reader);
+  const port = createDiscordPort(client.rest, log, opts.timing?.typingRenewMs, reader, opts.config.apiUrl);
   opts.gateway.registerPort(port);
   let live: Client | null = null;
 

@@ -1,5 +1,6 @@
 import { MessageType, type Message, type User } from 'discord.js';
 import type { Conversation, InboundMessage, Speaker } from '../../src/types.js';
+import { attachmentsOf } from './discord-files.js';
 
 /**
  * Discord message → InboundMessage. Who spoke, where, and whether the bot was mentioned all come
@@ -27,6 +28,7 @@ export function toInbound(message: Message, botId: string): InboundMessage | nul
   const referenceId = message.reference?.messageId;
   const others = [...message.mentions.users.keys()].some((id) => id !== botId);
 
+  const attachments = attachmentsOf(message);
   return {
     id: message.id,
     conversation,
@@ -39,6 +41,7 @@ export function toInbound(message: Message, botId: string): InboundMessage | nul
     ...(referenceId && { referenceId }),
     ...(!mentioned && others && { mentionsOthers: true }),
     ...(fromBot && { fromBot: true }),
+    ...(attachments.length && { attachments }),
   };
 }
 

@@ -5,6 +5,7 @@ import type { Logger } from '../../src/log.js';
 import type { Conversation } from '../../src/types.js';
 import { splitMessage } from './chunk.js';
 import { approvalMessages, mention, resolvedApprovalMessage, textMessage } from './render.js';
+import { createDiscordFiles } from './discord-files.js';
 
 /**
  * The gateway's way out to Discord. It talks REST with channel ids only, never with cached channel
@@ -25,8 +26,9 @@ export interface DiscordPort extends OutboundPort {
   stopAll(): void;
 }
 
-export function createDiscordPort(rest: REST, log: Logger, typingRenewMs = TYPING_RENEW_MS, reader?: ConversationReader): DiscordPort {
+export function createDiscordPort(rest: REST, log: Logger, typingRenewMs = TYPING_RENEW_MS, reader?: ConversationReader, apiUrl?: string): DiscordPort {
   const typingLoops = new Set<() => void>();
+  const files = createDiscordFiles(rest, apiUrl);
 
   const post = async (channelId: string, body: object): Promise<APIMessage> =>
     (await rest.post(Routes.channelMessages(channelId), { body })) as APIMessage;
@@ -34,6 +36,8 @@ export function createDiscordPort(rest: REST, log: Logger, typingRenewMs = TYPIN
   return {
     platform: 'discord',
     ...(reader && { reader }),
+    fetchAttachment: files.fetchAttachment,
+    sendFile: files.sendFile,
 
     async sendText(conversation: Conversation, markdown: string, opts?: { replyTo?: string; notify?: string }): Promise<void> {
       const parts = splitMessage(markdown);

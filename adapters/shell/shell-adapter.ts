@@ -125,6 +125,10 @@ export function createShellAdapter(opts: ShellAdapterOptions): Adapter & { notic
     async showProgress(_c, note) {
       output(`… ${note}`);
     },
+    // The terminal is on the same machine: the file is already there, so its path is the delivery.
+    async sendFile(_c, file) {
+      out(`hermes> (file) ${file.path}${file.comment ? ` — ${file.comment}` : ''}`);
+    },
     mention: (userId) => `@${userId}`,
   };
   opts.gateway.registerPort(port);

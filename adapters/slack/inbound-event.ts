@@ -13,6 +13,7 @@
  */
 import type { Conversation, InboundMessage } from '../../src/types.js';
 import { mentionedUserIds, mentionsUser } from './inbound-text.js';
+import { attachmentsOf, type SlackFile } from './slack-files.js';
 
 /** The fields we read from `app_mention` and `message` events (both have this shape on the wire). */
 export interface SlackMessageLike {
@@ -32,6 +33,8 @@ export interface SlackMessageLike {
   /** message_deleted (and message_changed): the message as it was. */
   previous_message?: { ts?: string; thread_ts?: string };
   deleted_ts?: string;
+  /** Files shared with the message (subtype file_share, or an app_mention that carries files). */
+  files?: SlackFile[];
 }
 
 export type EventVerdict =
@@ -59,6 +62,7 @@ export function classifyEvent(ev: SlackMessageLike, workspaceId: string, botUser
   else return { kind: 'skip', reason: 'channel_top_level' };
 
   const conversation: Conversation = { platform: 'slack', workspaceId, channelId: ev.channel, threadId, isDm };
+  const attachments = attachmentsOf(ev.files);
   return {
     kind: 'forward',
     rawText,
@@ -71,6 +75,7 @@ export function classifyEvent(ev: SlackMessageLike, workspaceId: string, botUser
       at: Math.round(Number(ev.ts) * 1000),
       ...(inThread && { hasEarlier: true }),
       ...(!mentioned && mentionedUserIds(rawText, botUserId).length > 0 && { mentionsOthers: true }),
+      ...(attachments.length && { attachments }),
     },
   };
 }

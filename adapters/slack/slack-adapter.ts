@@ -83,7 +83,7 @@ export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<Sla
 
   const names = createUserNames(client, log);
   const reader = createSlackReader({ client, names, log, botUserId: identity.botUserId, botId: identity.botId, ...(opts.maxRateLimitWaitMs !== undefined && { maxRateLimitWaitMs: opts.maxRateLimitWaitMs }) });
-  const port = createSlackPort({ client, log, reader });
+  const port = createSlackPort({ client, log, reader, botToken: config.botToken, apiUrl: config.apiUrl });
   gateway.registerPort(port);
   const deps = { gateway, log, teamId: identity.teamId };
   registerInbound(app, { ...deps, dedupe: createEventDedupe(store, log), names, botUserId: identity.botUserId, botId: identity.botId });

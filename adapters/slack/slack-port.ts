@@ -14,6 +14,7 @@ import { approvalBlocks, approvalFallbackText, resolvedBlocks } from './approval
 import { chunkMrkdwn } from './chunk.js';
 import { renderMrkdwn } from './render-mrkdwn.js';
 import { describeSlackError, honouringRateLimits, type Sleep } from './slack-calls.js';
+import { createSlackFiles } from './slack-files.js';
 
 export const WORKING_REACTION = 'hourglass_flowing_sand';
 
@@ -21,14 +22,17 @@ export function slackMention(userId: string): string {
   return `<@${userId}>`;
 }
 
-export function createSlackPort(deps: { client: webApi.WebClient; log: Logger; sleep?: Sleep; reader?: ConversationReader }): OutboundPort {
+export function createSlackPort(deps: { client: webApi.WebClient; log: Logger; sleep?: Sleep; reader?: ConversationReader; botToken?: string; apiUrl?: string }): OutboundPort {
   const { client, log } = deps;
   const call = <T>(fn: () => Promise<T>) => honouringRateLimits(fn, deps.sleep);
+  const files = createSlackFiles({ client, botToken: deps.botToken ?? '', apiUrl: deps.apiUrl, sleep: deps.sleep });
 
   return {
     platform: 'slack',
     mention: slackMention,
     ...(deps.reader && { reader: deps.reader }),
+    fetchAttachment: files.fetchAttachment,
+    sendFile: (conversation, file) => files.sendFile(conversation, { ...file, ...(file.comment && { comment: renderMrkdwn(file.comment) }) }),
 
     async sendText(conversation, markdown) {
       const parts = chunkMrkdwn(renderMrkdwn(markdown));

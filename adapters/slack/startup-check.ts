@@ -31,6 +31,8 @@ const RECOMMENDED: Record<string, string> = {
   'reactions:write': 'show the working reaction',
   'users:read': 'show people\'s names to the model (in requests, thread context and channel history)',
   commands: 'use /hermes',
+  'files:read': 'read files people attach',
+  'files:write': 'send files (send_file)',
 };
 
 export const EVENTS_REMINDER =

@@ -235,7 +235,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
       }
       const files = msg.attachments?.length && deps.intake ? await deps.intake(msg, session.id, portFor(msg.conversation)) : undefined;
       if (files?.userNotice) await send(msg.conversation, files.userNotice, msg.replyTo);
-      const text = files?.modelNote ? `${msg.text}\n\n${files.modelNote}` : msg.text;
+      const said = msg.text.trim() === '' ? '(sent only files)' : msg.text;
+      const text = files?.modelNote ? `${said}\n\n${files.modelNote}` : said;
       await deps.sessions.append(session.id, [{ role: 'user', content: tagUserText(msg.conversation, msg.speaker, text), speaker: msg.speaker, inboundId: msg.id }]);
       const state = newTurnState({ sessionId: session.id, conversation: msg.conversation, speaker: msg.speaker, isAdmin: isAdmin(msg.speaker), replyTo: msg.replyTo }, deps.clock.now());
       deps.turn.tracer.record({ type: 'turn_start', turnId: state.turnId, sessionId: session.id, platform: msg.conversation.platform, userKey: speakerKey(msg.speaker), text: msg.text });

@@ -47,6 +47,8 @@ export interface RunResult {
   stdout: string;
   stderr: string;
   durationMs: number;
+  /** From spawning the sandbox to the first byte of stdout (the bench's start-up overhead). */
+  firstOutputMs?: number;
   timedOut: boolean;
   stoppedFor?: StopReason;
   files: { created: string[]; changed: string[]; deleted: string[]; truncated: boolean };
@@ -97,6 +99,7 @@ export function createCodeSandbox(opts: CodeSandboxOptions): CodeSandbox {
         stdout: outcome.stdout.text(),
         stderr: outcome.stderr.text(),
         durationMs,
+        ...(outcome.firstOutputMs !== undefined && { firstOutputMs: outcome.firstOutputMs }),
         timedOut: outcome.stoppedFor === 'timeout',
         ...(outcome.stoppedFor && { stoppedFor: outcome.stoppedFor }),
         files,
@@ -111,6 +114,7 @@ interface SpawnOutcome {
   exitCode: number | null;
   signal?: string;
   stoppedFor?: StopReason;
+  firstOutputMs?: number;
   stdout: HeadTail;
   stderr: HeadTail;
   raw: { stdout: Buffer[]; stderr: Buffer[] };
@@ -121,6 +125,8 @@ function spawnBwrap(opts: CodeSandboxOptions, runAs: CodeSandboxOptions['runAs']
   const limits = { ...opts.limits, cpuSeconds: Math.ceil(req.timeoutMs / 1000) + 1 };
   const args = bwrapArgs(opts.layout, { workspace: root, language: req.language, limits });
   return new Promise((resolve, reject) => {
+    const spawnedAt = performance.now();
+    let firstOutputMs: number | undefined;
     const child = spawn(opts.layout.bwrap, args, {
       cwd: '/',
       // bwrap clears the environment for the code anyway (--clearenv); it gets none of ours either.
@@ -144,6 +150,9 @@ function spawnBwrap(opts: CodeSandboxOptions, runAs: CodeSandboxOptions['runAs']
       if (outputBytes <= OUTPUT_STOP_BYTES) keep.push(chunk);
       else stop('output');
     };
+    child.stdout!.once('data', () => {
+      firstOutputMs = performance.now() - spawnedAt;
+    });
     child.stdout!.on('data', collect(stdout, raw.stdout));
     child.stderr!.on('data', collect(stderr, raw.stderr));
 
@@ -184,7 +193,7 @@ function spawnBwrap(opts: CodeSandboxOptions, runAs: CodeSandboxOptions['runAs']
       }
       // bwrap reports a child killed by a signal as 128 + its number.
       const bySignal = code !== null && code > 128 && code < 160 ? signalName(code - 128) : undefined;
-      resolve({ exitCode: code, ...((signal ?? bySignal) && { signal: signal ?? bySignal }), stoppedFor, stdout, stderr, raw });
+      resolve({ exitCode: code, ...((signal ?? bySignal) && { signal: signal ?? bySignal }), stoppedFor, firstOutputMs, stdout, stderr, raw });
     });
   });
 }

@@ -1,4 +1,4 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../clock.js';
 import { openWorkspace } from '../workspace/workspace.js';
@@ -7,8 +7,8 @@ import { createCodeSandbox, defaultRunAs, SandboxStartError, type CodeSandbox } 
 import { discoverLayout } from './layout.js';
 
 /**
- * Can run_code be offered here? Answered once at start by really running one line of each language
- * in the sandbox, exactly as a tool call would. When it cannot, `run_code` is not offered at all
+ * Can run_code be offered here? Answered once at start by really running one line in the sandbox,
+ * exactly as a tool call would. When it cannot, `run_code` is not offered at all
  * and the log says what to install or enable — there is no unsandboxed fallback.
  */
 
@@ -23,7 +23,6 @@ const ENABLE_USERNS =
   'on Ubuntu 23.10+ also kernel.apparmor_restrict_unprivileged_userns=0 (or an AppArmor profile allowing userns for bwrap). ' +
   'In Docker, run the container with --security-opt seccomp=unconfined --security-opt apparmor=unconfined ' +
   '(or a seccomp profile that allows clone/unshare with CLONE_NEWUSER); Kubernetes: the same through the pod\'s securityContext. See docs/files-and-code.md';
-const PROBE_LINE: Record<Language, string> = { python: 'print("ok")', javascript: 'console.log("ok")', bash: 'echo ok' };
 
 export async function probeSandbox(opts: { workspaceDir: string; limits: SandboxLimits; clock: Clock; bwrap?: string; searchPath?: string; timeoutMs?: number }): Promise<SandboxProbe> {
   const { layout, missing } = await discoverLayout({ bwrap: opts.bwrap, searchPath: opts.searchPath });
@@ -34,28 +33,45 @@ export async function probeSandbox(opts: { workspaceDir: string; limits: Sandbox
   const sandbox = createCodeSandbox({ layout, limits: opts.limits, clock: opts.clock });
   const dir = path.join(opts.workspaceDir, `.probe-${process.pid}`);
   const unavailable: Array<{ language: Language; problem: string }> = [];
+  // One real run proves bwrap, user namespaces, prlimit and the workspace folder; it is kept to one
+  // (bash, the quickest) because the bot waits for it at start. The other interpreters are checked
+  // without running them.
   try {
     await mkdir(opts.workspaceDir, { recursive: true, mode: 0o711 });
     const workspace = openWorkspace(dir, { quotaBytes: 1024 * 1024, maxFileBytes: 1024 * 1024 });
-    for (const language of ['bash', 'python', 'javascript'] as const) {
-      if (!layout.interpreters[language]) {
-        unavailable.push({ language, problem: language === 'python' ? 'python3 is not installed: apt-get install python3' : `no ${language} interpreter found` });
-        continue;
-      }
-      try {
-        const r = await sandbox.run({ workspace, language, code: PROBE_LINE[language], timeoutMs: opts.timeoutMs ?? 15_000 });
-        if (r.exitCode !== 0 || r.stdout.trim() !== 'ok') unavailable.push({ language, problem: `a test run failed (exit ${r.exitCode}): ${(r.stderr || r.stdout).trim().slice(0, 300)}` });
-      } catch (err) {
-        if (!(err instanceof SandboxStartError)) throw err;
-        return { ok: false, problem: explain(err.message, opts.workspaceDir) };
-      }
+    if (!layout.interpreters.bash) return { ok: false, problem: 'bash was not found in /usr/bin or /bin: install bash' };
+    try {
+      const r = await sandbox.run({ workspace, language: 'bash', code: 'echo ok', timeoutMs: opts.timeoutMs ?? 15_000 });
+      if (r.exitCode !== 0 || r.stdout.trim() !== 'ok') return { ok: false, problem: `a test run in the sandbox failed (exit ${r.exitCode}): ${(r.stderr || r.stdout).trim().slice(0, 300)}` };
+    } catch (err) {
+      if (!(err instanceof SandboxStartError)) throw err;
+      return { ok: false, problem: explain(err.message, opts.workspaceDir) };
     }
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+  if (!layout.interpreters.python) unavailable.push({ language: 'python', problem: 'python3 is not installed: apt-get install python3' });
+  const runAs = defaultRunAs();
+  for (const bind of layout.extraBinds) {
+    if (runAs && !(await readableByOthers(bind.host))) {
+      unavailable.push({ language: 'javascript', problem: `the bot runs as root and node (${bind.host}) is in a folder other users cannot read, so the sandbox user cannot run it: install node under /usr (e.g. the nodejs package) or run the bot as a non-root user` });
+    }
+  }
   const languages = sandbox.languages.filter((l) => !unavailable.some((u) => u.language === l));
-  if (languages.length === 0) return { ok: false, problem: `no language could run in the sandbox: ${unavailable.map((u) => `${u.language}: ${u.problem}`).join('; ')}` };
   return { ok: true, sandbox: { languages, run: sandbox.run }, unavailable };
+}
+
+/** Whether a user other than the owner can reach and read `file` (every folder above it searchable). */
+async function readableByOthers(file: string): Promise<boolean> {
+  try {
+    if (((await stat(file)).mode & 0o005) !== 0o005) return false;
+    for (let dir = path.dirname(file); ; dir = path.dirname(dir)) {
+      if (((await stat(dir)).mode & 0o001) === 0) return false;
+      if (dir === path.dirname(dir)) return true;
+    }
+  } catch {
+    return false;
+  }
 }
 
 /** bwrap's own error → the fix a person can apply. */

@@ -97,9 +97,9 @@ export async function saveAttachments(opts: {
 async function freePath(workspace: SessionWorkspace, name: string, size: number): Promise<string> {
   const ext = path.extname(name);
   const stem = name.slice(0, name.length - ext.length);
+  const listed = await workspace.list(ATTACHMENTS_DIR).catch(() => ({ entries: [] }));
   for (let n = 1; n <= 100; n++) {
     const rel = `${ATTACHMENTS_DIR}/${n === 1 ? name : `${stem}-${n}${ext}`}`;
-    const listed = await workspace.list(ATTACHMENTS_DIR).catch(() => ({ entries: [] }));
     const existing = listed.entries.find((e) => e.rel === rel);
     // The same name and size again is the same file delivered again (a redelivery after a restart).
     if (!existing || (existing.type === 'file' && existing.size === size)) return rel;

@@ -14,6 +14,7 @@ const TINY: BenchSizes = {
   tokens: { turns: 14, peerTurns: 2, contextTokens: 2500 },
   store: { users: 3, factsPerUser: 4, reads: 20, rawWrites: 20, starts: 1 },
   instances: { sessions: [2], rounds: () => 2, modelLatencyMs: 50 },
+  sandbox: { runs: 2 },
 };
 
 describe('npm run bench (hermes-only, tiny)', () => {
@@ -68,6 +69,17 @@ describe('npm run bench (hermes-only, tiny)', () => {
     expect(store.coldStart!.runs).toBe(1);
     expect(store.coldStart!.healthzMsMedian).toBeGreaterThan(0);
 
+    // The run_code start-up section needs the real sandbox (bwrap), as CI has.
+    const sandbox = result.sandbox!;
+    expect(sandbox.rows.map((r) => `${r.language} ${r.how}`)).toEqual([
+      'python sandboxed (bwrap)', 'python plain spawn', 'python whole run_code call',
+      'bash sandboxed (bwrap)', 'bash plain spawn', 'bash whole run_code call',
+    ]);
+    for (const r of sandbox.rows) {
+      expect(r.runs).toBe(2);
+      expect(r.p50Ms).toBeGreaterThan(0);
+    }
+
     expect(result.goals.map((g) => g.status)).toEqual(['not measured', 'not measured', 'not measured', 'not measured', 'met', 'not measured']);
 
     // PostgreSQL comes from the test run (HERMES_TEST_PG_URL, started by the global setup or CI).
@@ -87,5 +99,6 @@ describe('npm run bench (hermes-only, tiny)', () => {
     expect(md).toContain('| hermes-agent (gateway) |');
     expect(md).toContain('#### Goals');
     expect(md).toContain('| PostgreSQL, 2 instances | 2 |');
+    expect(md).toContain('#### 6. run_code start-up overhead');
   }, 180_000);
 });

@@ -5,6 +5,7 @@ import {
   ChannelType,
   GatewayDispatchEvents,
   type APIApplicationCommand,
+  type APIAttachment,
   type APITextChannel,
   type APIChannel,
   type APIMessage,
@@ -41,7 +42,9 @@ export interface FakeDiscord {
   /** Messages the bot posted or edited, by id. */
   messages: Map<string, APIMessage>;
   commands: { global: APIApplicationCommand[]; guild: Map<string, APIApplicationCommand[]> };
-  sendGuildMessage(opts: { author: APIUser; content: string; mentionBot?: boolean; channelId?: string; replyTo?: string; mentions?: APIUser[] }): string;
+  sendGuildMessage(opts: { author: APIUser; content: string; mentionBot?: boolean; channelId?: string; replyTo?: string; mentions?: APIUser[]; attachments?: APIAttachment[] }): string;
+  /** Serves a file on the fake CDN and returns the attachment object a message carries. */
+  cdnFile(name: string, data: Buffer, contentType: string): APIAttachment;
   /** A message that was posted before (no gateway event): history reads and message fetches return it. */
   seedMessage(opts: { channelId: string; author: APIUser; content?: string; replyTo?: string; extra?: Partial<APIMessage> }): string;
   /** A thread that already exists (with a GUILD_CREATE-independent THREAD_CREATE), so its history can be seeded. */
@@ -82,6 +85,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     channelLog: new Map(),
     nicks: new Map(),
     noHistory: new Set(),
+    cdn: new Map(),
     channel: (id): APIChannel | undefined => {
       const c = channels.find((x) => x.id === id) ?? threads.get(id);
       if (c) return c;
@@ -143,10 +147,10 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     messages: state.messages,
     commands: state.commands,
 
-    sendGuildMessage({ author, content, mentionBot, channelId: ch, replyTo, mentions: others }) {
+    sendGuildMessage({ author, content, mentionBot, channelId: ch, replyTo, mentions: others, attachments }) {
       const id = snowflake();
       const mentions = [...(mentionBot ? [botUser] : []), ...(others ?? [])];
-      const payload = messageCreate({ id, channelId: ch ?? channelId, guildId, author, content: mentionPrefix(mentionBot) + content, mentions, ...(replyTo && { replyTo }) });
+      const payload = messageCreate({ id, channelId: ch ?? channelId, guildId, author, content: mentionPrefix(mentionBot) + content, mentions, ...(replyTo && { replyTo }), attachments });
       logMessage(state, payload);
       gateway.dispatch(GatewayDispatchEvents.MessageCreate, payload);
       return id;
@@ -171,6 +175,13 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
 
     denyHistory(ch) {
       state.noHistory.add(ch);
+    },
+
+    cdnFile(name, data, contentType) {
+      const id = snowflake();
+      state.cdn.set(id, { data, contentType });
+      const url = `http://127.0.0.1:${port}/cdn/attachments/${id}/${encodeURIComponent(name)}`;
+      return { id, filename: name, size: data.length, url, proxy_url: url, content_type: contentType };
     },
 
     sendDm({ author, content }) {

@@ -21,6 +21,8 @@ export interface RestCall {
   at: number;
   /** What the fake answered (for POSTs that create messages: the message). */
   response?: unknown;
+  /** Files of a multipart upload (a message with attachments). */
+  files?: Array<{ name: string; data: Buffer }>;
 }
 
 export interface RestState {
@@ -42,6 +44,8 @@ export interface RestState {
   noHistory: Set<string>;
   /** When set, REST calls without `Authorization: Bot <token>` get 401 like Discord's. */
   token?: string;
+  /** Files served under /cdn/attachments/:id/:name (what attachment URLs point at). */
+  cdn: Map<string, { data: Buffer; contentType: string }>;
 }
 
 type Json = Record<string, unknown>;
@@ -49,11 +53,18 @@ type Json = Record<string, unknown>;
 export async function handleRest(state: RestState, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://fake');
   const method = req.method ?? 'GET';
-  const raw = await readBody(req);
-  const body: unknown = raw ? JSON.parse(raw) : null;
+  const bytes = await readBody(req);
+  if (method === 'GET' && url.pathname.startsWith('/cdn/attachments/')) {
+    const file = state.cdn.get(url.pathname.split('/')[3] ?? '');
+    if (!file) return send(res, 404, { message: 'not found', code: 0 });
+    res.writeHead(200, { 'content-type': file.contentType, 'content-length': String(file.data.length) });
+    res.end(file.data);
+    return;
+  }
+  const { body, files } = await parseBody(bytes, String(req.headers['content-type'] ?? ''));
   if (!url.pathname.startsWith('/api/v10/')) return send(res, 404, { message: '404: Not Found', code: 0 });
   const path = decodeURIComponent(url.pathname.slice('/api/v10'.length));
-  const call: RestCall = { method, path, query: Object.fromEntries(url.searchParams), body, at: Date.now() };
+  const call: RestCall = { method, path, query: Object.fromEntries(url.searchParams), body, at: Date.now(), ...(files.length && { files }) };
   const reply = (status: number, payload?: unknown): void => {
     call.response = payload;
     state.calls.push(call);
@@ -175,11 +186,24 @@ function registered(c: Json, applicationId: string, guildId: string | undefined)
   return { ...c, id: snowflake(), application_id: applicationId, version: snowflake(), default_member_permissions: null, ...(guildId && { guild_id: guildId }) } as unknown as APIApplicationCommand;
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+/** JSON, or multipart/form-data as discord.js sends files: payload_json plus files[n]. */
+async function parseBody(bytes: Buffer, contentType: string): Promise<{ body: unknown; files: Array<{ name: string; data: Buffer }> }> {
+  if (!contentType.startsWith('multipart/form-data')) return { body: bytes.length ? JSON.parse(bytes.toString('utf8')) : null, files: [] };
+  const form = await new Response(new Uint8Array(bytes), { headers: { 'content-type': contentType } }).formData();
+  const files: Array<{ name: string; data: Buffer }> = [];
+  let body: unknown = null;
+  for (const [key, value] of form.entries()) {
+    if (key === 'payload_json' && typeof value === 'string') body = JSON.parse(value);
+    else if (typeof value !== 'string') files.push({ name: value.name, data: Buffer.from(await value.arrayBuffer()) });
+  }
+  return { body, files };
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
 }

@@ -18,6 +18,7 @@ import {
   InteractionType,
   Locale,
   MessageType,
+  type APIAttachment,
   type APIChatInputApplicationCommandInteraction,
   type APITextChannel,
   type APIInteractionGuildMember,
@@ -132,6 +133,7 @@ export interface IncomingMessage {
   dm?: boolean;
   /** The message this one replies to (a Discord reply). */
   replyTo?: string;
+  attachments?: APIAttachment[];
 }
 
 export function messageCreate(m: IncomingMessage): GatewayMessageCreateDispatchData {
@@ -150,7 +152,7 @@ export function messageCreate(m: IncomingMessage): GatewayMessageCreateDispatchD
     mention_everyone: false,
     mentions: m.mentions,
     mention_roles: [],
-    attachments: [],
+    attachments: m.attachments ?? [],
     embeds: [],
     pinned: false,
     type: m.replyTo ? MessageType.Reply : MessageType.Default,

@@ -42,8 +42,30 @@ export interface FakeSlackOptions {
 
 export const FULL_SCOPES = [
   'app_mentions:read', 'chat:write', 'im:history', 'im:read', 'channels:history', 'groups:history', 'mpim:history',
-  'reactions:write', 'users:read', 'commands',
+  'reactions:write', 'users:read', 'commands', 'files:read', 'files:write',
 ];
+
+/** A file as a Slack event's files[] carries it (the fields the bot reads). */
+export interface FakeSlackFile {
+  id: string;
+  name: string;
+  title: string;
+  mimetype: string;
+  size: number;
+  mode: 'hosted';
+  url_private: string;
+  url_private_download: string;
+}
+
+/** A file the bot uploaded (getUploadURLExternal → POST bytes → completeUploadExternal). */
+export interface FakeUpload {
+  id: string;
+  name: string;
+  data: Buffer;
+  channel?: string;
+  thread_ts?: string;
+  comment?: string;
+}
 
 export interface FakeSlack {
   url: string;
@@ -83,6 +105,15 @@ export interface FakeSlack {
   sendEvent(target: string, event: Record<string, unknown>, opts?: { eventId?: string; retryNum?: number; secret?: string; skewS?: number }): Promise<Response>;
   sendCommand(target: string, cmd: { text: string; userId: string; channelId: string; userName?: string }): Promise<{ status: number; responseId: string }>;
   sendClick(target: string, click: Click): Promise<Response>;
+  /**
+   * Hosts a file the bot may download with its token (GET url_private_download). `redirectTo`
+   * answers 302 there instead; `omitLength` sends no Content-Length (chunked).
+   */
+  addFile(opts: { name: string; data: Buffer; mimetype?: string; redirectTo?: string; omitLength?: boolean }): FakeSlackFile;
+  /** File downloads the bot made (with the token they carried). */
+  downloads: Array<{ fileId: string; token: string | undefined }>;
+  /** Files uploaded and completed into a conversation, in order. */
+  uploads(): FakeUpload[];
   /** Open Socket Mode connections (after apps.connections.open + hello). */
   socketCount(): number;
   /** Pushes an Events API envelope over Socket Mode; resolves when the app acknowledges it. */
@@ -116,6 +147,11 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
   const calls: ApiCall[] = [];
   const responses: ResponseUrlPost[] = [];
   const sockets = new Set<Socket>();
+  const hosted = new Map<string, { name: string; data: Buffer; redirectTo?: string; omitLength?: boolean }>();
+  const uploaded = new Map<string, FakeUpload>();
+  const completed: FakeUpload[] = [];
+  const downloads: Array<{ fileId: string; token: string | undefined }> = [];
+  let fileCounter = 0;
   let tsCounter = 0;
   let eventCounter = 0;
   let responseCounter = 0;
@@ -147,7 +183,16 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
 
   async function route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0]!;
-    const raw = await readBody(req);
+    const bytes = await readBody(req);
+    const raw = bytes.toString('utf8');
+    if (path.startsWith('/files/')) return serveFile(path, req, res);
+    if (path.startsWith('/upload/')) {
+      const entry = uploaded.get(path.slice('/upload/'.length));
+      if (!entry) return json(res, 404, { ok: false, error: 'unknown_upload' });
+      entry.data = bytes;
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('OK - ' + bytes.length);
+      return;
+    }
     if (path.startsWith('/response/')) {
       responses.push({ id: path.slice('/response/'.length), body: JSON.parse(raw || '{}') as Record<string, unknown> });
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
@@ -187,9 +232,35 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     return answer(call, res);
   }
 
+  function serveFile(path: string, req: http.IncomingMessage, res: http.ServerResponse): void {
+    const id = path.split('/')[2] ?? '';
+    const file = hosted.get(id);
+    const auth = req.headers.authorization;
+    downloads.push({ fileId: id, token: auth?.startsWith('Bearer ') ? auth.slice(7) : undefined });
+    if (!file) return void res.writeHead(404).end('no such file');
+    if (auth !== `Bearer ${botToken}`) return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html>sign in to Slack</html>');
+    if (file.redirectTo) return void res.writeHead(302, { location: file.redirectTo }).end();
+    res.writeHead(200, { 'content-type': 'application/octet-stream', ...(!file.omitLength && { 'content-length': String(file.data.length) }) });
+    res.end(file.data);
+  }
+
   function answer(call: ApiCall, res: http.ServerResponse): void {
     const { method, args } = call;
     switch (method) {
+      case 'files.getUploadURLExternal': {
+        const id = `F${String(++fileCounter).padStart(8, '0')}`;
+        uploaded.set(id, { id, name: String(args.filename), data: Buffer.alloc(0) });
+        return json(res, 200, { ok: true, upload_url: `${url}/upload/${id}`, file_id: id });
+      }
+      case 'files.completeUploadExternal': {
+        const list = (typeof args.files === 'string' ? JSON.parse(args.files) : args.files) as Array<{ id: string; title?: string }>;
+        for (const f of list) {
+          const entry = uploaded.get(f.id);
+          if (!entry) return json(res, 200, { ok: false, error: 'file_not_found' });
+          completed.push({ ...entry, channel: args.channel_id as string | undefined, thread_ts: args.thread_ts as string | undefined, comment: args.initial_comment as string | undefined });
+        }
+        return json(res, 200, { ok: true, files: list.map((f) => ({ id: f.id, title: f.title })) });
+      }
       case 'auth.test': {
         const headers: Record<string, string> = { 'content-type': 'application/json' };
         if (scopes !== undefined) headers['x-oauth-scopes'] = scopes.join(',');
@@ -308,6 +379,14 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
       const n = ++responseCounter;
       return signedPost(target, clickForm(ws, click, `${url}/response/a${n}`, `trig${n}`), 'application/x-www-form-urlencoded', signingSecret);
     },
+    addFile({ name, data, mimetype, redirectTo, omitLength }) {
+      const id = `F${String(++fileCounter).padStart(8, '0')}`;
+      hosted.set(id, { name, data, redirectTo, omitLength });
+      const link = `${url}/files/${id}/${encodeURIComponent(name)}`;
+      return { id, name, title: name, mimetype: mimetype ?? 'application/octet-stream', size: data.length, mode: 'hosted', url_private: link, url_private_download: link };
+    },
+    downloads,
+    uploads: () => completed,
     socketCount: () => sockets4Mode.size,
     sendSocketEvent(event, o = {}) {
       const socket = [...sockets4Mode][0];
@@ -356,11 +435,11 @@ function json(res: http.ServerResponse, status: number, body: unknown): void {
   res.end(JSON.stringify(body));
 }
 
-function readBody(req: http.IncomingMessage): Promise<string> {
+function readBody(req: http.IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
 }
