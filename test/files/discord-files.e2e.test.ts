@@ -34,11 +34,11 @@ describe('Discord files', () => {
     const before = openai.requests.length;
     openai.setHandler((_req, n) => (n - before === 0 ? { toolCalls: [{ name: 'read_file', arguments: { path: 'attachments/notes.md' } }] } : { text: 'The plan is to ship it.' }));
     const id = discord.sendGuildMessage({ author: DEFAULT_USER, content: 'what is the plan?', mentionBot: true, attachments: [attachment] });
-    const answer = await discord.waitForCall((c) => c.method === 'POST' && body(c).content === 'The plan is to ship it.', 20_000, 'the answer');
+    const answer = await discord.waitForCall((c) => c.method === 'POST' && body(c).content === 'The plan is to ship it.' && body(c).message_reference?.message_id === id, 20_000, 'the answer');
     expect(body(answer).message_reference?.message_id).toBe(id);
-    const firstUser = JSON.stringify(openai.requests[0]!.messages.filter((m) => m.role === 'user').at(-1)?.content);
+    const firstUser = JSON.stringify(openai.requests[before]!.messages.filter((m) => m.role === 'user').at(-1)?.content);
     expect(firstUser).toContain('attachments/notes.md (17 B, text/markdown)');
-    const toolText = String(openai.requests[1]!.messages.find((m) => m.role === 'tool')?.content);
+    const toolText = String(openai.requests[before + 1]!.messages.find((m) => m.role === 'tool')?.content);
     expect(toolText).toMatch(/<<<OUTSIDE_DATA id=\w+ source="attached file attachments\/notes.md">>>/);
     expect(toolText).toContain('- ship it');
     openai.setHandler(() => ({ text: 'ok' }));
@@ -56,12 +56,12 @@ describe('Discord files', () => {
     });
     // Another channel: the first test's conversation has read outside text, and there send_file would ask first.
     const id = discord.sendGuildMessage({ author: DEFAULT_USER, content: 'write me a report', mentionBot: true, channelId: '300000000000000004' });
-    const upload = await discord.waitForCall((c) => c.method === 'POST' && (c.files?.length ?? 0) > 0, 30_000, 'the file upload');
+    const upload = await discord.waitForCall((c) => c.method === 'POST' && (c.files?.length ?? 0) > 0 && body(c).message_reference?.message_id === id, 30_000, 'the file upload');
     expect(upload.files![0]!.name).toBe('report.md');
     expect(upload.files![0]!.data.equals(Buffer.from('# Report\nété ✓\n', 'utf8'))).toBe(true);
     expect(body(upload).content).toBe('Your report');
     expect(body(upload).message_reference?.message_id).toBe(id);
     expect(body(upload).allowed_mentions?.parse).toEqual([]);
-    await discord.waitForCall((c) => c.method === 'POST' && body(c).content === 'Done.', 20_000, 'the answer');
+    await discord.waitForCall((c) => c.method === 'POST' && body(c).content === 'Done.' && body(c).message_reference?.message_id === id, 20_000, 'the answer');
   });
 });
