@@ -127,7 +127,7 @@ export function createShellAdapter(opts: ShellAdapterOptions): Adapter & { notic
     },
     // The terminal is on the same machine: the file is already there, so its path is the delivery.
     async sendFile(_c, file) {
-      out(`hermes> (file) ${file.path}${file.comment ? ` — ${file.comment}` : ''}`);
+      output(`hermes> (file) ${file.path}${file.comment ? ` — ${file.comment}` : ''}`);
     },
     mention: (userId) => `@${userId}`,
   };
