@@ -101,6 +101,7 @@ function countingStore(inner: Store) {
     set: (key, value, ttl) => timed(() => inner.set(key, value, ttl)),
     delete: (key) => timed(() => inner.delete(key)),
     update: <T>(key: string, fn: (current: T | undefined) => T | undefined, opts?: UpdateOptions) => timed(() => inner.update<T>(key, fn, opts)),
+    increment: (key, by, ttl) => timed(() => inner.increment(key, by, ttl)),
     close: () => inner.close(),
   };
   return {

@@ -73,6 +73,12 @@ export function createCachedStore(inner: Store, opts: { maxEntries?: number; now
         await write(key, after, opts?.ttlMs);
         return { before, after };
       }),
+    // Counters are not cached: the expiry lives in the store, and reading one is rare next to adding.
+    increment: (key, by, ttlMs) =>
+      serialiser.run(key, async () => {
+        cache.delete(key);
+        return inner.increment(key, by, ttlMs);
+      }),
     async close() {
       await serialiser.drain();
       cache.clear();

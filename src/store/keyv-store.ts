@@ -74,6 +74,27 @@ export function createKeyvStore(keyv: Keyv, log?: Logger): Store {
       });
     },
 
+    // One process owns a SQLite file (a second instance refuses to start), so serialising per key
+    // here makes the read-add-write atomic for the whole deployment.
+    increment(key, by, ttlMs) {
+      if (!Number.isFinite(by)) return Promise.reject(new StoreWriteError(`store increment for key ${JSON.stringify(key)} has an invalid amount: ${by}`));
+      return serialiser.run(key, async () => {
+        let raw;
+        try {
+          raw = await keyv.getRaw<number>(key);
+        } catch (error) {
+          throw new StoreReadError(`store read failed for key ${JSON.stringify(key)}: ${describe(error)}`, { cause: error });
+        }
+        const now = Date.now();
+        const live = raw !== undefined && (raw.expires === undefined || raw.expires === null || raw.expires > now);
+        const current = live && typeof raw?.value === 'number' ? raw.value : 0;
+        const total = current + by;
+        const keepTtl = live && typeof raw?.expires === 'number' ? Math.max(1, raw.expires - now) : ttlMs;
+        await write(key, total, keepTtl);
+        return total;
+      });
+    },
+
     async close() {
       if (closed) return;
       closed = true;

@@ -55,6 +55,15 @@ export function createMemoryStore(clock: Clock = systemClock): Store {
         return { before, after };
       });
     },
+    increment(key, by, ttlMs) {
+      return serialiser.run(key, async () => {
+        const current = read<number>(key); // drops an expired entry
+        const kept = entries.get(key)?.expiresAt;
+        const total = (typeof current === 'number' ? current : 0) + by;
+        write(key, total, kept !== undefined ? Math.max(1, kept - clock.now()) : ttlMs);
+        return total;
+      });
+    },
     async close() {
       closed = true;
       await serialiser.drain();

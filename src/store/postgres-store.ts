@@ -137,6 +137,24 @@ export async function createPostgresStore(opts: PostgresStoreOptions): Promise<P
     }
   }
 
+  // One statement, so it is atomic across instances without a transaction: a missing, expired or
+  // non-numeric row starts again from `by` with the new expiry; a live one keeps its expiry.
+  async function increment(key: string, by: number, ttlMs?: number): Promise<number> {
+    checkTtl(key, ttlMs);
+    if (!Number.isFinite(by)) throw new StoreWriteError(`store increment for key ${label(key)} has an invalid amount: ${by}`);
+    const t = now();
+    const restart = `kv.value IS NULL OR (kv.expires_at IS NOT NULL AND kv.expires_at <= $5) OR jsonb_typeof(kv.value::jsonb) <> 'number'`;
+    const res = await pool.query<{ value: string }>(
+      `INSERT INTO hermes_kv AS kv (key, value, expires_at) VALUES ($1, $2, $3)
+       ON CONFLICT (key) DO UPDATE SET
+         value = CASE WHEN ${restart} THEN excluded.value ELSE (kv.value::numeric + $4::numeric)::text END,
+         expires_at = CASE WHEN ${restart} THEN excluded.expires_at ELSE kv.expires_at END
+       RETURNING value`,
+      [key, JSON.stringify(by), ttlMs === undefined ? null : t + ttlMs, by, t],
+    );
+    return Number(res.rows[0]?.value);
+  }
+
   const sweep = async (): Promise<void> => {
     try {
       await pool.query('DELETE FROM hermes_kv WHERE expires_at < $1', [now()]);
@@ -172,6 +190,7 @@ export async function createPostgresStore(opts: PostgresStoreOptions): Promise<P
         return row !== undefined && row.value !== null && live(row.expires_at);
       }),
     update: <T>(key: string, fn: (current: T | undefined) => T | undefined, o?: UpdateOptions) => guarded('update', key, () => update<T>(key, fn, o?.ttlMs)),
+    increment: (key, by, ttlMs) => guarded('increment', key, () => increment(key, by, ttlMs)),
     async close() {
       if (closed) return;
       closed = true;

@@ -31,6 +31,13 @@ export interface Store {
    * and after. The written value has no TTL unless `opts.ttlMs` gives one.
    */
   update<T>(key: string, fn: (current: T | undefined) => T | undefined, opts?: UpdateOptions): Promise<{ before: T | undefined; after: T | undefined }>;
+  /**
+   * Adds `by` to the number stored at `key` (absent or expired = 0) and returns the new total,
+   * atomically for every process sharing the store: usage counters and rate limits rely on no
+   * increment ever being lost. `ttlMs` sets the expiry when the key is created; later increments
+   * keep that expiry (so a window keyed by its start ends on time however busy it is).
+   */
+  increment(key: string, by: number, ttlMs?: number): Promise<number>;
   close(): Promise<void>;
 }
 
