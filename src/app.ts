@@ -37,6 +37,7 @@ import { createConversationContext } from './gateway/conversation-context.js';
 import { createWorkspaces } from './workspace/workspace.js';
 import { saveAttachments } from './workspace/intake.js';
 import { workspaceLimits } from './sandbox/limits.js';
+import { createGatekeeper, type Gatekeeper } from './access/gatekeeper.js';
 
 export interface CoreOptions {
   config: Config;
@@ -70,6 +71,12 @@ export interface Core {
    * gateway connection). Undefined on SQLite, where the one instance always does it.
    */
   leadership(name: string): Leadership | undefined;
+  /**
+   * Who may use the bot and how much. Work that starts without a message (scheduled runs) asks
+   * `access.isAllowed({ speaker, conversation })` at run time and goes through the gateway's turn
+   * runner, whose model calls are metered against the creator's daily tokens.
+   */
+  access: Gatekeeper;
   /** Call after adapters registered their ports: resumes interrupted work, starts reminders. */
   start(): Promise<void>;
   /** Writes buffered trace lines (the crash handler calls it before exiting). */
@@ -103,6 +110,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     opts.provider ??
     createOpenAIProvider({ ...config.model, model: config.model.name, log });
   const net = opts.net ?? createNetClient({ allow: config.netAllow, log });
+  const access = createGatekeeper({ store, clock, tracer, log, admins: config.admins, allow: config.usage.allow, ratePerMinute: config.usage.ratePerMinute, dailyTokens: config.usage.dailyTokens });
 
   const registry = new ToolRegistry(config.tools, log);
   for (const tool of [...(opts.tools ?? []), ...(opts.extraTools ?? [])]) registry.register(tool);
@@ -114,6 +122,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   let timer: DueTimer | undefined;
   const turn: TurnDeps = {
     provider, registry, executor, sessions, approvals, facts, counter, tracer, clock, log,
+    usage: { meter: access.meter, payer: access.payer },
     limits: {
       maxSteps: config.limits.maxSteps,
       contextTokens: config.limits.contextTokens,
@@ -164,10 +173,11 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     },
   };
 
-  const status = createStatusReporter({ config, tracesDir: tracer.dir, flushTraces: () => tracer.flush(), provider, approvals, reminders, clock, log });
+  const status = createStatusReporter({ config, tracesDir: tracer.dir, flushTraces: () => tracer.flush(), provider, approvals, reminders, clock, log, usage: (speaker) => access.report(speaker) });
   const gateway = createGateway({
     store, sessions, approvals, facts, turn, clock, log,
     admins: config.admins,
+    access,
     maxConcurrentTurns: config.limits.maxConcurrentTurns,
     progressDelayMs: config.limits.progressDelayMs,
     status: (speaker, isAdmin) => status.text(speaker, isAdmin, gateway.queueSize()),
@@ -183,6 +193,11 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   const reminderSource = createReminderSource({
     reminders, clock, log,
     deliver: async (r, info) => {
+      // A reminder is the creator speaking later: someone no longer allowed gets no more posts.
+      if (await access.checkAccess({ speaker: r.speaker, conversation: r.conversation }, 'reminder')) {
+        log.info({ reminderId: r.id }, 'reminder not posted: its creator is no longer allowed (HERMES_ALLOW)');
+        return;
+      }
       const port = gateway.port(r.conversation.platform);
       if (!port) throw new Error(`no ${r.conversation.platform} adapter is running to deliver reminder ${r.id}`);
       await port.sendText(r.conversation, formatReminder(r, port.mention(r.speaker.userId), info.late), { replyTo: r.replyTo, notify: r.speaker.userId });
@@ -206,7 +221,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   timer = createDueTimer({ clock, log, sources: [reminderSource, scheduleSource] });
 
   return {
-    gateway, store, config, log, registry,
+    gateway, store, config, log, registry, access,
     leadership(name) {
       if (!opened.shared) return undefined;
       const l = createLeadership({ leases: createLeases(opened.shared.pool, self), name, failoverMs: config.failoverS * 1000, clock, log });

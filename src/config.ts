@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { commaList, decimal, formatIssue, httpUrl, oneOf, presentValues, text, timeZone, wholeNumber } from './config-env.js';
+import { ALLOW_ENTRY, ALLOW_ENTRY_FIX, toAllowRule, type AllowRule } from './access/allow-rules.js';
 import { redactSecrets } from './safety/secrets.js';
 
 /**
@@ -64,6 +65,15 @@ export interface Config {
   schedules: { minIntervalS: number; graceS: number; maxPerUser: number };
   /** `slack:U123`, `discord:456` … */
   admins: string[];
+  /** Who may use the bot and how much (docs/access-and-limits.md). */
+  usage: {
+    /** HERMES_ALLOW; empty = everyone. */
+    allow: AllowRule[];
+    /** HERMES_USER_RATE, messages per minute per person; 0 = off. */
+    ratePerMinute: number;
+    /** HERMES_USER_DAILY_TOKENS per person per UTC day; 0 = no limit. */
+    dailyTokens: number;
+  };
   /** `host` or `host:port` entries the operator explicitly allows. */
   netAllow: string[];
   timezone: string;
@@ -225,6 +235,14 @@ const accessEnv = z
   })
   .transform((e): Pick<Config, 'admins' | 'netAllow'> => ({ admins: e.HERMES_ADMINS, netAllow: e.HERMES_NET_ALLOW }));
 
+const usageEnv = z
+  .object({
+    HERMES_ALLOW: commaList(ALLOW_ENTRY, ALLOW_ENTRY_FIX),
+    HERMES_USER_RATE: wholeNumber(20, { min: 0, fix: 'is not valid: messages per minute per person, a whole number (default 20; 0 = no limit).' }),
+    HERMES_USER_DAILY_TOKENS: wholeNumber(0, { min: 0, fix: 'is not valid: tokens per person per UTC day, a whole number (default 0 = no limit).' }),
+  })
+  .transform((e): Config['usage'] => ({ allow: e.HERMES_ALLOW.map(toAllowRule), ratePerMinute: e.HERMES_USER_RATE, dailyTokens: e.HERMES_USER_DAILY_TOKENS }));
+
 const miscEnv = z
   .object({
     HERMES_TIMEZONE: timeZone('UTC'),
@@ -244,6 +262,7 @@ const envSchema = (cwd: string) =>
       schedules: schedulesEnv,
       files: filesEnv(cwd),
       access: accessEnv,
+      usage: usageEnv,
       misc: miscEnv,
     })
     .transform(({ state, access, misc, ...rest }): Omit<Config, 'tools'> => ({ ...rest, ...state, ...access, ...misc }));

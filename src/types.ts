@@ -22,6 +22,8 @@ export interface Conversation {
   channelId: string;
   /** Slack thread_ts or Discord thread channel id; absent for top-level / DM posts. */
   threadId?: string;
+  /** The channel a thread belongs to, where the platform gives threads their own channel id (Discord). */
+  parentChannelId?: string;
   isDm: boolean;
 }
 
@@ -52,6 +54,8 @@ export interface InboundMessage {
   at?: number;
   /** Files attached to the message, saved into the session's workspace before the turn. */
   attachments?: InboundAttachment[];
+  /** The speaker's role ids where the platform has roles (Discord members), from the verified event. */
+  roles?: string[];
 }
 
 /** A file attached to an inbound message, as the verified platform event describes it. */

@@ -1,4 +1,4 @@
-import { MessageType, type Message, type User } from 'discord.js';
+import { GuildMember, MessageType, type APIInteractionGuildMember, type Message, type User } from 'discord.js';
 import type { Conversation, InboundMessage, Speaker } from '../../src/types.js';
 import { attachmentsOf } from './discord-files.js';
 
@@ -21,7 +21,7 @@ export function toInbound(message: Message, botId: string): InboundMessage | nul
   if (fromBot && !isThread) return null;
   if (message.type !== MessageType.Default && message.type !== MessageType.Reply) return null;
 
-  const conversation = conversationOf(message.channelId, message.guildId, isThread);
+  const conversation = conversationOf(message.channelId, message.guildId, isThread, message.channel.isThread() ? message.channel.parentId : null);
   const mentioned = !fromBot && message.mentions.users.has(botId);
   const text = readableText(message.content, botId, message.mentions.users);
   if (text === '' && message.attachments.size === 0) return null;
@@ -42,13 +42,26 @@ export function toInbound(message: Message, botId: string): InboundMessage | nul
     ...(!mentioned && others && { mentionsOthers: true }),
     ...(fromBot && { fromBot: true }),
     ...(attachments.length && { attachments }),
+    ...(message.member && { roles: roleIdsOf(message.member) }),
   };
 }
 
-/** A thread is its own session: its id is both the channel to post in and the thread key. */
-export function conversationOf(channelId: string, guildId: string | null, isThread: boolean): Conversation {
+/**
+ * The member's role ids as the event gave them (HERMES_ALLOW `discord:role:<id>`). Interactions
+ * may carry the raw API member instead of a cached GuildMember; both say the same.
+ */
+export function roleIdsOf(member: GuildMember | APIInteractionGuildMember | null | undefined): string[] | undefined {
+  if (!member) return undefined;
+  return member instanceof GuildMember ? [...member.roles.cache.keys()] : [...member.roles];
+}
+
+/**
+ * A thread is its own session: its id is both the channel to post in and the thread key. Its
+ * parent channel is kept so channel rules (HERMES_ALLOW) cover the channel's threads too.
+ */
+export function conversationOf(channelId: string, guildId: string | null, isThread: boolean, parentId?: string | null): Conversation {
   if (guildId === null) return { platform: 'discord', workspaceId: DM_WORKSPACE, channelId, isDm: true };
-  return { platform: 'discord', workspaceId: guildId, channelId, ...(isThread && { threadId: channelId }), isDm: false };
+  return { platform: 'discord', workspaceId: guildId, channelId, ...(isThread && { threadId: channelId }), ...(isThread && parentId && { parentChannelId: parentId }), isDm: false };
 }
 
 export function speakerOf(user: User, guildId: string | null, memberName?: string): Speaker {

@@ -4,7 +4,7 @@ import type { CommandReply, GatewayApi } from '../../src/gateway/ports.js';
 import { approvalAlreadyDecided } from '../../src/gateway/user-messages.js';
 import type { Logger } from '../../src/log.js';
 import { splitMessage } from './chunk.js';
-import { conversationOf, speakerOf } from './inbound.js';
+import { conversationOf, roleIdsOf, speakerOf } from './inbound.js';
 import { parseApprovalCustomId } from './render.js';
 import { HERMES_COMMAND } from './register-commands.js';
 
@@ -50,7 +50,8 @@ export async function handleButton(interaction: ButtonInteraction, deps: Interac
   // The decision is written (the gateway returns once it is durable) before Discord is told we
   // received the click: a crash after the acknowledgement cannot lose it.
   try {
-    const result = await deps.gateway.decideApproval({ approvalId: parsed.approvalId, decision: parsed.action, decidedBy, channelId: interaction.channelId });
+    const roles = roleIdsOf(interaction.member);
+    const result = await deps.gateway.decideApproval({ approvalId: parsed.approvalId, decision: parsed.action, decidedBy, channelId: interaction.channelId, ...(roles && { roles }) });
     // 'applied': the gateway edits the prompt through resolveApproval; nothing to say privately.
     if (result.kind === 'already') privateText = approvalAlreadyDecided(result.outcome);
     else if (result.kind === 'not_allowed' || result.kind === 'unknown') privateText = result.text;
@@ -71,9 +72,11 @@ export async function handleSlashCommand(interaction: ChatInputCommandInteractio
   const privately = isPrivateCommand(text);
   await interaction.deferReply(privately ? { flags: MessageFlags.Ephemeral } : {});
 
-  const isThread = interaction.channel?.isThread() ?? false;
+  const channel = interaction.channel;
+  const isThread = channel?.isThread() ?? false;
   const channelId = interaction.channelId ?? '';
-  const conversation = conversationOf(channelId, interaction.guildId, isThread);
+  const conversation = conversationOf(channelId, interaction.guildId, isThread, channel?.isThread() ? channel.parentId : null);
+  const roles = roleIdsOf(interaction.member);
   const speaker = speakerOf(interaction.user, interaction.guildId, undefined);
   const now = deps.now ?? Date.now;
 
@@ -90,7 +93,7 @@ export async function handleSlashCommand(interaction: ChatInputCommandInteractio
 
   let reply: CommandReply;
   try {
-    reply = await deps.gateway.handleCommand({ conversation, speaker, text, ...(replyTo !== undefined && { replyTo }) });
+    reply = await deps.gateway.handleCommand({ conversation, speaker, text, ...(replyTo !== undefined && { replyTo }), ...(roles && { roles }) });
   } catch (err) {
     deps.log.error({ err: String(err) }, 'discord: /hermes failed');
     reply = { kind: 'private', text: USER_TEXT.commandFailed };
@@ -105,6 +108,10 @@ export async function handleSlashCommand(interaction: ChatInputCommandInteractio
     return;
   }
   const [first = '(no answer)', ...rest] = parts;
+  if (!privately && replyTo !== undefined) {
+    // A task that was refused (not allowed, a limit) will not run: its public echo must not stay.
+    await interaction.deleteReply().catch((err: unknown) => deps.log.warn({ err: String(err) }, 'discord: could not remove the echo of a refused task'));
+  }
   if (privately) await interaction.editReply({ content: first, allowedMentions: NO_PINGS });
   else await interaction.followUp({ content: first, flags: MessageFlags.Ephemeral, allowedMentions: NO_PINGS });
   for (const part of rest) {

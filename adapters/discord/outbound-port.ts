@@ -1,5 +1,5 @@
 import type { REST } from 'discord.js';
-import { Routes, type APIMessage } from 'discord-api-types/v10';
+import { Routes, type APIChannel, type APIMessage } from 'discord-api-types/v10';
 import type { ApprovalResolution, ApprovalView, ConversationReader, MessageRef, OutboundPort } from '../../src/gateway/ports.js';
 import type { Logger } from '../../src/log.js';
 import type { Conversation } from '../../src/types.js';
@@ -77,6 +77,14 @@ export function createDiscordPort(rest: REST, log: Logger, typingRenewMs = TYPIN
       typingLoops.add(stop);
       // Discord has no "stop typing" call: the indicator ends with our next message or after ~10 s.
       return async () => stop();
+    },
+
+    async sendPrivate(_conversation: Conversation, userId: string, markdown: string): Promise<boolean> {
+      // Messages outside an interaction cannot be ephemeral on Discord: private means a DM.
+      // A member who closed their DMs makes this throw (50007); the caller then shows nothing.
+      const dm = (await rest.post(Routes.userChannels(), { body: { recipient_id: userId } })) as APIChannel;
+      for (const part of splitMessage(markdown)) await post(dm.id, textMessage(part, undefined, undefined));
+      return true;
     },
 
     mention,

@@ -50,6 +50,16 @@ export function createSlackPort(deps: { client: webApi.WebClient; log: Logger; s
       }
     },
 
+    // Ephemeral: only that user sees it, where they wrote. A top-level mention's "thread" is the
+    // mention itself and does not exist yet, so the note goes to the channel, not into it.
+    async sendPrivate(conversation, userId, markdown, opts) {
+      const threadTs = conversation.threadId !== opts?.replyTo ? conversation.threadId : undefined;
+      for (const text of chunkMrkdwn(renderMrkdwn(markdown))) {
+        await call(() => client.chat.postEphemeral({ channel: conversation.channelId, user: userId, text, thread_ts: threadTs }));
+      }
+      return true;
+    },
+
     async showApproval(conversation, view) {
       const res = await call(() =>
         client.chat.postMessage({

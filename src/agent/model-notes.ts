@@ -62,3 +62,7 @@ export function privateCallArgsStub(): string {
 export function privateResultStub(toolName: string): string {
   return `[${toolName} result hidden: it belongs to another user and is only shown on their turns]`;
 }
+
+/** Left in history when a turn stops because the speaker's daily tokens ran out between steps. */
+export const BUDGET_STOPPED =
+  'The previous task stopped before it was finished: the user\'s daily token allowance ran out. The tool results above are complete, but no answer was given. If the user asks to continue, pick up from there.';

@@ -28,6 +28,7 @@ interface CallGate {
   sources: string[];
   userText: string;
 }
+import { DailyBudgetExhausted, type DailyUsage, type Payer, type UsageMeter } from '../access/usage-meter.js';
 
 /**
  * Everything a turn needs to remember across an approval pause (and a restart): stored under
@@ -57,13 +58,15 @@ export interface TurnState {
  * - step_limit: HERMES_MAX_STEPS model calls without a final answer
  * - model_error: the provider failed (permanent, transient after retries, timeout)
  * - aborted: the caller's signal fired (`/hermes stop`, shutdown)
+ * - budget_exhausted: the speaker's daily tokens ran out before the next model call
  */
 export type TurnEnd =
   | { kind: 'answered'; text: string }
   | { kind: 'paused'; approval: ApprovalRecord }
   | { kind: 'step_limit' }
   | { kind: 'model_error'; error: ModelError }
-  | { kind: 'aborted' };
+  | { kind: 'aborted' }
+  | { kind: 'budget_exhausted'; usage: DailyUsage };
 
 export interface TurnDeps {
   provider: ModelProvider;
@@ -80,6 +83,8 @@ export interface TurnDeps {
   timezone: string;
   /** Whether this conversation can be read (read_channel_history is offered only then). */
   canReadHistory?(conversation: Conversation): boolean;
+  /** Daily token accounting (HERMES_USER_DAILY_TOKENS); absent = nothing counted (benchmarks). */
+  usage?: { meter: UsageMeter; payer(speaker: Speaker): Payer };
   /** Builds the per-call tool context (facts, reminders, net scoped to this speaker and place). */
   toolContext(state: TurnState, signal: AbortSignal, toolName: string): ToolContext;
 }
@@ -101,12 +106,25 @@ function toolView(deps: TurnDeps, state: TurnState): ToolView {
   return { isAdmin: state.isAdmin, hasConversationHistory: deps.canReadHistory?.(state.conversation) ?? false };
 }
 
+/**
+ * The provider every model call of this turn goes through — steps, running summaries and anything
+ * a tool runs on the turn's behalf (sub-agents): the speaker's tokens are counted and their daily
+ * budget enforced in this one place.
+ */
+export function turnProvider(deps: Pick<TurnDeps, 'provider' | 'usage'>, state: Pick<TurnState, 'speaker'>): ModelProvider {
+  return deps.usage ? deps.usage.meter.provider(deps.provider, deps.usage.payer(state.speaker)) : deps.provider;
+}
+
 export async function runSteps(deps: TurnDeps, state: TurnState, signal: AbortSignal, hooks: TurnHooks = {}): Promise<TurnEnd> {
   const guard = createLoopGuard();
   const view = toolView(deps, state);
+  const provider = turnProvider(deps, state);
 
   while (state.stepsUsed < deps.limits.maxSteps) {
     if (signal.aborted) return { kind: 'aborted' };
+    // Checked before the step, so not even a running summary is paid for once the day is used up.
+    const exhausted = deps.usage && (await deps.usage.meter.exhausted(deps.usage.payer(state.speaker)));
+    if (exhausted) return { kind: 'budget_exhausted', usage: exhausted };
     const session = await deps.sessions.get(state.sessionId);
     if (!session) throw new Error(`session ${state.sessionId} vanished`);
     // Only what the running summary does not cover yet: long sessions stay cheap to load.
@@ -125,7 +143,7 @@ export async function runSteps(deps: TurnDeps, state: TurnState, signal: AbortSi
       tools,
       counter: deps.counter,
       // The summary is read on everyone's turns, so no private call goes into it.
-      summarize: (prev, msgs) => summarizeTurns(deps.provider, prev, hidePrivateCalls(msgs, undefined, isPrivate), signal),
+      summarize: (prev, msgs) => summarizeTurns(provider, prev, hidePrivateCalls(msgs, undefined, isPrivate), signal),
       saveSummary: (summary, upTo) => deps.sessions.setSummary(state.sessionId, summary, base + upTo),
       log: deps.log,
     });
@@ -134,8 +152,12 @@ export async function runSteps(deps: TurnDeps, state: TurnState, signal: AbortSi
     const started = deps.clock.now();
     let response;
     try {
-      response = await deps.provider.complete({ messages, tools, signal });
+      response = await provider.complete({ messages, tools, signal });
     } catch (err) {
+      if (err instanceof DailyBudgetExhausted) {
+        state.stepsUsed -= 1; // no model call happened
+        return { kind: 'budget_exhausted', usage: err.usage };
+      }
       const error = err instanceof ModelError ? err : new ModelError('transient', (err as Error).message);
       deps.tracer.record({ type: 'model_call', turnId: state.turnId, step: state.stepsUsed, model: deps.provider.model, messages, tools: tools.map((t) => t.name), response: null, latencyMs: deps.clock.now() - started, error: `${error.kind}: ${error.message}` });
       return error.kind === 'aborted' ? { kind: 'aborted' } : { kind: 'model_error', error };

@@ -40,7 +40,7 @@ export interface ReplayStep {
 export function selectModelCalls(events: TracedEvent[], sel: ReplaySelection): ModelCallEvent[] {
   let turnIds: Set<string>;
   if (sel.turnId) {
-    const ids = [...new Set(events.map((e) => e.turnId))];
+    const ids = [...new Set(events.flatMap((e) => (e.turnId ? [e.turnId] : [])))];
     const exact = ids.filter((id) => id === sel.turnId);
     const prefixed = exact.length ? exact : ids.filter((id) => id.startsWith(sel.turnId!));
     if (prefixed.length === 0) throw new Error(`no turn ${sel.turnId} in the traces`);

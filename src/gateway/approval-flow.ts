@@ -177,6 +177,10 @@ export function createApprovalFlow(deps: FlowDeps) {
         log.warn({ approvalId: r.id, channelId: input.channelId }, 'approval click from another conversation refused');
         return { kind: 'not_allowed', text: say.APPROVAL_OTHER_CONVERSATION };
       }
+      // Someone HERMES_ALLOW does not admit never decides, not even their own earlier request.
+      if (await deps.access.checkAccess({ speaker: input.decidedBy, conversation: r.conversation, roles: input.roles }, 'click')) {
+        return { kind: 'not_allowed', text: say.NOT_ALLOWED };
+      }
       const isRequester = speakerKey(r.requester) === speakerKey(input.decidedBy);
       if (!isRequester && !deps.isAdmin(input.decidedBy)) return { kind: 'not_allowed', text: say.NOT_YOUR_APPROVAL };
       if (r.status === 'pending' && deps.clock.now() >= r.expiresAt) {

@@ -25,6 +25,8 @@ import type { ScheduleStore } from '../schedules/schedule-store.js';
 import type { ScheduledRun, ScheduledRunEnd } from '../schedules/schedule-runs.js';
 import { withHeader } from '../schedules/schedule-text.js';
 import { scheduleSessionKey } from '../schedules/schedule-record.js';
+import type { Gatekeeper, Refusal, Requester } from '../access/gatekeeper.js';
+import { BUDGET_STOPPED } from '../agent/model-notes.js';
 
 export interface GatewayDeps {
   store: Store;
@@ -35,6 +37,8 @@ export interface GatewayDeps {
   clock: Clock;
   log: Logger;
   admins: string[];
+  /** HERMES_ALLOW, rate and daily tokens: asked before anything becomes a turn. */
+  access: Gatekeeper;
   maxConcurrentTurns: number;
   /** How long a turn runs before the progress indicator shows (0 = at once). */
   progressDelayMs?: number;
@@ -154,6 +158,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
       return;
     }
     if (state.paused) await deps.store.delete(`turn:${state.turnId}`);
+    if (end.kind === 'budget_exhausted') {
+      deps.access.traceRefusal(state.speaker, { reason: 'daily_tokens', usage: end.usage }, 'turn');
+      await deps.sessions.append(state.sessionId, [{ role: 'user', content: `[system note] ${BUDGET_STOPPED}` }]);
+      await sendEnd(state, say.budgetStopped(end.usage, state.stepsUsed, deps.clock.now()), true);
+    }
     if (end.kind === 'answered') await sendEnd(state, end.text || say.EMPTY_ANSWER, !end.text);
     else if (end.kind === 'step_limit') await sendEnd(state, say.stepLimitReached(deps.turn.limits.maxSteps), true);
     else if (end.kind === 'model_error') await sendEnd(state, say.modelFailed(end.error), true);
@@ -265,6 +274,20 @@ export function createGateway(deps: GatewayDeps): Gateway {
     enqueue(msg);
   }
 
+  const requester = (m: { speaker: Speaker; conversation: Conversation; roles?: readonly string[] }): Requester => ({ speaker: m.speaker, conversation: m.conversation, roles: m.roles });
+
+  /** Nothing is queued for a refused message: it gets this one answer (or, when not allowed, at most the hourly notice). */
+  async function answerRefusal(msg: InboundMessage, refusal: Refusal): Promise<void> {
+    if (refusal.reason !== 'not_allowed') return send(msg.conversation, say.limitRefusal(refusal, deps.clock.now()), msg.replyTo);
+    if (!refusal.notify) return;
+    const port = portFor(msg.conversation);
+    const delivered = await port?.sendPrivate?.(msg.conversation, msg.speaker.userId, say.NOT_ALLOWED, { replyTo: msg.replyTo }).catch((err: Error) => {
+      log.warn({ err: err.message, platform: msg.conversation.platform }, 'could not send the not-allowed notice');
+      return false;
+    });
+    if (!delivered) log.info({ platform: msg.conversation.platform }, 'not-allowed notice could not be shown privately here; nothing sent');
+  }
+
   /**
    * Answer: DMs, mentions, and messages in a thread the bot has joined. In such a thread, a bot's
    * post or a message that mentions other people (and not the bot) is talk between others: noted
@@ -295,6 +318,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
           await deps.context!.note(msg);
           return 'noted';
         }
+        const refusal = await deps.access.admitMessage(requester(msg), 'message');
+        if (refusal) {
+          await answerRefusal(msg, refusal);
+          return 'ignored';
+        }
       } catch (err) {
         log.error({ err: (err as Error).message }, 'store failed while accepting a message');
         if (msg.conversation.isDm || msg.mentioned) await send(msg.conversation, say.STORE_FAILED, msg.replyTo);
@@ -320,11 +348,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
     async handleCommand(cmd: CommandInvocation): Promise<CommandReply> {
       const parsed = parseCommand(cmd.text);
+      const refusal = parsed.kind === 'task' ? await deps.access.admitMessage(requester(cmd), 'command') : await deps.access.checkAccess(requester(cmd), 'command');
+      // A slash command always gets its answer privately, so the notice is not held back to once an hour here.
+      if (refusal) return { kind: 'private', text: refusal.reason === 'not_allowed' ? say.NOT_ALLOWED : say.limitRefusal(refusal, deps.clock.now()) };
       if (parsed.kind === 'task') {
         const id = cmd.id ? `cmd:${cmd.id}` : `cmd:${cmd.conversation.channelId}:${deps.clock.now()}:${Math.random().toString(36).slice(2, 8)}`;
         // A replayed invocation (after a restart) must not start the task a second time.
         if (cmd.id && !(await deps.sessions.claimInbound(cmd.conversation.platform, id))) return { kind: 'task', text: say.TASK_ALREADY_ACCEPTED };
-        const msg: InboundMessage = { id, conversation: cmd.conversation, speaker: cmd.speaker, text: parsed.text, mentioned: true, replyTo: cmd.replyTo };
+        const msg: InboundMessage = { id, conversation: cmd.conversation, speaker: cmd.speaker, text: parsed.text, mentioned: true, replyTo: cmd.replyTo, roles: cmd.roles };
         await accept(msg);
         return { kind: 'task', text: `Working on it: ${parsed.text.length > 200 ? `${parsed.text.slice(0, 200)}…` : parsed.text}` };
       }

@@ -88,6 +88,12 @@ export interface OutboundPort {
   resolveApproval(conversation: Conversation, ref: MessageRef, view: ApprovalView, resolution: ApprovalResolution): Promise<void>;
   /** Shows that a turn is running; the returned function clears it (called in every case). */
   startWorking(conversation: Conversation, opts?: { replyTo?: string }): Promise<() => Promise<void>>;
+  /**
+   * Optional: a message only `userId` sees — Slack an ephemeral message in the conversation,
+   * Discord a DM (messages outside an interaction cannot be ephemeral). False when the platform
+   * cannot show it privately (then nothing is shown).
+   */
+  sendPrivate?(conversation: Conversation, userId: string, markdown: string, opts?: { replyTo?: string }): Promise<boolean>;
   /** Optional: a short note while a turn runs, e.g. "running fetch_url" (the terminal shows it). */
   showProgress?(conversation: Conversation, note: string): Promise<void>;
   /**
@@ -119,6 +125,8 @@ export interface CommandInvocation {
   id?: string;
   /** Id of a message the task's answer should reference, if any. */
   replyTo?: string;
+  /** The speaker's role ids from the verified interaction (Discord members), for HERMES_ALLOW. */
+  roles?: string[];
 }
 
 /** A command's direct answer. Tasks answer `{ kind: 'task' }` and their result arrives via sendText. */
@@ -137,6 +145,8 @@ export interface ApprovalDecisionInput {
   decision: 'approve' | 'deny';
   decidedBy: Speaker;
   channelId?: string;
+  /** The clicker's role ids from the verified interaction (Discord members), for HERMES_ALLOW. */
+  roles?: string[];
 }
 
 /** What adapters call. Implemented by the gateway. */

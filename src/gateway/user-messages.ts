@@ -4,6 +4,8 @@
  */
 import type { ModelError } from '../provider/provider.js';
 import type { ApprovalOutcome, ContextReadProblem } from './ports.js';
+import type { Refusal, UsageReport } from '../access/gatekeeper.js';
+import type { DailyUsage } from '../access/usage-meter.js';
 
 export function modelFailed(err: ModelError): string {
   switch (err.kind) {
@@ -88,4 +90,47 @@ export function contextUnavailable(problem: ContextReadProblem, what: 'thread' |
     case 'unavailable':
       return `I couldn't read ${place}'s earlier messages, so I am answering without them.`;
   }
+}
+
+// Who may use it, and how much (src/access). Each names the limit and when it lets go.
+
+/** The private notice for someone HERMES_ALLOW does not list (at most once an hour per person). */
+export const NOT_ALLOWED = 'Sorry, I only answer certain people and channels here, and this is not one of them. If you need me, ask an admin of this bot to add you.';
+
+/** `3 s`, `12 min`, `5 h 3 min`: how long until a limit lets go. */
+export function waitInWords(ms: number): string {
+  const s = Math.max(1, Math.ceil(ms / 1000));
+  if (s < 60) return `${s} s`;
+  const min = Math.ceil(s / 60);
+  if (min < 60) return `${min} min`;
+  return `${Math.floor(min / 60)} h${min % 60 ? ` ${min % 60} min` : ''}`;
+}
+
+const tokens = (n: number) => n.toLocaleString('en-US');
+
+/** Answer to a message or task refused by a limit (one answer per refused message; nothing is queued). */
+export function limitRefusal(r: Exclude<Refusal, { reason: 'not_allowed' }>, now: number): string {
+  if (r.reason === 'rate_limit') {
+    return `You are sending messages faster than the limit of ${r.perMinute} per minute (HERMES_USER_RATE), so I did not run this one. You can send again in ${waitInWords(r.retryAfterMs)}.`;
+  }
+  return `You have used your daily allowance of ${tokens(r.usage.limit)} tokens (${tokens(r.usage.used)} today; HERMES_USER_DAILY_TOKENS), so I did not run this. It resets at 00:00 UTC, in ${waitInWords(r.usage.resetsAt - now)}.`;
+}
+
+/** A turn stopped between steps because the person's daily tokens ran out on the way. */
+export function budgetStopped(usage: DailyUsage, stepsDone: number, now: number): string {
+  const done = stepsDone > 0 ? `I stopped after ${stepsDone} step${stepsDone > 1 ? 's' : ''} without finishing` : 'I did not start this';
+  return `${done}: you have used your daily allowance of ${tokens(usage.limit)} tokens (${tokens(usage.used)} today; HERMES_USER_DAILY_TOKENS). It resets at 00:00 UTC, in ${waitInWords(usage.resetsAt - now)}; ask me to continue then.`;
+}
+
+/** `/hermes status` lines about the speaker's own usage and limits. */
+export function usageLines(report: UsageReport, now: number): string[] {
+  const { today } = report;
+  const budget = today.limit > 0
+    ? `${tokens(today.used)} of your ${tokens(today.limit)} daily tokens used (resets at 00:00 UTC, in ${waitInWords(today.resetsAt - now)})`
+    : `${tokens(today.used)} tokens used (no daily limit)`;
+  const lines = [`Today (UTC): ${budget}.`, `Message rate: ${report.ratePerMinute > 0 ? `at most ${report.ratePerMinute} per minute` : 'no limit'}.`];
+  if (report.top) {
+    lines.push(report.top.length ? `Top users today: ${report.top.map((t) => `${t.person} ${tokens(t.used)}`).join(', ')}` : 'Top users today: nobody has used any tokens yet.');
+  }
+  return lines;
 }

@@ -7,6 +7,8 @@ import type { Speaker } from '../types.js';
 import { speakerKey } from '../types.js';
 import type { Logger } from '../log.js';
 import { readTraceStats, formatStats, TracesUnreadableError } from './trace-stats.js';
+import type { UsageReport } from '../access/gatekeeper.js';
+import { usageLines } from '../gateway/user-messages.js';
 
 /** Zeros would be a lie when the traces exist but cannot be read; admins get the error code. */
 function usageUnreadable(code: string | undefined): string {
@@ -17,7 +19,7 @@ function usageUnreadable(code: string | undefined): string {
  * `/hermes status`: everyone sees the model and their own usage over the last 24 hours;
  * admins see the whole deployment (queue, open approvals, all usage).
  */
-export function createStatusReporter(deps: { config: Config; tracesDir: string; flushTraces: () => Promise<void>; provider: ModelProvider; approvals: ApprovalStore; reminders: ReminderStore; clock: Clock; log: Pick<Logger, 'error'> }) {
+export function createStatusReporter(deps: { config: Config; tracesDir: string; flushTraces: () => Promise<void>; provider: ModelProvider; approvals: ApprovalStore; reminders: ReminderStore; clock: Clock; log: Pick<Logger, 'error'>; usage: (speaker: Speaker) => Promise<UsageReport> }) {
   const startedAt = deps.clock.now();
   return {
     async text(speaker: Speaker, isAdmin: boolean, queueSize: number): Promise<string> {
@@ -25,6 +27,7 @@ export function createStatusReporter(deps: { config: Config; tracesDir: string; 
       const since = now - 24 * 3600_000;
       const uptimeMin = Math.floor((now - startedAt) / 60_000);
       const lines = [`Model: ${deps.provider.model} · up ${uptimeMin >= 60 ? `${Math.floor(uptimeMin / 60)} h ${uptimeMin % 60} min` : `${uptimeMin} min`}`];
+      lines.push(...usageLines(await deps.usage(speaker), now));
       await deps.flushTraces();
       const stats = await readTraceStats(deps.tracesDir, { since, until: now, userKey: isAdmin ? undefined : speakerKey(speaker) }).catch((err: unknown) => {
         if (!(err instanceof TracesUnreadableError)) throw err;

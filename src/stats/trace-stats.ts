@@ -10,6 +10,8 @@ export interface TraceStats {
   modelCalls: { count: number; errors: number; p50Ms: number; p95Ms: number };
   tools: Record<string, { calls: number; ok: number; successRate: number; p50Ms: number; p95Ms: number }>;
   errors: Record<string, number>;
+  /** Requests turned away (HERMES_ALLOW, HERMES_USER_RATE, HERMES_USER_DAILY_TOKENS), by reason. */
+  refusals: Record<string, number>;
 }
 
 export interface StatsWindow {
@@ -79,7 +81,7 @@ export async function readTraceStats(dir: string, window: StatsWindow): Promise<
         if (!(ts >= window.since && ts <= window.until)) continue;
         if (e.type === 'turn_start' && (!window.userKey || e.userKey === window.userKey)) turnsOfUser.add(String(e.turnId));
         // Keep only what the numbers need: traces hold whole prompts.
-        events.push({ type: e.type, turnId: e.turnId, outcome: e.outcome, steps: e.steps, promptTokens: e.promptTokens, completionTokens: e.completionTokens, latencyMs: e.latencyMs, error: e.error, name: e.name, ok: e.ok, durationMs: e.durationMs, errorKind: e.errorKind });
+        events.push({ type: e.type, turnId: e.turnId, userKey: e.userKey, reason: e.reason, outcome: e.outcome, steps: e.steps, promptTokens: e.promptTokens, completionTokens: e.completionTokens, latencyMs: e.latencyMs, error: e.error, name: e.name, ok: e.ok, durationMs: e.durationMs, errorKind: e.errorKind });
       }
     } catch (err) {
       throw unreadable(dir, err);
@@ -87,13 +89,15 @@ export async function readTraceStats(dir: string, window: StatsWindow): Promise<
       await handle.close().catch(() => undefined);
     }
   }
-  return summarise(events.filter((e) => !window.userKey || turnsOfUser.has(String(e.turnId))));
+  // Refusals carry their user: most have no turn.
+  return summarise(events.filter((e) => !window.userKey || (e.type === 'refusal' ? e.userKey === window.userKey : turnsOfUser.has(String(e.turnId)))));
 }
 
 /** Pure: events in, numbers out. */
 export function summarise(events: Array<Record<string, unknown>>): TraceStats {
   const outcomes: Record<string, number> = {};
   const errors: Record<string, number> = {};
+  const refusals: Record<string, number> = {};
   const toolDur = new Map<string, number[]>();
   const toolOk = new Map<string, number>();
   const modelLat: number[] = [];
@@ -109,6 +113,9 @@ export function summarise(events: Array<Record<string, unknown>>): TraceStats {
       prompt += Number(e.promptTokens) || 0;
       completion += Number(e.completionTokens) || 0;
       if (o.startsWith('model_error') || o === 'error') errors[o] = (errors[o] ?? 0) + 1;
+    } else if (e.type === 'refusal') {
+      const r = String(e.reason);
+      refusals[r] = (refusals[r] ?? 0) + 1;
     } else if (e.type === 'model_call') {
       modelLat.push(Number(e.latencyMs) || 0);
       if (e.error) modelErrors++;
@@ -137,11 +144,14 @@ export function summarise(events: Array<Record<string, unknown>>): TraceStats {
     modelCalls: { count: modelLat.length, errors: modelErrors, p50Ms: percentile(modelLat, 50), p95Ms: percentile(modelLat, 95) },
     tools,
     errors,
+    refusals,
   };
 }
 
 export function formatStats(s: TraceStats, opts: { compact?: boolean } = {}): string[] {
-  if (s.turns === 0 && s.modelCalls.count === 0) return ['No turns in this window.'];
+  const refused = Object.entries(s.refusals);
+  const refusedLine = `Refused: ${refused.map(([k, v]) => `${k} ${v}`).join(', ')}`;
+  if (s.turns === 0 && s.modelCalls.count === 0) return refused.length ? ['No turns in this window.', refusedLine] : ['No turns in this window.'];
   const lines = [
     `Turns: ${s.turns} (${Object.entries(s.outcomes).map(([k, v]) => `${k} ${v}`).join(', ') || 'none finished'})`,
     `Steps per turn: mean ${s.steps.mean.toFixed(1)}, max ${s.steps.max}`,
@@ -157,5 +167,6 @@ export function formatStats(s: TraceStats, opts: { compact?: boolean } = {}): st
   }
   const errs = Object.entries(s.errors);
   if (errs.length) lines.push(`Errors: ${errs.map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  if (refused.length) lines.push(refusedLine);
   return lines;
 }

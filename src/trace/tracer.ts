@@ -9,7 +9,9 @@ export type TraceEvent =
   | { type: 'model_call'; turnId: string; step: number; model: string; messages: unknown; tools: string[]; response: unknown; usage?: { promptTokens: number; completionTokens: number }; latencyMs: number; error?: string }
   | { type: 'tool_call'; turnId: string; callId: string; name: string; args: unknown; ok: boolean; result: string; raw?: unknown; durationMs: number; errorKind?: string }
   | { type: 'approval'; turnId: string; approvalId: string; tool: string; status: string; by?: string }
-  | { type: 'turn_end'; turnId: string; outcome: string; steps: number; durationMs: number; promptTokens: number; completionTokens: number };
+  | { type: 'turn_end'; turnId: string; outcome: string; steps: number; durationMs: number; promptTokens: number; completionTokens: number }
+  /** Someone was turned away before (or instead of) a model call: HERMES_ALLOW, rate or daily tokens. */
+  | { type: 'refusal'; turnId?: string; reason: string; source: string; platform: string; userKey: string };
 
 export interface Tracer {
   record(event: TraceEvent): void;

@@ -103,17 +103,20 @@ export interface Harness {
   port: RecordingPort;
   dataDir: string;
   config: Config;
-  /** Closes the core and opens a new one on the same data dir (a restart). */
-  restart(): Promise<void>;
+  /** Closes the core and opens a new one on the same data dir (a restart), optionally with changed settings. */
+  restart(env?: Record<string, string>): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startHarness(opts: { env?: Record<string, string>; tools?: AnyTool[]; extraTools?: AnyTool[]; fake?: FakeOpenAI; core?: Partial<CoreOptions> } = {}): Promise<Harness> {
   const fake = opts.fake ?? (await startFakeOpenAI());
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hermes-test-'));
-  const result = loadConfig({ OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'test-key', HERMES_MODEL_RETRIES: '0', HERMES_DATA_DIR: dataDir, HERMES_MODEL: 'gpt-4o-mini', HERMES_PROGRESS_DELAY_MS: '0', ...opts.env }, dataDir);
-  if (!result.ok) throw new Error(result.errors.join('\n'));
-  const config = result.config;
+  const configFor = (env: Record<string, string> = {}): Config => {
+    const result = loadConfig({ OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'test-key', HERMES_MODEL_RETRIES: '0', HERMES_DATA_DIR: dataDir, HERMES_MODEL: 'gpt-4o-mini', HERMES_PROGRESS_DELAY_MS: '0', ...opts.env, ...env }, dataDir);
+    if (!result.ok) throw new Error(result.errors.join('\n'));
+    return result.config;
+  };
+  let config = configFor();
   const log = pino({ level: process.env.TEST_LOG ?? 'silent' });
   const open = async () => {
     const core = await createCore({ config, log, tools: opts.tools, extraTools: opts.extraTools, ...opts.core });
@@ -123,8 +126,9 @@ export async function startHarness(opts: { env?: Record<string, string>; tools?:
     return { core, port };
   };
   const h = { fake, dataDir, config, ...(await open()) } as Harness;
-  h.restart = async () => {
+  h.restart = async (env) => {
     await h.core.close();
+    if (env) h.config = config = configFor(env);
     Object.assign(h, await open());
   };
   h.close = async () => {

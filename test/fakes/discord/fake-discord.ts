@@ -30,6 +30,9 @@ export interface FakeDiscordOptions {
   token?: string;
 }
 
+/** A guild role every fake guild has besides @everyone, for role-based access tests. */
+export const MEMBER_ROLE = { id: '400000000000000004', name: 'member' };
+
 export interface FakeDiscord {
   /** DISCORD_API_URL for the bot: http://127.0.0.1:PORT/api (discord.js adds /v10). */
   apiUrl: string;
@@ -42,7 +45,7 @@ export interface FakeDiscord {
   /** Messages the bot posted or edited, by id. */
   messages: Map<string, APIMessage>;
   commands: { global: APIApplicationCommand[]; guild: Map<string, APIApplicationCommand[]> };
-  sendGuildMessage(opts: { author: APIUser; content: string; mentionBot?: boolean; channelId?: string; replyTo?: string; mentions?: APIUser[]; attachments?: APIAttachment[] }): string;
+  sendGuildMessage(opts: { author: APIUser; content: string; mentionBot?: boolean; channelId?: string; replyTo?: string; mentions?: APIUser[]; attachments?: APIAttachment[]; roles?: string[] }): string;
   /** Serves a file on the fake CDN and returns the attachment object a message carries. */
   cdnFile(name: string, data: Buffer, contentType: string): APIAttachment;
   /** A message that was posted before (no gateway event): history reads and message fetches return it. */
@@ -53,9 +56,9 @@ export interface FakeDiscord {
   /** History reads in this channel answer 403 Missing Access. */
   denyHistory(channelId: string): void;
   sendDm(opts: { author: APIUser; content: string }): { messageId: string; channelId: string };
-  sendThreadMessage(opts: { author: APIUser; content: string; threadId: string; mentionBot?: boolean; mentions?: APIUser[] }): string;
-  clickButton(opts: { user: APIUser; message: APIMessage; customId: string }): string;
-  runSlashCommand(opts: { user: APIUser; text: string; channelId?: string; dm?: boolean }): { interactionId: string; token: string };
+  sendThreadMessage(opts: { author: APIUser; content: string; threadId: string; mentionBot?: boolean; mentions?: APIUser[]; roles?: string[] }): string;
+  clickButton(opts: { user: APIUser; message: APIMessage; customId: string; roles?: string[] }): string;
+  runSlashCommand(opts: { user: APIUser; text: string; channelId?: string; dm?: boolean; roles?: string[] }): { interactionId: string; token: string };
   /** Resolves with the first recorded call (past or future) that matches. */
   waitForCall(pred: (c: RestCall) => boolean, timeoutMs?: number, label?: string): Promise<RestCall>;
   /** Bot messages posted to a channel, in order. */
@@ -107,7 +110,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     heartbeatIntervalMs: opts.heartbeatIntervalMs ?? 1000,
     botUser,
     applicationId,
-    guildCreates: () => [guildCreate(guildId, 'Test Guild', channels, [...threads.values()], botUser)],
+    guildCreates: () => [guildCreate(guildId, 'Test Guild', channels, [...threads.values()], botUser, [MEMBER_ROLE])],
     url: () => `ws://127.0.0.1:${port}/gateway`,
   });
 
@@ -147,10 +150,10 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     messages: state.messages,
     commands: state.commands,
 
-    sendGuildMessage({ author, content, mentionBot, channelId: ch, replyTo, mentions: others, attachments }) {
+    sendGuildMessage({ author, content, mentionBot, channelId: ch, replyTo, mentions: others, attachments, roles }) {
       const id = snowflake();
       const mentions = [...(mentionBot ? [botUser] : []), ...(others ?? [])];
-      const payload = messageCreate({ id, channelId: ch ?? channelId, guildId, author, content: mentionPrefix(mentionBot) + content, mentions, ...(replyTo && { replyTo }), attachments });
+      const payload = messageCreate({ id, channelId: ch ?? channelId, guildId, author, content: mentionPrefix(mentionBot) + content, mentions, roles, ...(replyTo && { replyTo }), attachments });
       logMessage(state, payload);
       gateway.dispatch(GatewayDispatchEvents.MessageCreate, payload);
       return id;
@@ -191,7 +194,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       return { messageId: id, channelId: dm };
     },
 
-    sendThreadMessage({ author, content, threadId, mentionBot, mentions: others }) {
+    sendThreadMessage({ author, content, threadId, mentionBot, mentions: others, roles }) {
       if (!threads.has(threadId)) {
         const t = thread(threadId, guildId, channelId, `thread ${threadId}`, author.id);
         threads.set(threadId, t);
@@ -199,25 +202,25 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       }
       const id = snowflake();
       const mentions = [...(mentionBot ? [botUser] : []), ...(others ?? [])];
-      const payload = messageCreate({ id, channelId: threadId, guildId, author, content: mentionPrefix(mentionBot) + content, mentions });
+      const payload = messageCreate({ id, channelId: threadId, guildId, author, content: mentionPrefix(mentionBot) + content, mentions, roles });
       logMessage(state, payload);
       gateway.dispatch(GatewayDispatchEvents.MessageCreate, payload);
       return id;
     },
 
-    clickButton({ user: clicker, message, customId }) {
+    clickButton({ user: clicker, message, customId, roles }) {
       const dm = state.channel(message.channel_id)?.type === ChannelType.DM;
-      const payload = buttonClick({ applicationId, user: clicker, channelId: message.channel_id, message, customId, ...(!dm && { guildId }) });
+      const payload = buttonClick({ applicationId, user: clicker, channelId: message.channel_id, message, customId, roles, ...(!dm && { guildId }) });
       state.interactionChannels.set(payload.token, { channelId: message.channel_id, createdAt: Date.now() });
       gateway.dispatch(GatewayDispatchEvents.InteractionCreate, payload);
       return payload.id;
     },
 
-    runSlashCommand({ user: caller, text, channelId: ch, dm }) {
+    runSlashCommand({ user: caller, text, channelId: ch, dm, roles }) {
       const commandId = state.commands.guild.get(guildId)?.[0]?.id ?? state.commands.global[0]?.id ?? snowflake();
       const target = dm ? dmFor(caller.id) : (ch ?? channelId);
       const channelType = dm ? ChannelType.DM : threads.has(target) ? ChannelType.PublicThread : ChannelType.GuildText;
-      const payload = slashCommand({ applicationId, user: caller, channelId: target, commandId, text, channelType, ...(!dm && { guildId }) });
+      const payload = slashCommand({ applicationId, user: caller, channelId: target, commandId, text, channelType, roles, ...(!dm && { guildId }) });
       state.interactionChannels.set(payload.token, { channelId: target, createdAt: Date.now() });
       gateway.dispatch(GatewayDispatchEvents.InteractionCreate, payload);
       return { interactionId: payload.id, token: payload.token };

@@ -150,6 +150,13 @@ export async function handleRest(state: RestState, req: IncomingMessage, res: Se
       state.messages.set(message.id, message);
       return reply(200, message);
     }
+    if (method === 'DELETE' && seg[3] === 'messages' && seg[4] === '@original') {
+      const prior = state.messages.get(`original:${seg[2]}`);
+      if (!prior) return reply(404, { message: 'Unknown Message', code: 10008 });
+      state.messages.delete(`original:${seg[2]}`);
+      state.messages.delete(prior.id);
+      return reply(204);
+    }
     if (method === 'POST' && seg.length === 3) return reply(200, createMessage(state, origin.channelId, body as Json, false));
   }
 

@@ -73,7 +73,9 @@ export function thread(id: string, guildId: string, parentId: string, name: stri
   };
 }
 
-export function guildCreate(id: string, name: string, channels: APITextChannel[], threads: APIThreadChannel[], botUser: APIUser): GatewayGuildCreateDispatchData {
+const roleOf = (id: string, name: string) => ({ id, name, color: 0, colors: { primary_color: 0, secondary_color: null, tertiary_color: null }, hoist: false, icon: null, unicode_emoji: null, position: 0, permissions: '68608', managed: false, mentionable: false, flags: 0 as RoleFlags });
+
+export function guildCreate(id: string, name: string, channels: APITextChannel[], threads: APIThreadChannel[], botUser: APIUser, extraRoles: Array<{ id: string; name: string }> = []): GatewayGuildCreateDispatchData {
   const guild: GatewayGuildCreateDispatchData = {
     id,
     name,
@@ -87,7 +89,7 @@ export function guildCreate(id: string, name: string, channels: APITextChannel[]
     verification_level: GuildVerificationLevel.None,
     default_message_notifications: GuildDefaultMessageNotifications.OnlyMentions,
     explicit_content_filter: GuildExplicitContentFilter.Disabled,
-    roles: [{ id, name: '@everyone', color: 0, colors: { primary_color: 0, secondary_color: null, tertiary_color: null }, hoist: false, icon: null, unicode_emoji: null, position: 0, permissions: '68608', managed: false, mentionable: false, flags: 0 as RoleFlags }],
+    roles: [roleOf(id, '@everyone'), ...extraRoles.map((r) => roleOf(r.id, r.name))],
     emojis: [],
     features: [],
     mfa_level: GuildMFALevel.None,
@@ -134,6 +136,8 @@ export interface IncomingMessage {
   /** The message this one replies to (a Discord reply). */
   replyTo?: string;
   attachments?: APIAttachment[];
+  /** The author's role ids in the guild (member.roles). */
+  roles?: string[];
 }
 
 export function messageCreate(m: IncomingMessage): GatewayMessageCreateDispatchData {
@@ -142,7 +146,7 @@ export function messageCreate(m: IncomingMessage): GatewayMessageCreateDispatchD
     channel_id: m.channelId,
     ...(m.guildId !== undefined && {
       guild_id: m.guildId,
-      member: { roles: [], joined_at: new Date().toISOString(), deaf: false, mute: false, flags: 0 },
+      member: { roles: m.roles ?? [], joined_at: new Date().toISOString(), deaf: false, mute: false, flags: 0 },
     }),
     author: m.author,
     content: m.content,
@@ -161,8 +165,8 @@ export function messageCreate(m: IncomingMessage): GatewayMessageCreateDispatchD
   } as GatewayMessageCreateDispatchData;
 }
 
-function member(u: APIUser): APIInteractionGuildMember {
-  const m: APIInteractionGuildMember = { user: u, roles: [], joined_at: new Date().toISOString(), deaf: false, mute: false, flags: NO_MEMBER_FLAGS, permissions: '68608' };
+function member(u: APIUser, roles: string[] = []): APIInteractionGuildMember {
+  const m: APIInteractionGuildMember = { user: u, roles, joined_at: new Date().toISOString(), deaf: false, mute: false, flags: NO_MEMBER_FLAGS, permissions: '68608' };
   return m;
 }
 
@@ -172,6 +176,8 @@ interface InteractionBase {
   channelId: string;
   guildId?: string;
   channelType?: ChannelType;
+  /** The member's role ids (guild interactions). */
+  roles?: string[];
 }
 
 function base(i: InteractionBase) {
@@ -188,7 +194,7 @@ function base(i: InteractionBase) {
     attachment_size_limit: 8_000_000,
     channel_id: i.channelId,
     ...(i.guildId !== undefined
-      ? { guild_id: i.guildId, member: member(i.user), guild_locale: Locale.EnglishUS, context: InteractionContextType.Guild }
+      ? { guild_id: i.guildId, member: member(i.user, i.roles), guild_locale: Locale.EnglishUS, context: InteractionContextType.Guild }
       : { user: i.user, context: InteractionContextType.BotDM }),
     channel: { id: i.channelId, type: i.channelType ?? (i.guildId ? ChannelType.GuildText : ChannelType.DM) },
   };

@@ -18,7 +18,7 @@ export type ChatCompletionRequestBody = ChatCompletionCreateParams;
 
 export type FakeReply =
   | { text: string; delayMs?: number; usage?: { prompt_tokens: number; completion_tokens: number } }
-  | { toolCalls: Array<{ name: string; arguments: string | Record<string, unknown>; id?: string }>; text?: string; delayMs?: number }
+  | { toolCalls: Array<{ name: string; arguments: string | Record<string, unknown>; id?: string }>; text?: string; delayMs?: number; usage?: { prompt_tokens: number; completion_tokens: number } }
   | { status: number; body?: unknown; headers?: Record<string, string> }
   | { hang: true }
   | { malformedToolCall: true; name?: string };
