@@ -130,6 +130,9 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
       HERMES_MODEL_RETRIES: '0',
       HERMES_DATA_DIR: dataDir,
       HERMES_MAX_CONCURRENT_TURNS: String(MAX_CONCURRENT_TURNS),
+      // The bench measures the bot's capacity, not one person's pace: one user per channel sends
+      // 30 questions as fast as answers come, which HERMES_USER_RATE would rightly refuse.
+      HERMES_USER_RATE: '0',
       SLACK_BOT_TOKEN: slack.botToken,
       SLACK_SIGNING_SECRET: slack.signingSecret,
       SLACK_API_URL: slack.apiUrl,
