@@ -27,7 +27,7 @@ export interface Requester {
 }
 
 export type Refusal =
-  | { reason: 'not_allowed'; /** false while the person already had the notice this hour */ notify: boolean }
+  | { reason: 'not_allowed' }
   | { reason: 'rate_limit'; perMinute: number; retryAfterMs: number }
   | { reason: 'daily_tokens'; usage: DailyUsage };
 
@@ -54,6 +54,11 @@ export interface Gatekeeper {
   isAllowed(who: Requester): Promise<boolean>;
   /** Access only, for commands, clicks, reminders and scheduled runs. Traced when refused. */
   checkAccess(who: Requester, source: RefusalSource): Promise<Refusal | undefined>;
+  /**
+   * Whether a refused person's message should get the private notice now: true at most once an
+   * hour per person (across instances and restarts), so people are told, not nagged.
+   */
+  noticeDue(speaker: Speaker): Promise<boolean>;
   /** Before a message or slash task becomes a turn: access, then the rate, then today's tokens. */
   admitMessage(who: Requester, source: 'message' | 'command'): Promise<Refusal | undefined>;
   /** Whom a turn's model calls are charged to, and whether the budget binds them. */
@@ -78,7 +83,7 @@ export interface GatekeeperDeps {
   dailyTokens: number;
 }
 
-/** One notice per person per hour: people who may not use the bot are told, not nagged. */
+/** One notice per person per hour. */
 export const NOTICE_INTERVAL_MS = 3_600_000;
 /** How many people's last-seen roles are remembered in memory (to skip rewriting unchanged ones). */
 const ROLE_CACHE_MAX = 10_000;
@@ -124,8 +129,7 @@ export function createGatekeeper(deps: GatekeeperDeps): Gatekeeper {
 
   async function checkAccess(who: Requester, source: RefusalSource): Promise<Refusal | undefined> {
     if (await isAllowed(who)) return undefined;
-    const sent = await store.increment(storeKey('access', 'notice', personOf(who.speaker)), 1, NOTICE_INTERVAL_MS);
-    const refusal: Refusal = { reason: 'not_allowed', notify: sent === 1 };
+    const refusal: Refusal = { reason: 'not_allowed' };
     traceRefusal(who.speaker, refusal, source);
     return refusal;
   }
@@ -135,6 +139,7 @@ export function createGatekeeper(deps: GatekeeperDeps): Gatekeeper {
     isAdmin,
     isAllowed,
     checkAccess,
+    noticeDue: async (speaker) => (await store.increment(storeKey('access', 'notice', personOf(speaker)), 1, NOTICE_INTERVAL_MS)) === 1,
     async admitMessage(who, source) {
       const denied = await checkAccess(who, source);
       if (denied) return denied;

@@ -279,7 +279,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   /** Nothing is queued for a refused message: it gets this one answer (or, when not allowed, at most the hourly notice). */
   async function answerRefusal(msg: InboundMessage, refusal: Refusal): Promise<void> {
     if (refusal.reason !== 'not_allowed') return send(msg.conversation, say.limitRefusal(refusal, deps.clock.now()), msg.replyTo);
-    if (!refusal.notify) return;
+    if (!(await deps.access.noticeDue(msg.speaker))) return;
     const port = portFor(msg.conversation);
     const delivered = await port?.sendPrivate?.(msg.conversation, msg.speaker.userId, say.NOT_ALLOWED, { replyTo: msg.replyTo }).catch((err: Error) => {
       log.warn({ err: err.message, platform: msg.conversation.platform }, 'could not send the not-allowed notice');

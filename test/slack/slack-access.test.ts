@@ -35,7 +35,7 @@ afterAll(async () => {
 const notice = renderMrkdwn(NOT_ALLOWED);
 const ephemeralsTo = (userId: string) => h.slack.callsTo('chat.postEphemeral').filter((c) => c.args.user === userId);
 const answered = (text: string) => h.slack.waitFor(`the answer "${text}"`, () => h.slack.posts().some((p) => p.text === text));
-/** Refusals of UNO so far (the hourly notice counter; the refusal is decided before it is counted). */
+/** UNO's refused messages so far: the hourly notice counter, counted when the notice is decided (sent or not). */
 const refusedCount = () => h.core.store.get<number>('access:notice:slack%3AUNO');
 
 describe('HERMES_ALLOW on slack', () => {

@@ -31,6 +31,7 @@ describe('npm run stats', () => {
     expect(r.out).toContain('  fetch_url: 2 calls, 50% ok, p50 150 ms, p95 150 ms');
     expect(r.out).toContain('  calculator: 1 calls, 100% ok, p50 5 ms, p95 5 ms');
     expect(r.out).toContain('Errors: model_error:timeout 1, tool:refused 1');
+    expect(r.out).toContain('Refused: not_allowed 2, rate_limit 1');
   });
 
   it('widens the window with --since 7d and narrows it to one user with --user', async () => {
@@ -42,6 +43,7 @@ describe('npm run stats', () => {
     expect(u1.stats.turns).toBe(2);
     expect(u1.stats.outcomes).toEqual({ answered: 2 });
     expect(Object.keys(u1.stats.tools).sort()).toEqual(['calculator', 'fetch_url']);
+    expect(u1.stats.refusals).toEqual({ rate_limit: 1 });
     const u2 = JSON.parse((await run(['--traces', dir, '--user', 'discord:G1:U2', '--json'])).out) as { stats: TraceStats };
     expect(u2.stats).toMatchObject({ turns: 1, errors: { 'model_error:timeout': 1 }, modelCalls: { count: 1, errors: 1 } });
   });

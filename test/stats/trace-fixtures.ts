@@ -4,7 +4,8 @@ import path from 'node:path';
 
 /**
  * Generated trace files in the tracer's format (one JSON object per line, day files): two users,
- * three turns today, one two days ago, a model timeout, a refused fetch, and a torn last line.
+ * three turns today, one two days ago, a model timeout, a refused fetch, three refused requests
+ * (HERMES_ALLOW, HERMES_USER_RATE), and a torn last line.
  */
 export const NOW = Date.parse('2026-03-14T12:00:00Z');
 
@@ -33,6 +34,9 @@ export async function writeTraceFixtures(): Promise<string> {
     ev('2026-03-14T11:00:02.150Z', { type: 'tool_call', turnId: 'c', callId: 'c3', name: 'fetch_url', args: {}, ok: true, result: 'page', durationMs: 150 }),
     ev('2026-03-14T11:00:03.000Z', { type: 'model_call', turnId: 'c', step: 3, model: 'm', messages: [], tools: ['fetch_url'], response: {}, usage: { promptTokens: 500, completionTokens: 40 }, latencyMs: 500 }),
     ev('2026-03-14T11:00:03.100Z', { type: 'turn_end', turnId: 'c', outcome: 'answered', steps: 3, durationMs: 1500, promptTokens: 1200, completionTokens: 100 }),
+    ev('2026-03-14T11:10:00.000Z', { type: 'refusal', reason: 'not_allowed', source: 'message', platform: 'slack', userKey: 'slack:T1:U3' }),
+    ev('2026-03-14T11:10:05.000Z', { type: 'refusal', reason: 'not_allowed', source: 'command', platform: 'slack', userKey: 'slack:T1:U3' }),
+    ev('2026-03-14T11:20:00.000Z', { type: 'refusal', reason: 'rate_limit', source: 'message', platform: 'slack', userKey: 'slack:T1:U1' }),
   ];
   await writeFile(path.join(dir, '2026-03-12.jsonl'), old.join('\n') + '\n');
   // A crash mid-write leaves a torn last line; it must be skipped, not fail the stats.
