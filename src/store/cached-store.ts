@@ -22,6 +22,8 @@ export function createCachedStore(inner: Store, opts: { maxEntries?: number; now
   const now = opts.now ?? Date.now;
   const cache = new Map<string, Entry>();
   const serialiser = createKeyedSerialiser();
+  /** Bumped when an increment starts and when it ends, so a read overlapping one does not cache the value from before it. */
+  let incrementsDone = 0;
 
   const remember = (key: string, entry: Entry): void => {
     cache.delete(key);
@@ -41,9 +43,11 @@ export function createCachedStore(inner: Store, opts: { maxEntries?: number; now
       cache.set(key, hit);
       return parse<T>(hit.json);
     }
+    const increments = incrementsDone;
     const value = await inner.get<T>(key);
-    // A write that started meanwhile owns the entry; only fill the cache when nothing did.
-    if (!cache.has(key) || cache.get(key) === hit) remember(key, { json: value === undefined ? undefined : JSON.stringify(value) });
+    // A write that started meanwhile owns the entry; only fill the cache when nothing did. An
+    // increment leaves no entry behind, so a read that overlapped one must not fill it either.
+    if ((!cache.has(key) || cache.get(key) === hit) && increments === incrementsDone) remember(key, { json: value === undefined ? undefined : JSON.stringify(value) });
     return value;
   }
 
@@ -76,8 +80,13 @@ export function createCachedStore(inner: Store, opts: { maxEntries?: number; now
     // Counters are not cached: the expiry lives in the store, and reading one is rare next to adding.
     increment: (key, by, ttlMs) =>
       serialiser.run(key, async () => {
+        incrementsDone += 1;
         cache.delete(key);
-        return inner.increment(key, by, ttlMs);
+        try {
+          return await inner.increment(key, by, ttlMs);
+        } finally {
+          incrementsDone += 1;
+        }
       }),
     async close() {
       await serialiser.drain();

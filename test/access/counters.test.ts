@@ -126,3 +126,14 @@ describe('usage meter', () => {
     expect(await meter.top(10)).toHaveLength(3);
   });
 });
+
+describe('cached store and counters', () => {
+  it('a read overlapping an increment never leaves the old value cached', async () => {
+    const store = await sqlite();
+    for (let round = 1; round <= 30; round++) {
+      const [, , after] = await Promise.all([store.get('race'), store.increment('race', 1), store.get('race')]);
+      expect([round - 1, round, undefined]).toContain(after);
+      expect(await store.get('race')).toBe(round);
+    }
+  });
+});
