@@ -53,7 +53,7 @@ describe('HERMES_ALLOW on slack', () => {
     expect(first!.args).toMatchObject({ channel: 'C1', user: 'UNO', text: notice });
     expect(first!.args.thread_ts).toBeUndefined(); // the mention opened no thread to put it in
     await h.mention('C1', 'UNO', 'hello??');
-    await settle(async () => (await refusedCount()) === 2);
+    await settle(async () => (await refusedCount()) === 2, 15_000);
     expect(ephemeralsTo('UNO')).toHaveLength(1);
     expect(h.ai.requests.length).toBe(before);
     expect(h.slack.posts({ channel: 'C1' }).filter((p) => p.text.includes('hello??'))).toEqual([]);
