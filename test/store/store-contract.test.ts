@@ -149,6 +149,28 @@ describe.each(engines)('store contract on $name', (engine) => {
     expect(await store.get('never-written')).toBeUndefined();
   });
 
+  it('increment adds atomically from zero, and the total is there for the next handle', async () => {
+    const { store, reopen } = await engine.open();
+    const totals = await Promise.all(Array.from({ length: 60 }, () => store.increment('tokens', 7)));
+    expect(totals.sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => (i + 1) * 7));
+    const other = await reopen();
+    expect(await other.get('tokens')).toBe(420);
+    expect(await other.increment('tokens', 0.5)).toBe(420.5);
+    await store.set('text', 'not a number');
+    expect(await store.increment('text', 2)).toBe(2); // a value that is not a count starts again
+  });
+
+  it('increment keeps the expiry set when the key was created', async () => {
+    const { store } = await engine.open();
+    if (engine.name === 'memory') return; // its clock is injected: covered in test/access/counters.test.ts
+    expect(await store.increment('window', 1, 1_000)).toBe(1);
+    await new Promise((r) => setTimeout(r, 600));
+    expect(await store.increment('window', 1, 1_000)).toBe(2); // would push the expiry out if it reset it
+    await new Promise((r) => setTimeout(r, 600));
+    expect(await store.get('window')).toBeUndefined();
+    expect(await store.increment('window', 1, 1_000)).toBe(1);
+  });
+
   it('fails writes loudly once closed', async () => {
     const { store } = await engine.open();
     await store.close();
@@ -164,6 +186,9 @@ describe.skipIf(!pgUrl)('postgres store across instances', () => {
     expect(await a.get('counter')).toBe(100);
     const claims = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).update<string>('claim', (c) => (c ? undefined : `x${i}`))));
     expect(claims.filter((c) => c.before === undefined && c.after !== undefined)).toHaveLength(1);
+    const totals = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? a : b).increment('tokens', 3)));
+    expect(Math.max(...totals)).toBe(300);
+    expect(new Set(totals).size).toBe(100);
   });
 
   it('creates its schema once when two instances start together, and records the version', async () => {
