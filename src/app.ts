@@ -72,8 +72,8 @@ export interface Core {
    */
   leadership(name: string): Leadership | undefined;
   /**
-   * Who may use the bot and how much. Work that starts without a message (scheduled runs) asks
-   * `access.isAllowed({ speaker, conversation })` at run time and goes through the gateway's turn
+   * Who may use the bot and how much. Work that starts without a message (reminders, scheduled
+   * runs) asks `access.checkAccess` at run time; scheduled runs go through the gateway's turn
    * runner, whose model calls are metered against the creator's daily tokens.
    */
   access: Gatekeeper;
@@ -216,6 +216,8 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
       const session = await sessions.currentByKey(scheduleSessionKey(r.id));
       return (await approvals.openForSession(session.id)).length > 0;
     },
+    // HERMES_ALLOW at run time: a creator taken off the list stops running (traced as a refusal).
+    allowed: async (speaker, conversation) => (await access.checkAccess({ speaker, conversation }, 'schedule')) === undefined,
   });
   // One timer for every kind of due item (see src/timers/due-timer.ts).
   timer = createDueTimer({ clock, log, sources: [reminderSource, scheduleSource] });
