@@ -53,7 +53,7 @@ describe('HERMES_ALLOW on slack', () => {
     expect(first!.args).toMatchObject({ channel: 'C1', user: 'UNO', text: notice });
     expect(first!.args.thread_ts).toBeUndefined(); // the mention opened no thread to put it in
     await h.mention('C1', 'UNO', 'hello??');
-    await settle(async () => (await refusedCount()) === 2, 15_000);
+    await settle(async () => (await refusedCount()) === 2, 15_000).catch(async (e: Error) => { throw new Error(`${e.message}: count ${await refusedCount()}`); });
     expect(ephemeralsTo('UNO')).toHaveLength(1);
     expect(h.ai.requests.length).toBe(before);
     expect(h.slack.posts({ channel: 'C1' }).filter((p) => p.text.includes('hello??'))).toEqual([]);
@@ -85,9 +85,9 @@ describe('HERMES_ALLOW on slack', () => {
     const prompt = h.slack.posts().find((p) => Array.isArray(p.args.blocks))!;
     const approvalId = JSON.stringify(prompt.args.blocks).match(/"value":"([^"]+)"/)![1]!;
 
-    await h.slack.sendClick(h.target, { actionId: 'hermes_approve', value: approvalId, userId: 'UNO', channelId: 'C1', messageTs: prompt.ts, threadTs: root });
-    await h.slack.waitFor('the refusal', () => ephemeralsTo('UNO').length === 2);
-    expect(ephemeralsTo('UNO')[1]!.args.text).toBe(notice);
+    await h.slack.sendClick(h.target, { actionId: 'hermes_approve', value: approvalId, userId: 'UNOBODY', channelId: 'C1', messageTs: prompt.ts, threadTs: root });
+    await h.slack.waitFor('the refusal', () => ephemeralsTo('UNOBODY').length === 1);
+    expect(ephemeralsTo('UNOBODY')[0]!.args.text).toBe(notice);
     expect(h.slack.callsTo('chat.update')).toHaveLength(0);
 
     h.ai.enqueue({ text: 'Done on prod.' });
