@@ -85,6 +85,8 @@ export function createCachedStore(inner: Store, opts: { maxEntries?: number; now
         try {
           return await inner.increment(key, by, ttlMs);
         } finally {
+          // A read that ran while the increment was in flight may have cached the old count.
+          cache.delete(key);
           incrementsDone += 1;
         }
       }),
