@@ -63,13 +63,15 @@ describe('allow list', () => {
 describe('redirects', () => {
   it('every hop is re-checked: a redirect to a private address is refused and never reached', async () => {
     const c = client([`127.0.0.1:${a.port}`], { lookup: fakeLookup({ 'evil.example': ['127.0.0.1'] }) });
+    const redirectsBefore = a.hits('/redirect');
     const targets = [b.url('/private'), `http://localhost:${a.port}/private`, `http://evil.example:${a.port}/private`, 'http://169.254.169.254/latest/meta-data/', `http://[::1]:${a.port}/private`];
     for (const to of targets) {
       await expect(c.request({ url: a.url(`/redirect?to=${encodeURIComponent(to)}`) })).rejects.toThrow(/^refused: /);
     }
     expect(a.hits('/private')).toBe(0);
     expect(b.hits('/private')).toBe(0);
-    expect(a.hits('/redirect')).toBe(targets.length);
+    // The servers are shared with the other tests (which the suite shuffles): count this test's hits only.
+    expect(a.hits('/redirect') - redirectsBefore).toBe(targets.length);
   });
 
   it('follows up to 5 redirects and refuses the 6th', async () => {
