@@ -157,8 +157,7 @@ describe('scheduled runs on the due timer (injected clock, SQLite)', () => {
     await advanceUntil(clock, async () => (await schedules.get(v.id))?.skipped.busy === 1, { stepMs: MIN, maxSteps: 90 });
     expect(runs).toEqual([]);
     waiting = false;
-    console.log('DBG', new Date(clock.now()).toISOString(), JSON.stringify(await schedules.get(v.id)), clock.pendingTimers());
-    await advanceUntil(clock, () => runs.length >= 1, { stepMs: 5 * MIN, maxSteps: 30 }).catch(async (e) => { console.log('DBG2', new Date(clock.now()).toISOString(), JSON.stringify(await schedules.get(v.id)), clock.pendingTimers()); throw e; });
+    await advanceUntil(clock, () => runs.length >= 1, { stepMs: 5 * MIN, maxSteps: 30 });
     expect(runs[0]!.header).toContain('1 earlier run skipped: the run before was still going');
     expect((await schedules.get(v.id))?.status).toBe('active');
   });
