@@ -1,5 +1,5 @@
-import { randomInt } from 'node:crypto';
 import type { Clock } from '../clock.js';
+import { recordIndexes, shortId } from '../store/record-index.js';
 import { storeKey, type Store } from '../store/store.js';
 import type { ReminderView, UserReminders } from './user-reminders.js';
 import { conversationKey, speakerKey, type Conversation, type Speaker } from '../types.js';
@@ -42,32 +42,15 @@ export interface ReminderStore {
   counts(): Promise<{ scheduled: number; firing: number }>;
 }
 
-type Entry = [id: string, at: number];
-
 /** Finished records stay readable this long (for operators), then the store expires them. */
 const FINISHED_TTL_MS = 30 * 24 * 60 * 60 * 1000;
 /** How many index entries one due()/orphans() call may look at: keeps each call bounded. */
 const SCAN_SLACK = 50;
-const ID_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789';
 
 const recordKey = (id: string) => storeKey('reminder', id);
 const ownerKey = (owner: string) => storeKey('reminders', 'owner', owner);
 const DUE_KEY = storeKey('reminders', 'due');
 const FIRING_KEY = storeKey('reminders', 'firing');
-
-function newId(): string {
-  let id = '';
-  for (let i = 0; i < 6; i++) id += ID_ALPHABET[randomInt(ID_ALPHABET.length)];
-  return id;
-}
-
-function insertSorted(entries: Entry[], entry: Entry): Entry[] {
-  const out = entries.filter(([id]) => id !== entry[0]);
-  let i = out.length;
-  while (i > 0 && (out[i - 1] as Entry)[1] > entry[1]) i--;
-  out.splice(i, 0, entry);
-  return out;
-}
 
 export const PRIVATE_TEXT = '(text hidden: set in a direct message; list there to see it)';
 
@@ -85,33 +68,19 @@ function viewFrom(r: Reminder, here: Conversation): ReminderView {
 export function createReminderStore(store: Store, clock: Clock): ReminderStore {
   const load = (id: string) => store.get<Reminder>(recordKey(id));
 
-  async function removeIds(key: string, ids: string[]): Promise<void> {
-    if (ids.length === 0) return;
-    await store.update<string[]>(key, (cur) => (cur?.some((id) => ids.includes(id)) ? cur.filter((id) => !ids.includes(id)) : undefined));
-  }
-
-  async function removeEntries(key: string, ids: string[]): Promise<void> {
-    if (ids.length === 0) return;
-    await store.update<Entry[]>(key, (cur) => (cur?.some(([id]) => ids.includes(id)) ? cur.filter(([id]) => !ids.includes(id)) : undefined));
-  }
+  const index = recordIndexes<Reminder>(store);
 
   /** Compare-and-set: applies `change` when `when` holds on the current record; the new record, or undefined. */
-  async function casRecord(id: string, when: (r: Reminder) => boolean, change: (r: Reminder) => Reminder): Promise<Reminder | undefined> {
-    let applied: Reminder | undefined;
-    await store.update<Reminder>(recordKey(id), (cur) => {
-      applied = cur && when(cur) ? change(cur) : undefined;
-      return applied;
-    });
-    return applied;
-  }
+  const casRecord = (id: string, when: (r: Reminder) => boolean, change: (r: Reminder) => Reminder) =>
+    index.casRecord(recordKey(id), (r) => (when(r) ? change(r) : undefined));
 
   /** Moves a record to a terminal state (if `from` allows), drops it from every index, starts its TTL. */
   async function finish(id: string, from: Reminder['status'][], patch: (r: Reminder) => Partial<Reminder>): Promise<Reminder | undefined> {
     const after = await casRecord(id, (r) => from.includes(r.status), (r) => ({ ...r, ...patch(r) }));
     if (!after) return undefined;
-    await removeEntries(DUE_KEY, [id]);
-    await removeEntries(FIRING_KEY, [id]);
-    await removeIds(ownerKey(after.ownerKey), [id]);
+    await index.removeTimed(DUE_KEY, [id]);
+    await index.removeTimed(FIRING_KEY, [id]);
+    await index.removeIds(ownerKey(after.ownerKey), [id]);
     await store.set(recordKey(id), after, FINISHED_TTL_MS);
     return after;
   }
@@ -136,7 +105,7 @@ export function createReminderStore(store: Store, clock: Clock): ReminderStore {
         const base = { ownerKey: owner, speaker, conversation, text, dueAt, createdAt: now, status: 'scheduled' as const };
         const record: Reminder = replyTo === undefined ? { id: '', ...base } : { id: '', ...base, replyTo };
         for (let attempt = 0; attempt < 8 && record.id === ''; attempt++) {
-          const id = newId();
+          const id = shortId('', 6);
           const { before } = await store.update<Reminder>(recordKey(id), (cur) => (cur ? undefined : { ...record, id }));
           if (before === undefined) record.id = id;
         }
@@ -154,12 +123,12 @@ export function createReminderStore(store: Store, clock: Clock): ReminderStore {
             `This user already has ${LIMITS.maxScheduledPerUser} scheduled reminders, the limit. Cancel one (list_reminders shows them) before adding another.`,
           );
         }
-        await store.update<Entry[]>(DUE_KEY, (cur = []) => insertSorted(cur, [id, dueAt]));
+        await index.putTimed(DUE_KEY, id, dueAt);
         return toView(record);
       },
 
       async list() {
-        const ids = (await store.get<string[]>(ownerKey(owner))) ?? [];
+        const ids = await index.ids(ownerKey(owner));
         const mine: Reminder[] = [];
         const stale: string[] = [];
         for (const id of ids.slice(0, LIMITS.maxScheduledPerUser + SCAN_SLACK)) {
@@ -167,7 +136,7 @@ export function createReminderStore(store: Store, clock: Clock): ReminderStore {
           if (r && r.ownerKey === owner && (r.status === 'scheduled' || r.status === 'firing')) mine.push(r);
           else stale.push(id);
         }
-        await removeIds(ownerKey(owner), stale);
+        await index.removeIds(ownerKey(owner), stale);
         return mine.sort((a, b) => a.dueAt - b.dueAt).map((r) => viewFrom(r, conversation));
       },
 
@@ -188,7 +157,7 @@ export function createReminderStore(store: Store, clock: Clock): ReminderStore {
     get: load,
 
     async due(now, limit = 50) {
-      const entries = (await store.get<Entry[]>(DUE_KEY)) ?? [];
+      const entries = await index.timed(DUE_KEY);
       const out: Reminder[] = [];
       const stale: string[] = [];
       const moved: Reminder[] = [];
@@ -202,13 +171,13 @@ export function createReminderStore(store: Store, clock: Clock): ReminderStore {
         else stale.push(id);
       }
       // A claim whose due-index removal did not land: hand it to the firing index so orphans() sees it.
-      for (const r of moved) await store.update<Entry[]>(FIRING_KEY, (cur = []) => insertSorted(cur, [r.id, r.claimedAt ?? 0]));
-      await removeEntries(DUE_KEY, [...stale, ...moved.map((r) => r.id)]);
+      for (const r of moved) await index.putTimed(FIRING_KEY, r.id, r.claimedAt ?? 0);
+      await index.removeTimed(DUE_KEY, [...stale, ...moved.map((r) => r.id)]);
       return out;
     },
 
     async orphans(now, leaseMs, limit = 50) {
-      const entries = (await store.get<Entry[]>(FIRING_KEY)) ?? [];
+      const entries = await index.timed(FIRING_KEY);
       const out: Reminder[] = [];
       const stale: string[] = [];
       let looked = 0;
@@ -219,7 +188,7 @@ export function createReminderStore(store: Store, clock: Clock): ReminderStore {
         if (r?.status !== 'firing') stale.push(id);
         else if ((r.claimedAt ?? 0) <= now - leaseMs) out.push(r);
       }
-      await removeEntries(FIRING_KEY, stale);
+      await index.removeTimed(FIRING_KEY, stale);
       return out;
     },
 
@@ -227,8 +196,8 @@ export function createReminderStore(store: Store, clock: Clock): ReminderStore {
       const claimedAt = clock.now();
       const claimed = await casRecord(id, (r) => r.status === 'scheduled', (r) => ({ ...r, status: 'firing', claimedAt, attempts: 0 }));
       if (!claimed) return false;
-      await store.update<Entry[]>(FIRING_KEY, (cur = []) => insertSorted(cur, [id, claimedAt]));
-      await removeEntries(DUE_KEY, [id]);
+      await index.putTimed(FIRING_KEY, id, claimedAt);
+      await index.removeTimed(DUE_KEY, [id]);
       return true;
     },
 
@@ -240,7 +209,7 @@ export function createReminderStore(store: Store, clock: Clock): ReminderStore {
         (r) => ({ ...r, claimedAt, maybeRepeat: true }),
       );
       if (!after) return undefined;
-      await store.update<Entry[]>(FIRING_KEY, (cur = []) => insertSorted(cur, [id, claimedAt]));
+      await index.putTimed(FIRING_KEY, id, claimedAt);
       return after;
     },
 
@@ -251,7 +220,7 @@ export function createReminderStore(store: Store, clock: Clock): ReminderStore {
         (r) => r.status === 'firing',
         (r) => ({ ...r, claimedAt, attempts: (r.attempts ?? 0) + 1, ...(error === undefined ? {} : { lastError: error.slice(0, 500) }) }),
       );
-      if (after) await store.update<Entry[]>(FIRING_KEY, (cur = []) => insertSorted(cur, [id, claimedAt]));
+      if (after) await index.putTimed(FIRING_KEY, id, claimedAt);
     },
 
     async markFired(id, late) {
@@ -263,13 +232,13 @@ export function createReminderStore(store: Store, clock: Clock): ReminderStore {
     },
 
     async nextDueAt() {
-      const entries = (await store.get<Entry[]>(DUE_KEY)) ?? [];
+      const entries = await index.timed(DUE_KEY);
       return entries[0]?.[1];
     },
 
     async counts() {
-      const [due, firing] = await Promise.all([store.get<Entry[]>(DUE_KEY), store.get<Entry[]>(FIRING_KEY)]);
-      return { scheduled: due?.length ?? 0, firing: firing?.length ?? 0 };
+      const [due, firing] = await Promise.all([index.timed(DUE_KEY), index.timed(FIRING_KEY)]);
+      return { scheduled: due.length, firing: firing.length };
     },
   };
 }

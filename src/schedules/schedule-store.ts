@@ -1,5 +1,5 @@
-import { randomInt } from 'node:crypto';
 import type { Clock } from '../clock.js';
+import { recordIndexes, shortId } from '../store/record-index.js';
 import { storeKey, type Store } from '../store/store.js';
 import type { ScheduleInput, SchedulePreview, ScheduleView, UserSchedules } from '../toolkit/tool-api.js';
 import { conversationKey, speakerKey, type Conversation, type Speaker } from '../types.js';
@@ -42,9 +42,6 @@ export interface ScheduleStore {
   nextDueAt(): Promise<number | undefined>;
 }
 
-type Entry = [id: string, at: number];
-
-const ID_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789';
 /** Ended schedules stay readable this long (for operators), then the store expires them. */
 const ENDED_TTL_MS = 30 * 24 * 60 * 60 * 1000;
 const SCAN_SLACK = 50;
@@ -63,20 +60,6 @@ function limitReached(max: number): string {
   );
 }
 
-function newId(): string {
-  let id = 's';
-  for (let i = 0; i < 5; i++) id += ID_ALPHABET[randomInt(ID_ALPHABET.length)];
-  return id;
-}
-
-function insertSorted(entries: Entry[], entry: Entry): Entry[] {
-  const out = entries.filter(([id]) => id !== entry[0]);
-  let i = out.length;
-  while (i > 0 && (out[i - 1] as Entry)[1] > entry[1]) i--;
-  out.splice(i, 0, entry);
-  return out;
-}
-
 /** The words and next run times for a spec; shared by previews, views and the approval prompt. */
 export function previewOf(spec: ScheduleSpec, fields: { name: string; task: string; schedule: string; timezone: string }, now: number): SchedulePreview {
   return { ...fields, words: describeSpec(spec, fields.timezone, describeCron), nextRuns: nextRunTimes(spec, fields.timezone, now, 3), seconds: spec.kind === 'cron' ? spec.withSeconds : spec.kind === 'every' && spec.unit === 'seconds' };
@@ -85,37 +68,25 @@ export function previewOf(spec: ScheduleSpec, fields: { name: string; task: stri
 export function createScheduleStore(store: Store, clock: Clock, settings: ScheduleSettings): ScheduleStore {
   const load = (id: string) => store.get<ScheduleRecord>(recordKey(id));
 
-  async function casRecord(id: string, change: (r: ScheduleRecord) => ScheduleRecord | undefined): Promise<ScheduleRecord | undefined> {
-    let applied: ScheduleRecord | undefined;
-    await store.update<ScheduleRecord>(recordKey(id), (cur) => (applied = cur ? change(cur) : undefined));
-    return applied;
-  }
-
-  async function removeEntries(key: string, ids: string[]): Promise<void> {
-    if (ids.length === 0) return;
-    await store.update<Entry[]>(key, (cur) => (cur?.some(([id]) => ids.includes(id)) ? cur.filter(([id]) => !ids.includes(id)) : undefined));
-  }
-
-  async function removeOwned(owner: string, ids: string[]): Promise<void> {
-    await store.update<string[]>(ownerIndex(owner), (cur) => (cur?.some((id) => ids.includes(id)) ? cur.filter((id) => !ids.includes(id)) : undefined));
-  }
+  const index = recordIndexes<ScheduleRecord>(store);
+  const casRecord = (id: string, change: (r: ScheduleRecord) => ScheduleRecord | undefined) => index.casRecord(recordKey(id), change);
 
   /** Keeps the due index in step with a record just written. */
   async function syncDue(r: ScheduleRecord): Promise<void> {
     if (r.status === 'active' && r.nextDueAt !== undefined) {
       const at = r.nextDueAt;
-      await store.update<Entry[]>(DUE_KEY, (cur = []) => insertSorted(cur, [r.id, at]));
+      await index.putTimed(DUE_KEY, r.id, at);
     } else {
-      await removeEntries(DUE_KEY, [r.id]);
+      await index.removeTimed(DUE_KEY, [r.id]);
     }
   }
 
   /** A record that is over: out of every index, expiring later. */
   async function retire(r: ScheduleRecord): Promise<void> {
-    await removeEntries(DUE_KEY, [r.id]);
-    await removeOwned(r.ownerKey, [r.id]);
+    await index.removeTimed(DUE_KEY, [r.id]);
+    await index.removeIds(ownerIndex(r.ownerKey), [r.id]);
     if (!r.run) {
-      await removeEntries(RUNNING_KEY, [r.id]);
+      await index.removeTimed(RUNNING_KEY, [r.id]);
       await store.set(recordKey(r.id), r, ENDED_TTL_MS);
     }
   }
@@ -150,11 +121,11 @@ export function createScheduleStore(store: Store, clock: Clock, settings: Schedu
   }
 
   async function activeOf(owner: string): Promise<ScheduleRecord[]> {
-    const ids = (await store.get<string[]>(ownerIndex(owner))) ?? [];
+    const ids = await index.ids(ownerIndex(owner));
     const records = await Promise.all(ids.map(load));
     const live = records.filter((r): r is ScheduleRecord => r !== undefined && r.status === 'active' && r.ownerKey === owner);
     const stale = ids.filter((id) => !live.some((r) => r.id === id));
-    if (stale.length) await removeOwned(owner, stale);
+    if (stale.length) await index.removeIds(ownerIndex(owner), stale);
     return live.sort((a, b) => a.createdAt - b.createdAt);
   }
 
@@ -175,7 +146,7 @@ export function createScheduleStore(store: Store, clock: Clock, settings: Schedu
 
       async create(input) {
         const { spec, preview } = understand(input);
-        const id = newId();
+        const id = shortId('s', 5);
         // An index may hold ids of schedules that ended in a crash: prune once before refusing.
         if (!(await reserve(owner, id)) && ((await activeOf(owner)).length >= settings.maxPerUser || !(await reserve(owner, id)))) {
           throw new ScheduleInputError(limitReached(settings.maxPerUser));
@@ -211,7 +182,7 @@ export function createScheduleStore(store: Store, clock: Clock, settings: Schedu
     get: load,
 
     async due(now, limit) {
-      const entries = (await store.get<Entry[]>(DUE_KEY)) ?? [];
+      const entries = await index.timed(DUE_KEY);
       const out: ScheduleRecord[] = [];
       const stale: string[] = [];
       const behind: ScheduleRecord[] = [];
@@ -224,7 +195,7 @@ export function createScheduleStore(store: Store, clock: Clock, settings: Schedu
         // or the timer would keep waking for it.
         else behind.push(r);
       }
-      await removeEntries(DUE_KEY, stale);
+      await index.removeTimed(DUE_KEY, stale);
       for (const r of behind) await syncDue(r);
       return out;
     },
@@ -239,7 +210,7 @@ export function createScheduleStore(store: Store, clock: Clock, settings: Schedu
       await syncDue(decision.record);
       if (decision.kind === 'run') {
         const at = decision.run.renewedAt;
-        await store.update<Entry[]>(RUNNING_KEY, (cur = []) => insertSorted(cur, [id, at]));
+        await index.putTimed(RUNNING_KEY, id, at);
       } else if (decision.record.nextDueAt === undefined && !decision.record.run) {
         const ended = await casRecord(id, (r) => (r.status === 'active' && r.nextDueAt === undefined && !r.run ? { ...r, status: 'finished', endedAt: now } : undefined));
         if (ended) await retire(ended);
@@ -248,7 +219,7 @@ export function createScheduleStore(store: Store, clock: Clock, settings: Schedu
     },
 
     async deadRuns(now, leaseMs, limit) {
-      const entries = (await store.get<Entry[]>(RUNNING_KEY)) ?? [];
+      const entries = await index.timed(RUNNING_KEY);
       const out: ScheduleRecord[] = [];
       const stale: string[] = [];
       for (const [id, renewedAt] of entries.slice(0, limit + SCAN_SLACK)) {
@@ -258,14 +229,14 @@ export function createScheduleStore(store: Store, clock: Clock, settings: Schedu
         if (!r?.run) stale.push(id);
         else if (now - r.run.renewedAt > leaseMs) out.push(r);
       }
-      await removeEntries(RUNNING_KEY, stale);
+      await index.removeTimed(RUNNING_KEY, stale);
       return out;
     },
 
     async renew(id, runId) {
       const at = clock.now();
       const after = await casRecord(id, (r) => (r.run?.runId === runId ? { ...r, run: { ...r.run, renewedAt: at } } : undefined));
-      if (after) await store.update<Entry[]>(RUNNING_KEY, (cur = []) => insertSorted(cur, [id, at]));
+      if (after) await index.putTimed(RUNNING_KEY, id, at);
     },
 
     async endRun(id, runId, outcome, seenRenewedAt) {
@@ -277,7 +248,7 @@ export function createScheduleStore(store: Store, clock: Clock, settings: Schedu
         return r.status === 'active' && r.nextDueAt === undefined ? { ...ended, status: 'finished', endedAt: now } : ended;
       });
       if (!after) return undefined;
-      await removeEntries(RUNNING_KEY, [id]);
+      await index.removeTimed(RUNNING_KEY, [id]);
       if (after.status !== 'active') await retire(after);
       return after;
     },
@@ -295,7 +266,7 @@ export function createScheduleStore(store: Store, clock: Clock, settings: Schedu
     },
 
     async nextDueAt() {
-      const entries = (await store.get<Entry[]>(DUE_KEY)) ?? [];
+      const entries = await index.timed(DUE_KEY);
       return entries[0]?.[1];
     },
   };
