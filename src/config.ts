@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { commaList, decimal, formatIssue, httpUrl, oneOf, presentValues, text, timeZone, wholeNumber } from './config-env.js';
 import { ALLOW_ENTRY, ALLOW_ENTRY_FIX, toAllowRule, type AllowRule } from './access/allow-rules.js';
 import { redactSecrets } from './safety/secrets.js';
+import { dashboardEnv, type DashboardConfig } from './dashboard/dashboard-config.js';
 
 /**
  * Every setting, validated once at start. Env is the primary interface; an optional
@@ -87,6 +88,8 @@ export interface Config {
     codeTimeoutMs: number;
     codeMemoryMb: number;
   };
+  /** HERMES_DASHBOARD_TOKEN set: the signed-in trace dashboard on PORT (docs/dashboard.md). */
+  dashboard?: DashboardConfig;
 }
 
 /** run_code's wall-clock ceiling, whatever the model asks for (DESIGN: at most 300 s). */
@@ -264,6 +267,7 @@ const envSchema = (cwd: string) =>
       access: accessEnv,
       usage: usageEnv,
       misc: miscEnv,
+      dashboard: dashboardEnv(cwd),
     })
     .transform(({ state, access, misc, ...rest }): Omit<Config, 'tools'> => ({ ...rest, ...state, ...access, ...misc }));
 
@@ -323,7 +327,7 @@ function readConfigFile(file: string | undefined, errors: string[]): z.infer<typ
 
 /** The configured secrets, which logs and traces replace verbatim whatever their shape. */
 export function secretValues(config: Config): string[] {
-  const all = [config.model.apiKey, config.slack?.botToken, config.slack?.signingSecret, config.slack?.appToken, config.discord?.token];
+  const all = [config.model.apiKey, config.slack?.botToken, config.slack?.signingSecret, config.slack?.appToken, config.discord?.token, config.dashboard?.token];
   return all.filter((s): s is string => s !== undefined && s !== 'not-needed');
 }
 

@@ -71,10 +71,14 @@ async function main(): Promise<void> {
   let ready = false;
   const adapters: Adapter[] = [];
   let stopping = false;
+  // HERMES_DASHBOARD_TOKEN: Slack HTTP mode mounts it on Bolt's server; otherwise it gets its own.
+  const dashboard = config.dashboard ? (await import('./dashboard/bot-dashboard.js')).createBotDashboard({ ...config, dashboard: config.dashboard }, core.registry, log) : undefined;
+  const slackHttp = !shellMode && config.slack !== undefined && config.slack.appToken === undefined;
+  const dashboardServer = dashboard && !slackHttp ? (await import('./dashboard/dashboard-server.js')).createDashboardServer(dashboard.handle, () => ready) : undefined;
   const shutdown = async (code: number) => {
     if (stopping) return;
     stopping = true;
-    await Promise.allSettled(adapters.map((a) => a.stop()));
+    await Promise.allSettled([...adapters.map((a) => a.stop()), dashboardServer?.stop()]);
     await core.close().catch((err: Error) => log.error({ err: err.message }, 'shutdown failed'));
     process.exit(code);
   };
@@ -107,7 +111,7 @@ async function main(): Promise<void> {
   } else {
     if (config.slack) {
       const { createSlackAdapter } = await import('../adapters/slack/slack-adapter.js');
-      adapters.push(await createSlackAdapter({ config: config.slack, httpPort: config.port, gateway: core.gateway, store: core.store, log: log.child({ adapter: 'slack' }), isReady: () => ready }));
+      adapters.push(await createSlackAdapter({ config: config.slack, httpPort: config.port, gateway: core.gateway, store: core.store, log: log.child({ adapter: 'slack' }), isReady: () => ready, dashboard: dashboard?.handle }));
     }
     if (config.discord) {
       const { createDiscordAdapter } = await import('../adapters/discord/discord-adapter.js');
@@ -119,6 +123,12 @@ async function main(): Promise<void> {
   // first piped line is read; chat platforms must be connected before recovery posts anything.
   if (shellMode) await core.start();
   try {
+    if (dashboardServer) {
+      const port = await dashboardServer.start(config.port).catch((err: NodeJS.ErrnoException) => {
+        throw new Error(`could not serve the dashboard on PORT ${config.port} (${err.code ?? err.message}): set PORT to a free port, or unset HERMES_DASHBOARD_TOKEN.`);
+      });
+      log.info({ port }, 'dashboard: serving /dashboard');
+    }
     for (const a of adapters) await a.start();
   } catch (err) {
     log.fatal({ err: (err as Error).message }, 'could not connect');

@@ -2,7 +2,8 @@
  * The Slack adapter: Bolt App + our outbound port, wired to the gateway.
  *
  * HTTP mode (signing secret): events, interactivity and `/hermes` all arrive at
- * `POST /slack/events` on `httpPort`; `GET /healthz` answers 200 once `isReady()`, else 503.
+ * `POST /slack/events` on `httpPort`; `GET /healthz` answers 200 once `isReady()`, else 503; with
+ * `dashboard` given, everything under /dashboard goes to it (Bolt's custom routes).
  * Socket Mode (app token): Bolt holds a WebSocket to Slack and no HTTP server is opened.
  *
  * auth.test runs here, once, through our own client, so the scope header can be checked and a
@@ -27,6 +28,7 @@ import { DurableApp } from './durable-app.js';
 import { createReceiptJournal } from '../../src/gateway/receipts.js';
 import { createSlackReader } from './conversation-reader.js';
 import { rejectSkewedRequests } from './request-age.js';
+import { isDashboardPath, type RequestHandler } from '../../src/dashboard/dashboard.js';
 
 export interface SlackAdapterOptions {
   config: NonNullable<Config['slack']>;
@@ -43,6 +45,8 @@ export interface SlackAdapterOptions {
   maxRateLimitWaitMs?: number;
   /** The clock request timestamps are checked against (default Date.now). */
   now?: () => number;
+  /** The dashboard's handler (HERMES_DASHBOARD_TOKEN), served on the same server in HTTP mode. */
+  dashboard?: RequestHandler;
 }
 
 export interface SlackAdapter extends Adapter {
@@ -136,10 +140,14 @@ function createHttpReceiver(opts: SlackAdapterOptions, logger: SlackLogger): HTT
           res.end(ready ? 'ok' : 'starting');
         },
       },
+      ...(opts.dashboard ? [{ path: '/dashboard{/*rest}', method: ['GET', 'HEAD', 'POST'], handler: opts.dashboard }] : []),
     ],
   });
-  // Bolt calls this property for every request; our check runs first.
-  receiver.requestListener = rejectSkewedRequests(receiver.requestListener, opts.log, opts.now);
+  // Bolt calls this property for every request; our check runs first. Dashboard forms are not
+  // Slack requests and carry no Slack timestamp.
+  const inner = receiver.requestListener;
+  const checked = rejectSkewedRequests(inner, opts.log, opts.now);
+  receiver.requestListener = opts.dashboard ? (req, res) => (isDashboardPath(req.url) ? inner(req, res) : checked(req, res)) : checked;
   return receiver;
 }
 

@@ -88,16 +88,18 @@ export function withSystemPrompt(messages: ChatMessage[], system: string | undef
 
 export async function replaySteps(
   calls: ModelCallEvent[],
-  deps: { provider: ModelProvider; specs: ToolSpec[]; system?: string; maxSteps: number },
+  deps: { provider: ModelProvider; specs: ToolSpec[]; system?: string; maxSteps: number; signal?: AbortSignal },
 ): Promise<ReplayStep[]> {
   const out: ReplayStep[] = [];
   for (const e of calls.slice(0, deps.maxSteps)) {
+    // Stopped (the dashboard's time limit): the steps so far are the answer.
+    if (deps.signal?.aborted) break;
     const recorded = recordedDecision(e);
     const offered = e.tools.flatMap((name) => deps.specs.filter((s) => s.name === name));
     const missingTools = e.tools.filter((name) => !deps.specs.some((s) => s.name === name));
     let replayed: Decision;
     try {
-      const r = await deps.provider.complete({ messages: withSystemPrompt(e.messages as ChatMessage[], deps.system), tools: offered });
+      const r = await deps.provider.complete({ messages: withSystemPrompt(e.messages as ChatMessage[], deps.system), tools: offered, signal: deps.signal });
       replayed = { calls: r.toolCalls.map((c) => ({ name: c.name, args: c.arguments })), text: r.content };
     } catch (err) {
       replayed = { calls: [], text: null, error: (err as Error).message };

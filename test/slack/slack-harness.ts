@@ -10,6 +10,7 @@ import type { Clock } from '../../src/clock.js';
 import type { AnyTool } from '../../src/toolkit/tool-api.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 import { startFakeSlack, type FakeSlack, type FakeSlackOptions } from '../fakes/slack/fake-slack.js';
+import type { RequestHandler } from '../../src/dashboard/dashboard.js';
 
 /**
  * The whole bot as it runs in production — real Bolt App and WebClient, real core on SQLite,
@@ -52,6 +53,8 @@ export interface HarnessOptions {
   clock?: Clock;
   /** Start the due timer (reminders, scheduled tasks); off by default so nothing fires unasked. */
   dueTimer?: boolean;
+  /** Mounts this handler under /dashboard on the bot's HTTP server (as main.ts does with a token). */
+  dashboard?: (core: Core, config: Config) => RequestHandler;
 }
 
 export async function startSlackHarness(opts: HarnessOptions = {}): Promise<SlackHarness> {
@@ -85,7 +88,7 @@ export async function startSlackHarness(opts: HarnessOptions = {}): Promise<Slac
     const core = await createCore({ config, log, extraTools: opts.extraTools, reminders: opts.dueTimer === true, ...(opts.clock ? { clock: opts.clock } : {}) });
     const gateway = opts.wrapGateway ? opts.wrapGateway(core.gateway) : core.gateway;
     // The wrapper must still deliver the port to the real gateway.
-    const adapter = await createSlackAdapter({ config: config.slack!, httpPort: 0, gateway, store: core.store, log, isReady: () => h.ready, retries: 0, callTimeoutMs: opts.callTimeoutMs, maxRateLimitWaitMs: opts.maxRateLimitWaitMs });
+    const adapter = await createSlackAdapter({ config: config.slack!, httpPort: 0, gateway, store: core.store, log, isReady: () => h.ready, retries: 0, callTimeoutMs: opts.callTimeoutMs, maxRateLimitWaitMs: opts.maxRateLimitWaitMs, dashboard: opts.dashboard?.(core, config) });
     await adapter.start();
     await core.start();
     h.ready = true;
