@@ -164,7 +164,7 @@ export async function runSteps(deps: TurnDeps, state: TurnState, signal: AbortSi
     }
     state.promptTokens += response.usage.promptTokens;
     state.completionTokens += response.usage.completionTokens;
-    deps.tracer.record({ type: 'model_call', turnId: state.turnId, step: state.stepsUsed, model: response.model, messages, tools: tools.map((t) => t.name), response, usage: response.usage, latencyMs: deps.clock.now() - started });
+    deps.tracer.record({ type: 'model_call', turnId: state.turnId, step: state.stepsUsed, model: response.model, requestModel: deps.provider.model, messages, tools: tools.map((t) => t.name), response, usage: response.usage, latencyMs: deps.clock.now() - started });
 
     if (response.toolCalls.length === 0) {
       if (response.parseErrors.length > 0) {
@@ -270,7 +270,7 @@ async function runToolCalls(
   for (const call of calls) {
     const o = results.get(call.id);
     if (!o) continue; // the approval-gated call: answered when decided
-    deps.tracer.record({ type: 'tool_call', turnId: state.turnId, callId: o.callId, name: o.name, args: o.args ?? call.arguments, ok: o.ok, result: o.content, raw: o.raw, durationMs: o.durationMs, errorKind: o.errorKind });
+    deps.tracer.record({ type: 'tool_call', turnId: state.turnId, callId: o.callId, name: o.name, args: o.args ?? call.arguments, ok: o.ok, result: o.content, raw: o.raw, startedAt: o.startedAt, durationMs: o.durationMs, errorKind: o.errorKind });
     toolMessages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: o.content, ...(o.outsideSource && { outsideSource: o.outsideSource }) });
   }
   if (toolMessages.length) await deps.sessions.append(state.sessionId, toolMessages);
@@ -323,6 +323,6 @@ export async function runApprovedCall(deps: TurnDeps, state: TurnState, record: 
     prepared.kind === 'rejected'
       ? prepared.outcome
       : await deps.executor.runPrepared(prepared, deps.toolContext(state, signal, prepared.tool.name));
-  deps.tracer.record({ type: 'tool_call', turnId: state.turnId, callId: outcome.callId, name: outcome.name, args: record.args, ok: outcome.ok, result: outcome.content, raw: outcome.raw, durationMs: outcome.durationMs, errorKind: outcome.errorKind });
+  deps.tracer.record({ type: 'tool_call', turnId: state.turnId, callId: outcome.callId, name: outcome.name, args: record.args, ok: outcome.ok, result: outcome.content, raw: outcome.raw, startedAt: outcome.startedAt, durationMs: outcome.durationMs, errorKind: outcome.errorKind });
   return outcome;
 }

@@ -154,7 +154,7 @@ export class ToolExecutor {
   /** Runs one prepared call with its time limit and result cap. Never rejects. */
   async runPrepared(p: Ready, ctx: ToolContext): Promise<ToolOutcome> {
     const started = this.clock.now();
-    const base = { callId: p.call.id, name: p.tool.name, args: p.args };
+    const base = { callId: p.call.id, name: p.tool.name, args: p.args, startedAt: started };
     const settings = this.registry.settingsFor(p.tool.name);
     const maxChars = settings.maxResultChars ?? this.defaultMaxResultChars;
     const timeoutMs = settings.timeoutMs ?? this.defaultTimeoutMs;

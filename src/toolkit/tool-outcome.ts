@@ -12,6 +12,8 @@ export interface ToolOutcome {
   content: string;
   raw?: unknown;
   args?: unknown;
+  /** When it began running (clock ms); absent for calls that never ran. */
+  startedAt?: number;
   durationMs: number;
   errorKind?: ToolErrorKind;
   /** Set when `content` is outside text (wrapped as untrusted data): where it came from. */

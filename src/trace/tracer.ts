@@ -6,8 +6,10 @@ import type { Logger } from 'pino';
 /** One JSONL line per event; every line carries the turn id so a turn can be read back whole. */
 export type TraceEvent =
   | { type: 'turn_start'; turnId: string; sessionId: string; platform: string; userKey: string; text: string }
-  | { type: 'model_call'; turnId: string; step: number; model: string; messages: unknown; tools: string[]; response: unknown; usage?: { promptTokens: number; completionTokens: number }; latencyMs: number; error?: string }
-  | { type: 'tool_call'; turnId: string; callId: string; name: string; args: unknown; ok: boolean; result: string; raw?: unknown; durationMs: number; errorKind?: string }
+  /** `model` is the model that answered; `requestModel` the one asked for (they differ behind aliases and routers). */
+  | { type: 'model_call'; turnId: string; step: number; model: string; requestModel?: string; messages: unknown; tools: string[]; response: unknown; usage?: { promptTokens: number; completionTokens: number }; latencyMs: number; error?: string }
+  /** `startedAt` (epoch ms, absent when it never ran): calls of one response run at once or in turn, so the record's time says little about when each began. */
+  | { type: 'tool_call'; turnId: string; callId: string; name: string; args: unknown; ok: boolean; result: string; raw?: unknown; startedAt?: number; durationMs: number; errorKind?: string }
   | { type: 'approval'; turnId: string; approvalId: string; tool: string; status: string; by?: string }
   | { type: 'turn_end'; turnId: string; outcome: string; steps: number; durationMs: number; promptTokens: number; completionTokens: number }
   /** Someone was turned away before (or instead of) a model call: HERMES_ALLOW, rate or daily tokens. */
