@@ -29,6 +29,7 @@ import { createScheduleSource } from './schedules/schedule-runs.js';
 import { scheduleSessionKey } from './schedules/schedule-record.js';
 import { formatReminder } from './reminders/format-reminder.js';
 import { createTracer } from './trace/tracer.js';
+import { startTelemetry, withTelemetry } from './telemetry/telemetry.js';
 import { createRedactor } from './trace/redact.js';
 import { createGateway, type Gateway } from './gateway/gateway.js';
 import type { TurnDeps } from './agent/turn-runner.js';
@@ -105,7 +106,8 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   const startedAt = clock.now();
   const counter = createTokenCounter(config.model.name);
   const redact = createRedactor(secretValues(config));
-  const tracer = createTracer({ dir: path.join(config.dataDir, 'traces'), log, redact, now: () => clock.now() });
+  const telemetry = await startTelemetry(config.telemetry, { log, redact, now: () => clock.now(), modelBaseUrl: config.model.baseURL });
+  const tracer = withTelemetry(createTracer({ dir: path.join(config.dataDir, 'traces'), log, redact, now: () => clock.now() }), telemetry, () => clock.now());
   const provider =
     opts.provider ??
     createOpenAIProvider({ ...config.model, model: config.model.name, log });
@@ -234,7 +236,9 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
       await gateway.recover();
       if (opts.reminders !== false) await timer?.start();
     },
-    flushTraces: () => tracer.flush(),
+    flushTraces: async () => {
+      await Promise.all([tracer.flush(), telemetry?.flush()]);
+    },
     async close() {
       timer?.stop();
       await Promise.all(leaderships.map((l) => l.stop()));
@@ -242,6 +246,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
       // Jobs finish their bookkeeping (a scheduled run's end) before the store closes.
       await timer?.idle(5_000);
       await tracer.close();
+      await telemetry?.shutdown();
       if (!opts.store) await store.close();
     },
   };

@@ -69,6 +69,36 @@ export function timeZone(fallback: string) {
     .transform((v) => v ?? fallback);
 }
 
+/**
+ * OTEL_EXPORTER_OTLP_HEADERS as the OpenTelemetry spec writes it: `key=value,key2=value2`, values
+ * URL-encoded. The values are usually credentials, so the error line never shows them.
+ */
+export function otlpHeaders() {
+  const fix = 'is not valid: write it as name=value pairs separated by commas, e.g. authorization=Bearer%20abc,x-team=ops (values URL-encoded).';
+  return z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const headers: Record<string, string> = {};
+      for (const pair of (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+        const at = pair.indexOf('=');
+        const name = at > 0 ? pair.slice(0, at).trim() : '';
+        let value: string | undefined;
+        try {
+          value = decodeURIComponent(pair.slice(at + 1).trim());
+        } catch {
+          value = undefined;
+        }
+        if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || value === undefined || /[\r\n]/.test(value)) {
+          ctx.addIssue({ code: 'custom', path: [], message: fix });
+          return z.NEVER;
+        }
+        headers[name.toLowerCase()] = value;
+      }
+      return headers;
+    });
+}
+
 function isHttpUrl(raw: string): boolean {
   try {
     const u = new URL(raw);
@@ -87,8 +117,8 @@ function isTimeZone(name: string): boolean {
   }
 }
 
-/** Variables whose value must never be echoed back in an error line (`…_TOKEN`, not `…_MAX_TOKENS`). */
-const SECRET_NAME = /(?:^|_)(?:TOKEN|SECRET|KEY|PASSWORD|CREDENTIALS?)$/;
+/** Variables whose value must never be echoed back in an error line (`…_TOKEN`, not `…_MAX_TOKENS`; OTLP headers carry API keys). */
+const SECRET_NAME = /(?:^|_)(?:TOKEN|SECRET|KEY|PASSWORD|CREDENTIALS?|HEADERS)$/;
 
 /**
  * One issue as one line. Path `[]` is a whole-line message (cross-variable rules); `[NAME]` shows

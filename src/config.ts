@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { commaList, decimal, formatIssue, httpUrl, oneOf, presentValues, text, timeZone, wholeNumber } from './config-env.js';
+import { commaList, decimal, formatIssue, httpUrl, oneOf, otlpHeaders, presentValues, text, timeZone, wholeNumber } from './config-env.js';
 import { ALLOW_ENTRY, ALLOW_ENTRY_FIX, toAllowRule, type AllowRule } from './access/allow-rules.js';
 import { redactSecrets } from './safety/secrets.js';
 import { dashboardEnv, type DashboardConfig } from './dashboard/dashboard-config.js';
@@ -90,6 +90,18 @@ export interface Config {
   };
   /** HERMES_DASHBOARD_TOKEN set: the signed-in trace dashboard on PORT (docs/dashboard.md). */
   dashboard?: DashboardConfig;
+  /** OpenTelemetry export (docs/telemetry.md); absent = off, and nothing of it is loaded. */
+  telemetry?: TelemetryConfig;
+}
+
+export interface TelemetryConfig {
+  /** Where spans are POSTed (OTLP/HTTP, JSON): the traces endpoint, or the base endpoint + /v1/traces. */
+  tracesUrl: string;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  serviceName: string;
+  /** HERMES_OTEL_CONTENT: prompts, completions, tool arguments and results on spans (redacted). */
+  content: boolean;
 }
 
 /** run_code's wall-clock ceiling, whatever the model asks for (DESIGN: at most 300 s). */
@@ -253,6 +265,21 @@ const miscEnv = z
   })
   .transform((e): Pick<Config, 'timezone' | 'logLevel'> => ({ timezone: e.HERMES_TIMEZONE, logLevel: e.LOG_LEVEL }));
 
+const telemetryEnv = z
+  .object({
+    OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl('http://localhost:4318 (the collector\'s OTLP/HTTP port; /v1/traces is added)'),
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl('http://localhost:4318/v1/traces (used as written)'),
+    OTEL_EXPORTER_OTLP_HEADERS: otlpHeaders(),
+    OTEL_EXPORTER_OTLP_TIMEOUT: wholeNumber(10_000, { min: 1, fix: 'is not valid: milliseconds one export may take, a whole number >= 1 (default 10000).' }),
+    OTEL_SERVICE_NAME: text(),
+    HERMES_OTEL_CONTENT: oneOf(['true', 'false'], 'false', 'use "true" (prompts, completions and tool arguments and results on spans, redacted) or "false" (default).'),
+  })
+  .transform((e): Config['telemetry'] => {
+    const tracesUrl = e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (e.OTEL_EXPORTER_OTLP_ENDPOINT && `${e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`);
+    if (!tracesUrl) return undefined;
+    return { tracesUrl, headers: e.OTEL_EXPORTER_OTLP_HEADERS, timeoutMs: e.OTEL_EXPORTER_OTLP_TIMEOUT, serviceName: e.OTEL_SERVICE_NAME ?? 'hermes-agent', content: e.HERMES_OTEL_CONTENT === 'true' };
+  });
+
 /** Every area reads the same environment; their parts make one Config (tools come from the file). */
 const envSchema = (cwd: string) =>
   z
@@ -268,8 +295,9 @@ const envSchema = (cwd: string) =>
       usage: usageEnv,
       misc: miscEnv,
       dashboard: dashboardEnv(cwd),
+      telemetry: telemetryEnv,
     })
-    .transform(({ state, access, misc, ...rest }): Omit<Config, 'tools'> => ({ ...rest, ...state, ...access, ...misc }));
+    .transform(({ state, access, misc, telemetry, ...rest }): Omit<Config, 'tools'> => ({ ...rest, ...state, ...access, ...misc, ...(telemetry && { telemetry }) }));
 
 /** Reads and validates the environment (and the optional config file). Pure apart from reading that file. */
 export function loadConfig(env: Env, cwd = process.cwd()): ConfigResult {
@@ -293,6 +321,9 @@ function unusedSettings(env: Record<string, string>): string[] {
   }
   if (!env.DISCORD_TOKEN && (env.DISCORD_GUILD_ID || env.DISCORD_API_URL)) {
     warnings.push('DISCORD_GUILD_ID or DISCORD_API_URL is set without DISCORD_TOKEN, so Discord stays off: set DISCORD_TOKEN to turn it on.');
+  }
+  if (env.HERMES_OTEL_CONTENT === 'true' && !env.OTEL_EXPORTER_OTLP_ENDPOINT && !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) {
+    warnings.push('HERMES_OTEL_CONTENT is set without OTEL_EXPORTER_OTLP_ENDPOINT, so nothing is exported: set the endpoint to turn OpenTelemetry export on.');
   }
   return warnings;
 }
@@ -327,7 +358,8 @@ function readConfigFile(file: string | undefined, errors: string[]): z.infer<typ
 
 /** The configured secrets, which logs and traces replace verbatim whatever their shape. */
 export function secretValues(config: Config): string[] {
-  const all = [config.model.apiKey, config.slack?.botToken, config.slack?.signingSecret, config.slack?.appToken, config.discord?.token, config.dashboard?.token];
+  // OTLP headers carry the collector's credentials (an API key, a Basic header).
+  const all = [config.model.apiKey, config.slack?.botToken, config.slack?.signingSecret, config.slack?.appToken, config.discord?.token, config.dashboard?.token, ...Object.values(config.telemetry?.headers ?? {})];
   return all.filter((s): s is string => s !== undefined && s !== 'not-needed');
 }
 
