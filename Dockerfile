@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# Build stage: compiles the sqlite3 native module (needs python3, make, g++) and installs
+# Build stage: compiles the better-sqlite3 native module (needs python3, make, g++) and installs
 # production dependencies only. tsx runs the TypeScript sources directly, so there is no build output.
 FROM node:20-slim AS deps
 WORKDIR /app

@@ -167,6 +167,8 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
         };
         const sentAt = Date.now();
         const reply = watcher.wait(channel);
+        // If a delivery fails, the reply is never awaited: its timeout must not crash the bench.
+        reply.catch(() => undefined);
         // Slack delivers a channel mention twice: app_mention and message.channels.
         await Promise.all([post({ type: 'app_mention', ...common }), post({ type: 'message', channel_type: 'channel', ...common })]);
         const call = await reply;

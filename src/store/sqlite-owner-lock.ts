@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import sqlite3 from 'sqlite3';
+import Database from 'better-sqlite3';
 import { StartupRefusal } from '../startup-refusal.js';
 
 /**
@@ -26,16 +26,17 @@ export function ownerLockFile(storeFile: string): string {
 export async function acquireSqliteOwnerLock(storeFile: string): Promise<SqliteOwnerLock> {
   const file = ownerLockFile(path.resolve(storeFile));
   await mkdir(path.dirname(file), { recursive: true });
-  const db = await new Promise<sqlite3.Database>((resolve, reject) => {
-    const d = new sqlite3.Database(file, (err) => (err ? reject(new Error(`cannot open the store lock ${file}: ${err.message}`)) : resolve(d)));
-  });
-  const exec = (sql: string) => new Promise<void>((resolve, reject) => db.exec(sql, (err) => (err ? reject(err) : resolve())));
+  let db: Database.Database;
   try {
     // No busy wait: a held lock means a live owner right now, not a moment's contention.
-    db.configure('busyTimeout', 0);
-    await exec('PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE;');
+    db = new Database(file, { timeout: 0 });
   } catch (err) {
-    await new Promise<void>((resolve) => db.close(() => resolve()));
+    throw new Error(`cannot open the store lock ${file}: ${(err as Error).message}`, { cause: err });
+  }
+  try {
+    db.exec('PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE;');
+  } catch (err) {
+    db.close();
     if ((err as { code?: string }).code === 'SQLITE_BUSY') {
       throw new StartupRefusal(
         `another hermes instance is already running on the SQLite store ${storeFile}. SQLite serves one instance; ` +
@@ -51,7 +52,12 @@ export async function acquireSqliteOwnerLock(storeFile: string): Promise<SqliteO
     async release() {
       if (released) return;
       released = true;
-      await new Promise<void>((resolve) => db.exec('ROLLBACK', () => db.close(() => resolve())));
+      try {
+        db.exec('ROLLBACK');
+      } catch {
+        // Nothing to roll back: closing the connection drops the lock all the same.
+      }
+      db.close();
     },
   };
 }

@@ -1,10 +1,10 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import Keyv from 'keyv';
-import { KeyvSqlite } from '@keyv/sqlite';
 import type { Logger } from '../log.js';
 import type { Store } from './store.js';
 import { createKeyvStore } from './keyv-store.js';
+import { SqliteKeyvAdapter } from './sqlite-adapter.js';
 
 export interface SqliteStoreOptions {
   /** Path of the SQLite file; its directory is created if missing. */
@@ -32,34 +32,23 @@ export async function createSqliteStore(opts: SqliteStoreOptions): Promise<Store
   const file = path.resolve(opts.file);
   await mkdir(path.dirname(file), { recursive: true });
 
-  const adapter = new KeyvSqlite({
-    uri: `sqlite://${file}`,
-    busyTimeout: opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS,
-  });
-  // The adapter reports a failed open only as an 'error' event and then fails every query
-  // with an unhelpful TypeError; catch the event to say what actually went wrong.
-  let openError: unknown;
-  adapter.once('error', (error: unknown) => {
-    openError = error;
-  });
-
+  let adapter: SqliteKeyvAdapter;
   try {
-    const rows: unknown = await adapter.query('PRAGMA journal_mode=WAL');
-    const mode = Array.isArray(rows) ? (rows[0] as { journal_mode?: string } | undefined)?.journal_mode : undefined;
+    adapter = new SqliteKeyvAdapter(file, { busyTimeoutMs: opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
+    const mode = adapter.db.pragma('journal_mode = WAL', { simple: true });
     if (mode !== 'wal') opts.log?.warn({ file, mode }, 'store: SQLite did not switch to WAL journal mode');
+    // WAL with synchronous=NORMAL: a commit is durable once it is in the WAL file, so a killed
+    // process (kill -9, OOM, crash) loses nothing; only an OS crash or power cut can lose the last
+    // commits. FULL would fsync every write and cap the bot at a few hundred writes per second.
+    adapter.db.pragma('synchronous = NORMAL');
   } catch (error) {
-    const cause = openError ?? error;
-    throw new Error(`cannot open the store at ${file}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    throw new Error(`cannot open the store at ${file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
-
-  // WAL with synchronous=NORMAL: a commit is durable once it is in the WAL file, so a killed
-  // process (kill -9, OOM, crash) loses nothing; only an OS crash or power cut can lose the last
-  // commits. FULL would fsync every write and cap the bot at a few hundred writes per second.
-  await adapter.query('PRAGMA synchronous=NORMAL');
+  const sweepStatement = adapter.db.prepare(SWEEP_EXPIRED_SQL);
 
   const sweep = async (): Promise<void> => {
     try {
-      await adapter.query(SWEEP_EXPIRED_SQL, Date.now());
+      sweepStatement.run(Date.now());
     } catch (error) {
       opts.log?.warn({ err: error instanceof Error ? error.message : String(error) }, 'store: sweeping expired rows failed');
     }

@@ -2,9 +2,10 @@ import { mkdtemp, rm, stat, mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import Keyv from 'keyv';
-import { KeyvSqlite } from '@keyv/sqlite';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
+import { SqliteKeyvAdapter } from '../../src/store/sqlite-adapter.js';
 import { createKeyvStore, StoreReadError } from '../../src/store/keyv-store.js';
 import { storeKey, StoreWriteError, type Store } from '../../src/store/store.js';
 
@@ -34,10 +35,10 @@ describe('sqlite store', () => {
     await first.close();
 
     expect((await stat(file)).isFile()).toBe(true);
-    const probe = new KeyvSqlite({ uri: `sqlite://${file}` });
-    const rows = (await probe.query('PRAGMA journal_mode')) as Array<{ journal_mode: string }>;
-    await probe.close();
-    expect(rows[0]?.journal_mode).toBe('wal');
+    const probe = new Database(file, { readonly: true });
+    const mode = probe.pragma('journal_mode', { simple: true });
+    probe.close();
+    expect(mode).toBe('wal');
 
     const second = await openAt(file);
     expect(await second.get('k')).toEqual({ a: 1, list: ['x', ':colon', null], text: 'ünïcödé' });
@@ -49,16 +50,16 @@ describe('sqlite store', () => {
     const store = await openAt(file, 50);
     await store.set('k', 'before');
 
-    const other = new KeyvSqlite({ uri: `sqlite://${file}` });
-    await other.query('BEGIN EXCLUSIVE');
+    const other = new Database(file);
+    other.exec('BEGIN EXCLUSIVE');
     try {
       const failure = await store.set('k', 'during').then(() => undefined, (e: unknown) => e);
       expect(failure).toBeInstanceOf(StoreWriteError);
       expect(String((failure as Error).message)).toMatch(/SQLITE_BUSY|locked/i);
       await expect(store.update<string>('k', () => 'during')).rejects.toBeInstanceOf(StoreWriteError);
     } finally {
-      await other.query('COMMIT');
-      await other.close();
+      other.exec('COMMIT');
+      other.close();
     }
     expect(await store.get('k')).toBe('before');
     await store.set('k', 'after');
@@ -66,12 +67,12 @@ describe('sqlite store', () => {
   });
 
   it('surfaces a closed database as StoreWriteError on write and StoreReadError on read', async () => {
-    const adapter = new KeyvSqlite({ uri: `sqlite://${path.join(dir, 'hermes.sqlite')}` });
+    const adapter = new SqliteKeyvAdapter(path.join(dir, 'hermes.sqlite'), { busyTimeoutMs: 50 });
     const store = createKeyvStore(new Keyv({ store: adapter, useKeyPrefix: false, throwOnErrors: true }));
     await store.set('k', 1);
     expect(await store.get('k')).toBe(1);
 
-    await adapter.close();
+    await adapter.disconnect();
     await expect(store.set('k', 2)).rejects.toBeInstanceOf(StoreWriteError);
     await expect(store.get('k')).rejects.toBeInstanceOf(StoreReadError);
     await expect(store.delete('k')).rejects.toBeInstanceOf(StoreWriteError);
@@ -96,9 +97,9 @@ describe('sqlite store sweeping', () => {
     await new Promise((r) => setTimeout(r, 80));
 
     const reopened = await openAt(file);
-    const probe = new KeyvSqlite({ uri: `sqlite://${file}` });
-    const rows = (await probe.query('SELECT key FROM keyv ORDER BY key')) as Array<{ key: string }>;
-    await probe.close();
+    const probe = new Database(file, { readonly: true });
+    const rows = probe.prepare('SELECT key FROM keyv ORDER BY key').all() as Array<{ key: string }>;
+    probe.close();
     expect(rows.map((r) => r.key)).toEqual(['forever', 'ttl-live']);
     expect(await reopened.get('ttl-live')).toBe('y');
   });
