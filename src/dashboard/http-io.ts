@@ -11,7 +11,9 @@ const SECURITY_HEADERS = {
   'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
+  // same-origin, not no-referrer: under no-referrer browsers send `Origin: null` on form posts, which the
+  // Origin check must refuse.
+  'referrer-policy': 'same-origin',
   'cache-control': 'no-store',
 } as const;
 

@@ -14,7 +14,7 @@ export interface PageChrome {
 export function layout(title: string, body: Html, chrome: PageChrome): Html {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} · hermes</title>
+<title>${title} · hermes</title><link rel="icon" href="data:,">
 <link rel="stylesheet" href="${BASE}/assets/dashboard.css">${chrome.charts ? html`<link rel="stylesheet" href="${BASE}/assets/uplot.css">` : ''}
 </head><body>
 <header><span class="brand">hermes</span>${chrome.signedIn
