@@ -5,7 +5,8 @@ import { toInputMessages, toOutputMessages, toSystemInstructions, type ResponseL
 /**
  * Turns the trace records the agent already writes into OpenTelemetry spans, named and described
  * the way the GenAI semantic conventions say, so any trace viewer shows a turn as
- * `invoke_agent hermes` › `chat <model>` / `execute_tool <name>` without knowing this project.
+ * `invoke_agent hermes` › `chat <model>` / `execute_tool <name>` without knowing this project;
+ * a sub-agent's run is `invoke_agent <agent>` under the `execute_tool delegate` that started it.
  *
  * Why from the records and not from the loop: the records are the one account of a turn (the
  * dashboard reads the same ones), every record kind a feature adds reaches this file without the
@@ -58,18 +59,31 @@ const MAX_APPROVAL_EVENTS = 50;
 const MAX_AGENTS_PER_TURN = 100;
 
 /**
- * A sub-agent's model and tool records carry its name (and, when it ran for a `delegate` call,
- * that call's id); the main agent's records carry neither. Read loosely: the fields are new.
+ * A sub-agent's model and tool records carry its name and the parent's `delegate` call id
+ * (`agent`, `parentCallId`); the main agent's carry neither. When the run ends a `subagent` record
+ * says so (`callId`, `agent`, `outcome`, `durationMs`, tokens). Read loosely, so records written
+ * before or without these fields still export.
  */
 interface AgentRef {
   name: string;
   runKey: string;
 }
 
+/** A sub-agent run seen only through its children so far: its span is drawn around them at turn end. */
+interface ProvisionalRun {
+  ref: AgentRef;
+  startMs: number;
+  endMs: number;
+  inputTokens: number;
+  outputTokens: number;
+}
+
 interface OpenTurn {
   start?: Extract<TraceEvent, { type: 'turn_start' }>;
   approvals: NonNullable<PlannedSpan['events']>;
-  agents: Map<string, { ref: AgentRef; startMs: number; endMs: number; inputTokens: number; outputTokens: number; failed: boolean }>;
+  runs: Map<string, ProvisionalRun>;
+  /** `delegate` calls whose run span was sent: their tool span gets the id that run points at. */
+  delegateCalls: Set<string>;
   lastOutput?: ResponseLike;
 }
 
@@ -85,6 +99,10 @@ function agentSpanIdOf(turnId: string, runKey: string): string {
   return digest(`agent:${turnId}:${runKey}`, 16);
 }
 
+function delegateSpanIdOf(turnId: string, callId: string): string {
+  return digest(`delegate:${turnId}:${callId}`, 16);
+}
+
 function digest(text: string, hexChars: number): string {
   const hex = createHash('sha256').update(text).digest('hex').slice(0, hexChars);
   // An all-zero id is invalid in OpenTelemetry; sha256 giving one is as good as impossible, but cheap to rule out.
@@ -98,7 +116,7 @@ export function createSpanPlanner(opts: SpanPlannerOptions): SpanPlanner {
   function turn(turnId: string): OpenTurn {
     let t = open.get(turnId);
     if (!t) {
-      t = { approvals: [], agents: new Map() };
+      t = { approvals: [], runs: new Map(), delegateCalls: new Set() };
       open.set(turnId, t);
       // Bounded: a turn that never ends (a crash, an approval nobody answers) is forgotten oldest first.
       if (open.size > maxOpen) open.delete(open.keys().next().value as string);
@@ -114,10 +132,10 @@ export function createSpanPlanner(opts: SpanPlannerOptions): SpanPlanner {
   function parentOf(turnId: string, ref: AgentRef | undefined, startMs: number, endMs: number): string {
     if (!ref) return turnSpanIdOf(turnId);
     const t = turn(turnId);
-    let a = t.agents.get(ref.runKey);
-    if (!a && t.agents.size < MAX_AGENTS_PER_TURN) {
-      a = { ref, startMs, endMs, inputTokens: 0, outputTokens: 0, failed: false };
-      t.agents.set(ref.runKey, a);
+    let a = t.runs.get(ref.runKey);
+    if (!a && t.runs.size < MAX_AGENTS_PER_TURN) {
+      a = { ref, startMs, endMs, inputTokens: 0, outputTokens: 0 };
+      t.runs.set(ref.runKey, a);
     }
     if (a) {
       a.startMs = Math.min(a.startMs, startMs);
@@ -173,7 +191,7 @@ export function createSpanPlanner(opts: SpanPlannerOptions): SpanPlanner {
     if (e.error) span.error = { type: errorKindOf(e.error), message: plainText(e.error) };
     const t = ref || opts.content ? turn(e.turnId) : undefined;
     if (t && ref) {
-      const a = t.agents.get(ref.runKey);
+      const a = t.runs.get(ref.runKey);
       if (a) {
         a.inputTokens += e.usage?.promptTokens ?? 0;
         a.outputTokens += e.usage?.completionTokens ?? 0;
@@ -201,22 +219,48 @@ export function createSpanPlanner(opts: SpanPlannerOptions): SpanPlanner {
       attributes['gen_ai.tool.call.arguments'] = json(e.args);
       attributes['gen_ai.tool.call.result'] = plainText(e.result);
     }
+    const t = open.get(e.turnId);
+    const delegated = t?.delegateCalls.delete(e.callId) === true;
     const span: PlannedSpan = {
       name: `execute_tool ${e.name}`,
       kind: 'internal',
       traceId: traceIdOf(e.turnId),
+      ...(delegated && { spanId: delegateSpanIdOf(e.turnId, e.callId) }),
       parentSpanId: parentOf(e.turnId, ref, startMs, endMs),
       startMs,
       endMs,
       attributes,
     };
-    if (!e.ok) {
-      span.error = { type: e.errorKind ?? 'failed' };
-      if (ref) {
-        const a = turn(e.turnId).agents.get(ref.runKey);
-        if (a) a.failed = true;
-      }
-    }
+    if (!e.ok) span.error = { type: e.errorKind ?? 'failed' };
+    return span;
+  }
+
+  /** A sub-agent run ended: its span, under the `delegate` call that started it (whose span comes later). */
+  function runSpan(e: SubAgentEnd, atMs: number): PlannedSpan {
+    const runKey = `${e.agent}:${e.callId}`;
+    const t = turn(e.turnId);
+    t.runs.delete(runKey);
+    t.delegateCalls.add(e.callId);
+    const span: PlannedSpan = {
+      name: `invoke_agent ${e.agent}`,
+      kind: 'internal',
+      traceId: traceIdOf(e.turnId),
+      spanId: agentSpanIdOf(e.turnId, runKey),
+      parentSpanId: delegateSpanIdOf(e.turnId, e.callId),
+      startMs: atMs - Math.max(0, e.durationMs),
+      endMs: atMs,
+      attributes: {
+        'gen_ai.operation.name': 'invoke_agent',
+        'gen_ai.agent.name': e.agent,
+        'gen_ai.provider.name': PROVIDER,
+        'gen_ai.usage.input_tokens': e.promptTokens,
+        'gen_ai.usage.output_tokens': e.completionTokens,
+        'hermes.turn.id': e.turnId,
+        'hermes.agent.outcome': e.outcome,
+        'hermes.agent.steps': e.steps,
+      },
+    };
+    if (isFailure(e.outcome)) span.error = { type: e.outcome };
     return span;
   }
 
@@ -254,7 +298,8 @@ export function createSpanPlanner(opts: SpanPlannerOptions): SpanPlanner {
       ...(t?.approvals.length ? { events: t.approvals } : {}),
     };
     if (isFailure(e.outcome)) turnSpan.error = { type: e.outcome };
-    const agents = [...(t?.agents.values() ?? [])].map((a): PlannedSpan => ({
+    // Runs that never said they ended (records without a `subagent` end): drawn around their calls.
+    const agents = [...(t?.runs.values() ?? [])].map((a): PlannedSpan => ({
       name: `invoke_agent ${a.ref.name}`,
       kind: 'internal',
       traceId,
@@ -277,6 +322,8 @@ export function createSpanPlanner(opts: SpanPlannerOptions): SpanPlanner {
   return {
     plan(event, atMs) {
       try {
+        const ended = subAgentEnd(event);
+        if (ended) return [runSpan(ended, atMs)];
         switch (event.type) {
           case 'turn_start':
             turn(event.turnId).start = event;
@@ -324,8 +371,35 @@ function errorKindOf(error: string): string {
 function agentOf(e: TraceEvent): AgentRef | undefined {
   const name = stringField(e, 'agent');
   if (!name) return undefined;
-  const parentCallId = stringField(e, 'parentCallId');
-  return { name, runKey: parentCallId ? `${name}:${parentCallId}` : name };
+  return { name, runKey: `${name}:${stringField(e, 'parentCallId') ?? ''}` };
+}
+
+interface SubAgentEnd {
+  turnId: string;
+  callId: string;
+  agent: string;
+  outcome: string;
+  steps: number;
+  durationMs: number;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** The `subagent` record (sub-agents' end of run), read field by field. */
+function subAgentEnd(e: object): SubAgentEnd | undefined {
+  if ((e as { type?: unknown }).type !== 'subagent') return undefined;
+  const turnId = stringField(e, 'turnId');
+  const callId = stringField(e, 'callId');
+  const agent = stringField(e, 'agent');
+  if (!turnId || !callId || !agent) return undefined;
+  return {
+    turnId, callId, agent,
+    outcome: stringField(e, 'outcome') ?? 'unknown',
+    steps: numberField(e, 'steps') ?? 0,
+    durationMs: numberField(e, 'durationMs') ?? 0,
+    promptTokens: numberField(e, 'promptTokens') ?? 0,
+    completionTokens: numberField(e, 'completionTokens') ?? 0,
+  };
 }
 
 function stringField(e: object, key: string): string | undefined {

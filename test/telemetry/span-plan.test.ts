@@ -28,7 +28,7 @@ function tool(turnId: string, callId: string, extra: Record<string, unknown> = {
 }
 
 describe('span planner', () => {
-  it('nests sub-agent model and tool records under one invoke_agent span per run, emitted with the turn', () => {
+  it('without sub-agent end records, draws one invoke_agent span per run around its calls, under the turn', () => {
     const p = planner();
     p.plan(start('t1'), 1000);
     const a1 = p.plan(model('t1', { agent: 'researcher', parentCallId: 'd1' }), 1200);
@@ -57,6 +57,38 @@ describe('span planner', () => {
     expect([r2!.startMs, r2!.endMs]).toEqual([1200, 1500]);
     expect([r1!.attributes['gen_ai.usage.input_tokens'], r1!.attributes['gen_ai.usage.output_tokens']]).toEqual([10, 4]);
     expect([turn!.startMs, turn!.endMs]).toEqual([1000, 1700]);
+  });
+
+  it('with sub-agent end records, nests each run under the delegate call that started it: turn > execute_tool delegate > invoke_agent > calls', () => {
+    const p = planner();
+    p.plan(start('t5'), 0);
+    const [first] = p.plan(model('t5'), 100);
+    // Two researcher runs in parallel for calls d1 and d2, then their end records, then the parent's delegate calls.
+    const [r1Chat] = p.plan(model('t5', { agent: 'researcher', parentCallId: 'd1' }), 300);
+    const [r2Tool] = p.plan(tool('t5', 'w9', { agent: 'researcher', parentCallId: 'd2' }), 350);
+    const [run1] = p.plan({ type: 'subagent', turnId: 't5', callId: 'd1', agent: 'researcher', outcome: 'answered', steps: 1, durationMs: 250, promptTokens: 10, completionTokens: 4 } as unknown as TraceEvent, 360);
+    const [run2] = p.plan({ type: 'subagent', turnId: 't5', callId: 'd2', agent: 'researcher', outcome: 'model_error:timeout', steps: 2, durationMs: 240, promptTokens: 7, completionTokens: 0 } as unknown as TraceEvent, 370);
+    const [d1] = p.plan(tool('t5', 'd1', { name: 'delegate', startedAt: 105, durationMs: 255 }), 380);
+    const [d2] = p.plan(tool('t5', 'd2', { name: 'delegate', startedAt: 106, durationMs: 264 }), 380);
+    const [other] = p.plan(tool('t5', 'w1'), 380);
+    const spans = p.plan(end('t5'), 400);
+    const turn = spans.find((s) => s.name === 'invoke_agent hermes')!;
+
+    // Nothing left to draw at turn end: the runs were sent when they ended.
+    expect(spans.map((s) => s.name)).toEqual(['invoke_agent hermes']);
+    expect(first!.parentSpanId).toBe(turn.spanId);
+    expect([d1!.parentSpanId, d2!.parentSpanId]).toEqual([turn.spanId, turn.spanId]);
+    expect(run1!.parentSpanId).toBe(d1!.spanId);
+    expect(run2!.parentSpanId).toBe(d2!.spanId);
+    expect(r1Chat!.parentSpanId).toBe(run1!.spanId);
+    expect(r2Tool!.parentSpanId).toBe(run2!.spanId);
+    expect(new Set([turn.spanId, d1!.spanId, d2!.spanId, run1!.spanId, run2!.spanId]).size).toBe(5);
+    // Only delegate calls that started a run get a fixed id; other tools get the SDK's random one.
+    expect(other!.spanId).toBeUndefined();
+    expect(run1!).toMatchObject({ name: 'invoke_agent researcher', startMs: 110, endMs: 360 });
+    expect(run1!.attributes).toMatchObject({ 'gen_ai.agent.name': 'researcher', 'gen_ai.usage.input_tokens': 10, 'gen_ai.usage.output_tokens': 4, 'hermes.agent.outcome': 'answered', 'hermes.agent.steps': 1 });
+    expect(run1!.error).toBeUndefined();
+    expect(run2!.error).toEqual({ type: 'model_error:timeout' });
   });
 
   it('gives a turn the same trace and span ids in a new process, so a turn resumed after a restart stays one trace', () => {
