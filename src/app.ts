@@ -39,6 +39,7 @@ import { createWorkspaces } from './workspace/workspace.js';
 import { saveAttachments } from './workspace/intake.js';
 import { workspaceLimits } from './sandbox/limits.js';
 import { createGatekeeper, type Gatekeeper } from './access/gatekeeper.js';
+import { createSubAgents } from './subagents/subagents.js';
 
 export interface CoreOptions {
   config: Config;
@@ -122,6 +123,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
 
   const workspaces = createWorkspaces({ dir: config.files.workspaceDir, limits: workspaceLimits(config.files) });
   let timer: DueTimer | undefined;
+  const subagents = createSubAgents({ turn: () => turn, maxParallel: config.limits.maxParallelAgents });
   const turn: TurnDeps = {
     provider, registry, executor, sessions, approvals, facts, counter, tracer, clock, log,
     usage: { meter: access.meter, payer: access.payer },
@@ -133,7 +135,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     },
     timezone: config.timezone,
     canReadHistory: (c) => gateway.port(c.platform)?.reader !== undefined,
-    toolContext: (state, signal, toolName) => {
+    toolContext: (state, signal, toolName, call) => {
       const reader = gateway.port(state.conversation.platform)?.reader;
       const userReminders = reminders.forUser(state.speaker, state.conversation, state.replyTo);
       const userSchedules = schedules.forUser(state.speaker, state.conversation, state.replyTo);
@@ -171,6 +173,8 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
           if (!port?.sendFile) throw new Error(`${state.conversation.platform} cannot receive files from me`);
           await port.sendFile(state.conversation, file, { replyTo: state.replyTo });
         },
+        // Only a call of the turn's own model may start sub-agents; theirs get no `call` (one level).
+        ...(call && { agents: subagents.forCall(state, signal, call) }),
       };
     },
   };

@@ -6,6 +6,7 @@ import { commaList, decimal, formatIssue, httpUrl, oneOf, otlpHeaders, presentVa
 import { ALLOW_ENTRY, ALLOW_ENTRY_FIX, toAllowRule, type AllowRule } from './access/allow-rules.js';
 import { redactSecrets } from './safety/secrets.js';
 import { dashboardEnv, type DashboardConfig } from './dashboard/dashboard-config.js';
+import { agentsFileSchema, resolveProfiles, type AgentProfiles } from './subagents/profiles.js';
 
 /**
  * Every setting, validated once at start. Env is the primary interface; an optional
@@ -30,6 +31,8 @@ export type ToolSettings = z.infer<typeof toolSettingsSchema>;
 const fileSchema = z
   .object({
     tools: z.record(z.string(), toolSettingsSchema).optional(),
+    /** Sub-agent profiles (docs/sub-agents.md); their tool names are checked once the tools are known. */
+    agents: agentsFileSchema.optional(),
   })
   .strict();
 
@@ -61,6 +64,8 @@ export interface Config {
     progressDelayMs: number;
     /** Earlier thread messages read before a turn (newest kept); 0 turns thread context off. */
     threadContextMessages: number;
+    /** Sub-agents of one turn running at the same time (HERMES_MAX_PARALLEL_AGENTS). */
+    maxParallelAgents: number;
   };
   /** Scheduled tasks: shortest interval, how late a missed run may still run, active ones per user. */
   schedules: { minIntervalS: number; graceS: number; maxPerUser: number };
@@ -80,6 +85,8 @@ export interface Config {
   timezone: string;
   logLevel: string;
   tools: Record<string, ToolSettings>;
+  /** Enabled sub-agent profiles: the built-ins merged with hermes.config `agents:`. */
+  agents: AgentProfiles;
   /** Workspaces, attachments and run_code (docs/files-and-code.md). */
   files: {
     workspaceDir: string;
@@ -196,6 +203,7 @@ const limitsEnv = z
     HERMES_MAX_CONCURRENT_TURNS: wholeNumber(64, { min: 1 }),
     HERMES_PROGRESS_DELAY_MS: wholeNumber(800, { min: 0 }),
     HERMES_THREAD_CONTEXT_MESSAGES: wholeNumber(50, { min: 0, max: 1000, fix: 'is not valid: use 0 (off) to 1000 (default 50).' }),
+    HERMES_MAX_PARALLEL_AGENTS: wholeNumber(3, { min: 1, max: 16, fix: 'is not valid: sub-agents of one turn running at once, 1 to 16 (default 3).' }),
   })
   .transform((e): Config['limits'] => ({
     maxSteps: e.HERMES_MAX_STEPS,
@@ -205,6 +213,7 @@ const limitsEnv = z
     maxConcurrentTurns: e.HERMES_MAX_CONCURRENT_TURNS,
     progressDelayMs: e.HERMES_PROGRESS_DELAY_MS,
     threadContextMessages: e.HERMES_THREAD_CONTEXT_MESSAGES,
+    maxParallelAgents: e.HERMES_MAX_PARALLEL_AGENTS,
   }));
 
 const schedulesEnv = z
@@ -297,7 +306,7 @@ const envSchema = (cwd: string) =>
       dashboard: dashboardEnv(cwd),
       telemetry: telemetryEnv,
     })
-    .transform(({ state, access, misc, telemetry, ...rest }): Omit<Config, 'tools'> => ({ ...rest, ...state, ...access, ...misc, ...(telemetry && { telemetry }) }));
+    .transform(({ state, access, misc, telemetry, ...rest }): Omit<Config, 'tools' | 'agents'> => ({ ...rest, ...state, ...access, ...misc, ...(telemetry && { telemetry }) }));
 
 /** Reads and validates the environment (and the optional config file). Pure apart from reading that file. */
 export function loadConfig(env: Env, cwd = process.cwd()): ConfigResult {
@@ -310,7 +319,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): ConfigResult {
 
   const file = readConfigFile(present.HERMES_CONFIG ?? firstExisting(cwd), errors);
   if (!parsed.success || errors.length) return { ok: false, errors };
-  return { ok: true, config: { ...parsed.data, tools: file?.tools ?? {} }, warnings: unusedSettings(present) };
+  return { ok: true, config: { ...parsed.data, tools: file?.tools ?? {}, agents: resolveProfiles(file?.agents) }, warnings: unusedSettings(present) };
 }
 
 /** Valid settings that do nothing without the variable that turns their platform on. */
@@ -349,7 +358,8 @@ function readConfigFile(file: string | undefined, errors: string[]): z.infer<typ
   const parsed = fileSchema.safeParse(raw ?? {});
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
-      errors.push(`${path.basename(file)}: ${issue.path.join('.') || '(root)'}: ${issue.message}; see docs/tools.md "Per-tool settings" for the allowed keys.`);
+      const doc = issue.path[0] === 'agents' ? 'docs/sub-agents.md "Agent profiles"' : 'docs/tools.md "Per-tool settings"';
+      errors.push(`${path.basename(file)}: ${issue.path.join('.') || '(root)'}: ${issue.message}; see ${doc} for the allowed keys.`);
     }
     return undefined;
   }

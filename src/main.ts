@@ -10,7 +10,8 @@ import { probeModel, probeWarning } from './provider/model-probe.js';
 import { chatLogDestination } from './chat-log.js';
 import type { Adapter } from './gateway/ports.js';
 // The composition root: the one place that knows every adapter and the built-in tools.
-import { builtinTools, toolSettingsFromEnv } from '../tools/index.js';
+import { builtinToolCatalogue, builtinTools, toolSettingsFromEnv } from '../tools/index.js';
+import { checkProfiles, knownTools } from './subagents/profiles.js';
 import { createShellAdapter } from '../adapters/shell/shell-adapter.js';
 import { banner, logNotice } from '../adapters/shell/shell-text.js';
 
@@ -32,7 +33,14 @@ async function main(): Promise<void> {
     for (const line of result.errors) process.stderr.write(`config error: ${line}\n`);
     process.exit(2);
   }
-  const config: Config = { ...result.config, tools: mergeToolSettings(result.config.tools, toolSettingsFromEnv(process.env)) };
+  const merged: Config = { ...result.config, tools: mergeToolSettings(result.config.tools, toolSettingsFromEnv(process.env)) };
+  // Profiles name tools, which are known only here, where the tools are.
+  const agents = checkProfiles(merged.agents, knownTools(builtinToolCatalogue(), merged.tools));
+  if (agents.errors.length) {
+    for (const line of agents.errors) process.stderr.write(`config error: ${line}\n`);
+    process.exit(2);
+  }
+  const config: Config = { ...merged, agents: agents.profiles };
   const shellMode = process.argv.includes('--chat') || (!config.slack && !config.discord);
   const dataProblem = await prepareDataDir(config.dataDir);
   if (dataProblem) {
@@ -51,12 +59,12 @@ async function main(): Promise<void> {
   let core: Core | undefined;
   installCrashHandlers(process, { log, flush: async () => core?.flushTraces(), exit: (code) => process.exit(code) });
 
-  for (const w of result.warnings) log.warn(w);
+  for (const w of [...result.warnings, ...agents.warnings]) log.warn(w);
   // The sandbox probe (one real run) goes on while the store opens; run_code joins the tools before
   // any adapter starts, so the first message already sees it.
   const probing = probeSandbox({ workspaceDir: config.files.workspaceDir, limits: sandboxLimits(config.files), clock: systemClock });
   try {
-    core = await createCore({ config, log, tools: builtinTools() });
+    core = await createCore({ config, log, tools: builtinTools({ agents: config.agents }) });
   } catch (err) {
     if (!isDataDirError(err)) throw err;
     process.stderr.write(`config error: ${dataDirError(config.dataDir, err)}\n`);

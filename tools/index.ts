@@ -11,17 +11,31 @@ import { scheduleTools } from './schedules.js';
 import { fileTools } from './files.js';
 import { runCodeTool } from './run-code.js';
 import type { CodeSandbox } from '../src/sandbox/code-sandbox.js';
+import { delegateTool } from './delegate.js';
+import { RUN_CODE_TOOL } from './run-code.js';
+import { resolveProfiles, type AgentProfiles } from '../src/subagents/profiles.js';
 
 export interface BuiltinToolOptions {
   /** The sandbox that passed its start-up probe; without it run_code is not offered at all. */
   sandbox?: CodeSandbox;
   code?: { defaultTimeoutMs: number; memoryMb: number };
+  /** The enabled sub-agent profiles (checked); default the built-in ones. None → no delegate tool. */
+  agents?: AgentProfiles;
 }
 
 /** The built-in tool set, in the order the model sees them. Names are a stable contract (DESIGN.md). */
 export function builtinTools(opts: BuiltinToolOptions = {}): AnyTool[] {
   const code = opts.sandbox ? [runCodeTool(opts.sandbox, opts.code ?? { defaultTimeoutMs: 60_000, memoryMb: 512 })] : [];
-  return [getCurrentTime, calculator, fetchUrlTool, webSearchTool, sendWebhookTool, ...memoryTools, ...reminderTools, ...scheduleTools, readChannelHistoryTool, ...fileTools, ...code];
+  const delegate = delegateTool(opts.agents ?? resolveProfiles(undefined));
+  return [getCurrentTime, calculator, fetchUrlTool, webSearchTool, sendWebhookTool, ...memoryTools, ...reminderTools, ...scheduleTools, readChannelHistoryTool, ...fileTools, ...code, ...(delegate ? [delegate] : [])];
+}
+
+/**
+ * Every built-in tool a sub-agent profile may name, for the start-up check of `agents:`. run_code is
+ * on the list though it joins only once the sandbox probe passes (without it, a profile just lacks it).
+ */
+export function builtinToolCatalogue(): Array<{ name: string; needsApproval?: unknown }> {
+  return [...builtinTools({ agents: new Map() }), { name: RUN_CODE_TOOL }];
 }
 
 /** Tool settings that come from environment variables (merged under hermes.config.yaml's). */

@@ -11,6 +11,7 @@ import { MAX_CODE_TIMEOUT_MS } from '../src/config.js';
  */
 
 const MAX_CODE_CHARS = 100_000;
+export const RUN_CODE_TOOL = 'run_code';
 
 /** Model-facing words for each way a run is stopped from outside. */
 export const STOP_MESSAGES: Record<StopReason, (r: RunResult, limits: RunCodeLimits) => string> = {
@@ -51,7 +52,7 @@ export function runCodeTool(sandbox: CodeSandbox, opts: { defaultTimeoutMs: numb
   const languages = sandbox.languages;
   const defaultS = Math.round(opts.defaultTimeoutMs / 1000);
   return defineTool({
-    name: 'run_code',
+    name: RUN_CODE_TOOL,
     description:
       `Run ${languages.join(', ')} code in an offline sandbox whose working directory is this conversation's workspace (files you write there stay; list_files shows them). ` +
       `No network, no access outside the workspace, ${opts.memoryMb} MB memory, 64 processes, default ${defaultS} s. ` +

@@ -85,8 +85,22 @@ export interface TurnDeps {
   canReadHistory?(conversation: Conversation): boolean;
   /** Daily token accounting (HERMES_USER_DAILY_TOKENS); absent = nothing counted (benchmarks). */
   usage?: { meter: UsageMeter; payer(speaker: Speaker): Payer };
-  /** Builds the per-call tool context (facts, reminders, net scoped to this speaker and place). */
-  toolContext(state: TurnState, signal: AbortSignal, toolName: string): ToolContext;
+  /**
+   * Builds the per-call tool context (facts, reminders, net scoped to this speaker and place).
+   * `call` is given for calls the turn's own model made (sub-agents start from it).
+   */
+  toolContext(state: TurnState, signal: AbortSignal, toolName: string, call?: CallInfo): ToolContext;
+}
+
+/** One call of this turn's model, as a sub-agent started from it inherits it (src/subagents). */
+export interface CallInfo {
+  id: string;
+  /** Outside sources the model had read when it asked for the call (the gate carries on inside). */
+  sources: readonly string[];
+  /** The requesting user's own words in this turn. */
+  userText: string;
+  /** A short note for the person while the call runs ("researcher: fetch_url"). */
+  progress(note: string): void;
 }
 
 export function newTurnState(input: Omit<TurnState, 'turnId' | 'stepsUsed' | 'startedAt' | 'promptTokens' | 'completionTokens'>, now: number): TurnState {
@@ -100,6 +114,8 @@ export function newTurnState(input: Omit<TurnState, 'turnId' | 'stepsUsed' | 'st
 export interface TurnHooks {
   /** Tools are about to run (the terminal prints it; chat platforms show a status instead). */
   toolsStarting?(names: string[]): void;
+  /** A note while a tool runs, e.g. which sub-agent is doing what ("researcher: fetch_url"). */
+  progress?(note: string): void;
 }
 
 function toolView(deps: TurnDeps, state: TurnState): ToolView {
@@ -251,7 +267,8 @@ async function runToolCalls(
   }
 
   if (ready.length) hooks.toolsStarting?.(ready.map((p) => p.tool.name));
-  const outcomes = await deps.executor.runMany(ready, (p) => deps.toolContext(state, signal, p.tool.name));
+  const progress = (note: string) => hooks.progress?.(note);
+  const outcomes = await deps.executor.runMany(ready, (p) => deps.toolContext(state, signal, p.tool.name, { id: p.call.id, sources: gate.sources, userText: gate.userText, progress }));
   for (const o of outcomes) {
     results.set(o.callId, o);
     guard.record({ name: o.name, ok: o.ok });
@@ -322,7 +339,7 @@ export async function runApprovedCall(deps: TurnDeps, state: TurnState, record: 
   const outcome =
     prepared.kind === 'rejected'
       ? prepared.outcome
-      : await deps.executor.runPrepared(prepared, deps.toolContext(state, signal, prepared.tool.name));
+      : await deps.executor.runPrepared(prepared, deps.toolContext(state, signal, prepared.tool.name, { id: record.toolCallId, sources: record.sources ?? [], userText: '', progress: () => undefined }));
   deps.tracer.record({ type: 'tool_call', turnId: state.turnId, callId: outcome.callId, name: outcome.name, args: record.args, ok: outcome.ok, result: outcome.content, raw: outcome.raw, startedAt: outcome.startedAt, durationMs: outcome.durationMs, errorKind: outcome.errorKind });
   return outcome;
 }

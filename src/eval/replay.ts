@@ -52,7 +52,8 @@ export function selectModelCalls(events: TracedEvent[], sel: ReplaySelection): M
   } else {
     throw new Error('say which turn or session to replay: --turn <id> or --session <id>');
   }
-  const calls = events.filter((e): e is ModelCallEvent => e.type === 'model_call' && turnIds.has(e.turnId) && Array.isArray(e.messages));
+  // A sub-agent's calls ran under its own system prompt and tools: replay is about the main agent's decisions.
+  const calls = events.filter((e): e is ModelCallEvent => e.type === 'model_call' && turnIds.has(e.turnId) && !e.agent && Array.isArray(e.messages));
   if (calls.length === 0) throw new Error('the selected turns have no recorded model calls');
   return calls;
 }

@@ -133,6 +133,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
         toolsStarting: (names) => {
           port?.showProgress?.(state.conversation, `running ${names.join(', ')}`).catch(() => undefined);
         },
+        progress: (note) => {
+          port?.showProgress?.(state.conversation, note).catch(() => undefined);
+        },
       });
       await finish(state, end);
       return end.kind;

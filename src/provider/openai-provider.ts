@@ -80,7 +80,7 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): ModelProvider
   function buildBody(request: ModelRequest): ChatCompletionCreateParamsNonStreaming {
     const json = opts.toolMode === 'json';
     const messages = json ? toJsonModeMessages(request.messages, request.tools) : request.messages;
-    const body: ChatCompletionCreateParamsNonStreaming = { model: opts.model, messages: toSdkMessages(messages) };
+    const body: ChatCompletionCreateParamsNonStreaming = { model: request.model ?? opts.model, messages: toSdkMessages(messages) };
     body[compat.maxTokensField] = request.maxTokens ?? opts.maxTokens;
     if (compat.sendTemperature) body.temperature = opts.temperature;
     if (!json && request.tools.length > 0) body.tools = toSdkTools(request.tools);
@@ -111,7 +111,7 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): ModelProvider
       const started = Date.now();
       const result = await attempt(request);
       if (result.ok) {
-        const response = toModelResponse(result.completion, new Set(request.tools.map((t) => t.name)));
+        const response = toModelResponse(result.completion, new Set(request.tools.map((t) => t.name)), request);
         log.debug({ attempt: n, latencyMs: Date.now() - started, usage: response.usage, toolCalls: response.toolCalls.length }, 'model call');
         return response;
       }
@@ -140,10 +140,10 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): ModelProvider
     throw new ModelError('transient', `The model server did not answer after ${attempts} attempt${attempts === 1 ? '' : 's'}; last error: ${last}.`, undefined, last);
   }
 
-  function toModelResponse(completion: ChatCompletion, toolNames: ReadonlySet<string>): ModelResponse {
+  function toModelResponse(completion: ChatCompletion, toolNames: ReadonlySet<string>, request: ModelRequest): ModelResponse {
     const choice = completion.choices[0]!;
     const usage = { promptTokens: completion.usage?.prompt_tokens ?? 0, completionTokens: completion.usage?.completion_tokens ?? 0 };
-    const base = { usage, finishReason: choice.finish_reason ?? 'unknown', model: completion.model || opts.model };
+    const base = { usage, finishReason: choice.finish_reason ?? 'unknown', model: completion.model || request.model || opts.model };
     const text = choice.message.content == null ? null : blankToNull(stripThinking(wellFormed(choice.message.content)));
     const native = fromSdkToolCalls(choice.message, newId);
     if (native.toolCalls.length > 0 || native.parseErrors.length > 0) return { ...base, content: text, ...native };

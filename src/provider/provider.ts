@@ -13,6 +13,8 @@ export interface ModelRequest {
   signal?: AbortSignal;
   /** Override for this call (the summariser uses a smaller budget). */
   maxTokens?: number;
+  /** Another model for this call (a sub-agent profile's `model`); default the provider's own. */
+  model?: string;
 }
 
 export interface ModelResponse {

@@ -12,6 +12,8 @@ export interface TraceStats {
   errors: Record<string, number>;
   /** Requests turned away (HERMES_ALLOW, HERMES_USER_RATE, HERMES_USER_DAILY_TOKENS), by reason. */
   refusals: Record<string, number>;
+  /** Sub-agent runs per agent (their tokens are also in `tokens`, as part of their parent turns). */
+  agents: Record<string, { runs: number; answered: number; promptTokens: number; completionTokens: number; p50Ms: number; p95Ms: number }>;
 }
 
 export interface StatsWindow {
@@ -81,7 +83,7 @@ export async function readTraceStats(dir: string, window: StatsWindow): Promise<
         if (!(ts >= window.since && ts <= window.until)) continue;
         if (e.type === 'turn_start' && (!window.userKey || e.userKey === window.userKey)) turnsOfUser.add(String(e.turnId));
         // Keep only what the numbers need: traces hold whole prompts.
-        events.push({ type: e.type, turnId: e.turnId, userKey: e.userKey, reason: e.reason, outcome: e.outcome, steps: e.steps, promptTokens: e.promptTokens, completionTokens: e.completionTokens, latencyMs: e.latencyMs, error: e.error, name: e.name, ok: e.ok, durationMs: e.durationMs, errorKind: e.errorKind });
+        events.push({ type: e.type, turnId: e.turnId, userKey: e.userKey, reason: e.reason, outcome: e.outcome, steps: e.steps, promptTokens: e.promptTokens, completionTokens: e.completionTokens, latencyMs: e.latencyMs, error: e.error, name: e.name, ok: e.ok, durationMs: e.durationMs, errorKind: e.errorKind, agent: e.agent });
       }
     } catch (err) {
       throw unreadable(dir, err);
@@ -101,6 +103,7 @@ export function summarise(events: Array<Record<string, unknown>>): TraceStats {
   const toolDur = new Map<string, number[]>();
   const toolOk = new Map<string, number>();
   const modelLat: number[] = [];
+  const agentRuns = new Map<string, { durs: number[]; answered: number; prompt: number; completion: number }>();
   let turns = 0, steps = 0, maxSteps = 0, prompt = 0, completion = 0, modelErrors = 0;
   for (const e of events) {
     if (e.type === 'turn_end') {
@@ -119,6 +122,13 @@ export function summarise(events: Array<Record<string, unknown>>): TraceStats {
     } else if (e.type === 'model_call') {
       modelLat.push(Number(e.latencyMs) || 0);
       if (e.error) modelErrors++;
+    } else if (e.type === 'subagent') {
+      const name = String(e.agent);
+      const a = agentRuns.get(name) ?? agentRuns.set(name, { durs: [], answered: 0, prompt: 0, completion: 0 }).get(name)!;
+      a.durs.push(Number(e.durationMs) || 0);
+      if (e.outcome === 'answered') a.answered++;
+      a.prompt += Number(e.promptTokens) || 0;
+      a.completion += Number(e.completionTokens) || 0;
     } else if (e.type === 'tool_call') {
       const name = String(e.name);
       (toolDur.get(name) ?? toolDur.set(name, []).get(name)!).push(Number(e.durationMs) || 0);
@@ -136,6 +146,11 @@ export function summarise(events: Array<Record<string, unknown>>): TraceStats {
     const ok = toolOk.get(name) ?? 0;
     tools[name] = { calls: durs.length, ok, successRate: durs.length ? ok / durs.length : 0, p50Ms: percentile(durs, 50), p95Ms: percentile(durs, 95) };
   }
+  const agents: TraceStats['agents'] = {};
+  for (const [name, a] of agentRuns) {
+    a.durs.sort((x, y) => x - y);
+    agents[name] = { runs: a.durs.length, answered: a.answered, promptTokens: a.prompt, completionTokens: a.completion, p50Ms: percentile(a.durs, 50), p95Ms: percentile(a.durs, 95) };
+  }
   return {
     turns,
     outcomes,
@@ -145,6 +160,7 @@ export function summarise(events: Array<Record<string, unknown>>): TraceStats {
     tools,
     errors,
     refusals,
+    agents,
   };
 }
 
@@ -163,6 +179,14 @@ export function formatStats(s: TraceStats, opts: { compact?: boolean } = {}): st
     lines.push('Tools:');
     for (const [name, t] of tools.slice(0, opts.compact ? 8 : 100)) {
       lines.push(`  ${name}: ${t.calls} calls, ${(t.successRate * 100).toFixed(0)}% ok, p50 ${t.p50Ms} ms, p95 ${t.p95Ms} ms`);
+    }
+  }
+  const agents = Object.entries(s.agents ?? {}).sort((a, b) => b[1].runs - a[1].runs);
+  if (agents.length) {
+    lines.push('Sub-agents:');
+    for (const [name, a] of agents) {
+      const ok = a.runs ? Math.round((a.answered / a.runs) * 100) : 0;
+      lines.push(`  ${name}: ${a.runs} run${a.runs === 1 ? '' : 's'}, ${ok}% ok, ${a.promptTokens} in, ${a.completionTokens} out, p50 ${a.p50Ms} ms, p95 ${a.p95Ms} ms`);
     }
   }
   const errs = Object.entries(s.errors);

@@ -22,6 +22,8 @@ export interface ToolView {
   isAdmin: boolean;
   /** The conversation can be read (chat platforms); tools that need it are hidden otherwise. */
   hasConversationHistory?: boolean;
+  /** Only these tools, whatever else is visible (a sub-agent's profile). */
+  only?: ReadonlySet<string>;
 }
 
 /**
@@ -82,6 +84,7 @@ export class ToolRegistry {
   isVisible(name: string, view: ToolView): boolean {
     const tool = this.tools.get(name);
     if (!tool) return false;
+    if (view.only && !view.only.has(name)) return false;
     const settings = this.settingsFor(name);
     if (!settings.enabled) return false;
     if (tool.category === 'admin' && !view.isAdmin) return false;

@@ -13,6 +13,7 @@ export interface ConversationHistory {
   read(opts: { limit: number; before?: string }): Promise<ContextRead>;
 }
 import type { SessionWorkspace } from '../workspace/workspace.js';
+import type { AgentProfile } from '../subagents/profiles.js';
 
 export type ToolCategory = 'general' | 'memory' | 'network' | 'reminders' | 'schedules' | 'admin';
 
@@ -62,6 +63,22 @@ export interface UserSchedules {
   cancel(id: string): Promise<boolean>;
 }
 
+/** What the delegate tool asks for: one task for one agent profile (the tool owns the profiles it offers). */
+export interface DelegationRequest {
+  profile: AgentProfile;
+  task: string;
+  context?: string;
+}
+
+/**
+ * Starting sub-agents on behalf of the call being run (src/subagents). Absent inside a sub-agent
+ * (one level only) and where no profile is enabled. `run` resolves with the sub-agent's answer, or
+ * rejects with a message written for the model when it could not finish.
+ */
+export interface SubAgents {
+  run(request: DelegationRequest): Promise<ToolResult>;
+}
+
 export interface ToolContext {
   signal: AbortSignal;
   clock: Clock;
@@ -84,6 +101,8 @@ export interface ToolContext {
   workspace?: SessionWorkspace;
   /** Posts a file into the conversation the request came from; absent where the platform cannot. */
   sendFile?(file: { name: string; data: Buffer; path: string; comment?: string }): Promise<void>;
+  /** Sub-agents (the delegate tool); absent inside a sub-agent. */
+  agents?: SubAgents;
 }
 
 /**

@@ -33,6 +33,12 @@ export interface FakeOpenAI {
   enqueue(...replies: FakeReply[]): void;
   setHandler(h: FakeHandler): void;
   setLatency(ms: number): void;
+  /** Chat requests received and not yet answered (or given up by the client) right now. */
+  readonly inFlight: number;
+  /** The most chat requests that were in flight at the same time: proof of overlap that needs no timing. */
+  readonly peakInFlight: number;
+  /** Chat requests whose client went away before the answer was sent (a cancelled call). */
+  readonly abandoned: number;
   close(): Promise<void>;
 }
 
@@ -64,6 +70,9 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
   let handler = opts.handler;
   let latencyMs = opts.latencyMs ?? 0;
   let callIndex = 0;
+  let inFlight = 0;
+  let peakInFlight = 0;
+  let abandoned = 0;
   const sockets = new Set<Socket>();
 
   const server = http.createServer((req, res) => {
@@ -109,6 +118,17 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     }
     requests.push(body);
     const index = callIndex++;
+    inFlight += 1;
+    peakInFlight = Math.max(peakInFlight, inFlight);
+    let settled = false;
+    const settle = () => {
+      if (settled) return;
+      settled = true;
+      inFlight -= 1;
+      if (!res.writableFinished) abandoned += 1;
+    };
+    res.on('finish', settle);
+    res.on('close', settle);
     const reply = queue.shift() ?? (handler ? await handler(body, index) : { text: 'ok' });
 
     if ('hang' in reply) return; // never answer; close() destroys the socket
@@ -138,6 +158,15 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     enqueue: (...replies) => void queue.push(...replies),
     setHandler: (h) => void (handler = h),
     setLatency: (ms) => void (latencyMs = ms),
+    get inFlight() {
+      return inFlight;
+    },
+    get peakInFlight() {
+      return peakInFlight;
+    },
+    get abandoned() {
+      return abandoned;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
