@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { commaList, decimal, formatIssue, httpUrl, oneOf, otlpHeaders, presentValues, text, timeZone, wholeNumber } from './config-env.js';
 import { ALLOW_ENTRY, ALLOW_ENTRY_FIX, toAllowRule, type AllowRule } from './access/allow-rules.js';
@@ -344,6 +344,9 @@ function firstExisting(cwd: string): string | undefined {
   }
   return undefined;
 }
+
+// The YAML parser loads only when there is a YAML file to read (most setups have none).
+const parseYaml = (text: string): unknown => (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
 
 function readConfigFile(file: string | undefined, errors: string[]): z.infer<typeof fileSchema> | undefined {
   if (!file) return undefined;

@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from '../log.js';
 import type { Clock } from '../clock.js';
 import { createLeases, type Leases } from './lease.js';
@@ -218,7 +218,11 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions<J>): PgWorkQueue<J
   }
 
   async function listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: opts.url, connectionTimeoutMillis: 10_000, keepAlive: true });
+    // Imported here, not at the top, so a bot on SQLite never loads the PostgreSQL driver (the
+    // gateway imports this file either way); by now the PostgreSQL store has loaded it.
+    const { default: driver } = await import('pg');
+    if (!running) return;
+    const client = new driver.Client({ connectionString: opts.url, connectionTimeoutMillis: 10_000, keepAlive: true });
     const retry = (why: string) => {
       if (listener !== client) return;
       listener = undefined;

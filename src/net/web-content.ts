@@ -1,9 +1,14 @@
-import { convert, type HtmlToTextOptions } from 'html-to-text';
+import { createRequire } from 'node:module';
+import type { HtmlToTextOptions } from 'html-to-text';
 
 /**
  * Turning fetched bytes into text the model can read. Marking it as the web's words, not the
  * user's, is src/safety/outside-text.ts's job (the executor wraps results a tool declares outside).
  */
+
+// html-to-text (and the HTML parser under it) loads on the first page or search result, not at start.
+const requireLazily = createRequire(import.meta.url);
+const convert = (html: string, options: HtmlToTextOptions): string => (requireLazily('html-to-text') as typeof import('html-to-text')).convert(html, options);
 
 const HTML_OPTIONS: HtmlToTextOptions = {
   wordwrap: false,

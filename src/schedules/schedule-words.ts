@@ -1,4 +1,8 @@
-import cronstrue from 'cronstrue';
+import { createRequire } from 'node:module';
+import type Cronstrue from 'cronstrue';
+
+// Loaded when a schedule is first described in words, not at start.
+const cronstrue = (): typeof Cronstrue => createRequire(import.meta.url)('cronstrue') as typeof Cronstrue;
 
 /**
  * A cron expression in English words ("At 09:00 AM, Monday through Friday" style, 24-hour
@@ -7,7 +11,7 @@ import cronstrue from 'cronstrue';
  */
 export function describeCron(expression: string): string {
   try {
-    return cronstrue.toString(expression, { use24HourTimeFormat: true, verbose: false });
+    return cronstrue().toString(expression, { use24HourTimeFormat: true, verbose: false });
   } catch {
     return `cron ${expression}`;
   }

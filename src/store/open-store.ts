@@ -4,7 +4,7 @@ import type { Logger } from '../log.js';
 import type { Store } from './store.js';
 import { createSqliteStore } from './sqlite-store.js';
 import { acquireSqliteOwnerLock } from './sqlite-owner-lock.js';
-import { createPostgresStore, describePgUrl, type PostgresStore } from './postgres-store.js';
+import type { PostgresStore } from './postgres-store.js';
 
 const SQLITE_PREFIX = 'sqlite://';
 
@@ -37,6 +37,8 @@ export interface OpenedStore {
  */
 export async function openStore(config: Pick<Config, 'dataDir' | 'storeUrl'>, log: Logger): Promise<OpenedStore> {
   if (isPostgresUrl(config.storeUrl)) {
+    // The PostgreSQL driver loads only for a postgres:// URL: a bot on SQLite never needs it.
+    const { createPostgresStore, describePgUrl } = await import('./postgres-store.js');
     log.info({ database: describePgUrl(config.storeUrl) }, 'opening store (PostgreSQL)');
     const store = await createPostgresStore({ url: config.storeUrl, log });
     return { store, shared: store };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { calculate, calculator } from '../../tools/calculator.js';
+import { calculate } from '../../tools/calculate.js';
+import { calculator } from '../../tools/calculator.js';
 import defaultExport from '../../tools/calculator.js';
 import { ToolExecutor } from '../../src/toolkit/executor.js';
 import { ToolRegistry } from '../../src/toolkit/registry.js';
