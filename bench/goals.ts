@@ -9,7 +9,7 @@ export interface Goal {
 
 const status = (ok: boolean): Goal['status'] => (ok ? 'met' : 'missed');
 
-export function evaluateGoals(r: Pick<BenchResult, 'overhead' | 'throughput' | 'tokens'>): Goal[] {
+export function evaluateGoals(r: Pick<BenchResult, 'overhead' | 'throughput' | 'tokens' | 'store'>): Goal[] {
   const goals: Goal[] = [];
 
   const rows = r.overhead?.rows ?? [];
@@ -53,7 +53,23 @@ export function evaluateGoals(r: Pick<BenchResult, 'overhead' | 'throughput' | '
     goals.push({ goal: 'Prompt tokens never above HERMES_CONTEXT_TOKENS', status: 'not measured', detail: 'tokens section did not run' });
     goals.push({ goal: 'Turn 200: ≥ 5× fewer tokens than full history, early fact recalled', status: 'not measured', detail: 'tokens section did not run' });
   }
+  goals.push(...footprintGoals(r.store));
   return goals;
+}
+
+/** Goal 3: idle RSS of what `npm start` runs (npm aside) and cold start to the ready line. */
+function footprintGoals(s: BenchResult['store']): Goal[] {
+  const start = s?.coldStart;
+  const rssGoal = 'Idle RSS of what `npm start` runs ≤ 150 MB';
+  const readyGoal = 'Cold start to "msg":"ready" ≤ 1 s';
+  if (!start) return [rssGoal, readyGoal].map((goal) => ({ goal, status: 'not measured' as const, detail: 'store section did not run' }));
+  const rss = [start.idleRssMbMedian, s.terminalChat?.idleRssMb].filter((x): x is number => x !== undefined);
+  return [
+    rss.length
+      ? { goal: rssGoal, status: status(Math.max(...rss) <= 150), detail: `Slack HTTP mode ${start.idleRssMbMedian ?? '—'} MB (median of ${start.idleRssMb.length}), terminal chat ${s.terminalChat?.idleRssMb ?? '—'} MB` }
+      : { goal: rssGoal, status: 'not measured', detail: 'no /proc on this system' },
+    { goal: readyGoal, status: status(start.readyMsMedian <= 1000), detail: `${start.readyMsMedian} ms (median of ${start.runs}, Slack HTTP mode)` },
+  ];
 }
 
 function round(n: number): number {

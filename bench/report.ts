@@ -72,6 +72,12 @@ export function renderMarkdown(r: BenchResult): string {
     if (s.coldStart) {
       out.push(`| cold start: \`npm start\` to \`"msg":"ready"\` (median of ${s.coldStart.runs}) | ${s.coldStart.readyMsMedian} ms |`);
       out.push(`| cold start: \`npm start\` to GET /healthz = 200 | ${s.coldStart.healthzMsMedian} ms |`);
+      if (s.coldStart.idleRssMbMedian !== undefined) {
+        out.push(`| idle RSS of what \`npm start\` runs, npm aside (Slack HTTP mode, median; ${s.coldStart.processes?.join(' + ') ?? ''}) | ${s.coldStart.idleRssMbMedian} MB |`);
+      }
+    }
+    if (s.terminalChat?.idleRssMb !== undefined) {
+      out.push(`| idle RSS of what \`npm start\` runs, npm aside (terminal chat; ${s.terminalChat.processes?.join(' + ') ?? ''}) | ${s.terminalChat.idleRssMb} MB |`);
     }
     out.push('');
   }

@@ -12,11 +12,14 @@ import { startFakeOpenAI } from '../test/fakes/openai/fake-openai.js';
 import { startFakeSlack } from '../test/fakes/slack/fake-slack.js';
 import { BENCH_DIR } from './peer-loader.js';
 import { median, round, withDeadline } from './stats.js';
+import { nodeTreeRssMb, type TreeProcess } from './process-tree.js';
+import { ensureBuilt } from '../test/helpers/ensure-build.js';
 
 /**
  * Section 4: facts written and read per second on the SQLite store (the same createFactStore the
- * memory tools use), raw store writes per second for scale, and cold start of `npm start` in
- * Slack HTTP mode until the "ready" log line and until GET /healthz answers 200.
+ * memory tools use), raw store writes per second for scale, and cold start of `npm start` (the
+ * compiled build) in Slack HTTP mode until the "ready" log line and until GET /healthz answers 200,
+ * with the idle RSS of what it runs; then one terminal-chat start for its idle RSS.
  */
 export interface StoreSizes { users: number; factsPerUser: number; reads: number; rawWrites: number; starts: number }
 
@@ -25,12 +28,19 @@ export interface StoreResult {
   factReadsPerSecond: number;
   rawStoreWritesPerSecond: number;
   facts: number;
-  coldStart: { runs: number; readyMsMedian: number; healthzMsMedian: number; readyMs: number[]; healthzMs: number[] } | undefined;
+  /** Slack HTTP mode, `sizes.starts` runs; idle RSS sums the node processes under npm. */
+  coldStart:
+    | { runs: number; readyMsMedian: number; healthzMsMedian: number; readyMs: number[]; healthzMs: number[]; idleRssMbMedian?: number; idleRssMb: number[]; processes?: string[] }
+    | undefined;
+  /** One start of the terminal chat (no platform configured), as the issue's baseline was taken. */
+  terminalChat?: { readyMs: number; idleRssMb?: number; processes?: string[] };
   errors: string[];
 }
 
 const speaker = (i: number): Speaker => ({ platform: 'slack', workspaceId: 'TBENCH', userId: `U${i}`, displayName: `user${i}` });
 const START_TIMEOUT_MS = 60_000;
+/** After ready: the model probe has answered and start-up garbage is collectable. */
+const IDLE_SETTLE_MS = 2000;
 
 async function rate(n: number, fn: (i: number) => Promise<unknown>, concurrency: number): Promise<number> {
   let next = 0;
@@ -63,24 +73,43 @@ export async function runStoreAndStart(sizes: StoreSizes, log: (line: string) =>
     await rm(dir, { recursive: true, force: true });
   }
 
-  const ready: number[] = [];
-  const healthz: number[] = [];
+  // Measure the build `npm start` runs, made from these sources (rebuilt first if they changed).
+  await ensureBuilt();
+  const runs: StartRun[] = [];
   for (let i = 0; i < sizes.starts; i++) {
     try {
-      const r = await coldStartOnce();
-      ready.push(r.readyMs);
-      healthz.push(r.healthzMs);
+      runs.push(await startOnce('slack'));
     } catch (err) {
       errors.push(`cold start: ${(err as Error).message}`);
       break;
     }
   }
-  if (ready.length) log(`start: ready after ${round(median(ready), 0)} ms`);
+  let terminalChat: StoreResult['terminalChat'];
+  try {
+    const r = await startOnce('chat');
+    terminalChat = { readyMs: round(r.readyMs, 0), idleRssMb: r.idle && round(r.idle.totalMb, 1), processes: r.idle?.processes.map(describe) };
+  } catch (err) {
+    errors.push(`terminal chat start: ${(err as Error).message}`);
+  }
+  const ready = runs.map((r) => r.readyMs);
+  const rss = runs.flatMap((r) => (r.idle ? [r.idle.totalMb] : []));
+  if (ready.length) log(`start: ready after ${round(median(ready), 0)} ms; idle RSS ${rss.length ? `${round(median(rss), 1)} MB` : 'not measured'}`);
   const coldStart = ready.length
-    ? { runs: ready.length, readyMsMedian: round(median(ready), 0), healthzMsMedian: round(median(healthz), 0), readyMs: ready.map((x) => round(x, 0)), healthzMs: healthz.map((x) => round(x, 0)) }
+    ? {
+        runs: ready.length,
+        readyMsMedian: round(median(ready), 0),
+        healthzMsMedian: round(median(runs.map((r) => r.healthzMs!)), 0),
+        readyMs: ready.map((x) => round(x, 0)),
+        healthzMs: runs.map((r) => round(r.healthzMs!, 0)),
+        idleRssMbMedian: rss.length ? round(median(rss), 1) : undefined,
+        idleRssMb: rss.map((x) => round(x, 1)),
+        processes: runs.at(-1)?.idle?.processes.map(describe),
+      }
     : undefined;
-  return { ...result, coldStart, errors };
+  return { ...result, coldStart, terminalChat, errors };
 }
+
+const describe = (p: TreeProcess): string => `${p.name} ${round(p.rssMb, 1)} MB`;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -93,34 +122,45 @@ function freePort(): Promise<number> {
   });
 }
 
-/** One `npm start` from spawn to the ready line and to the first 200 from /healthz. */
-async function coldStartOnce(): Promise<{ readyMs: number; healthzMs: number }> {
+interface StartRun { readyMs: number; healthzMs?: number; idle?: { totalMb: number; processes: TreeProcess[] } }
+
+/**
+ * One `npm start` from spawn to the ready line (and, in Slack HTTP mode, to the first 200 from
+ * /healthz), then the idle RSS of the node processes under npm after a short settle (the model
+ * probe that follows ready has answered by then). `chat`: the terminal chat, no platform set.
+ */
+async function startOnce(mode: 'slack' | 'chat'): Promise<StartRun> {
   const [slack, ai, dataDir, port] = await Promise.all([startFakeSlack(), startFakeOpenAI(), mkdtemp(path.join(os.tmpdir(), 'hermes-bench-start-')), freePort()]);
+  const env: NodeJS.ProcessEnv = { ...process.env, OPENAI_BASE_URL: ai.url, OPENAI_API_KEY: 'bench-key', HERMES_DATA_DIR: dataDir, LOG_LEVEL: 'info', PORT: String(port) };
+  for (const name of Object.keys(env)) if (/^(SLACK|DISCORD)_/.test(name)) delete env[name];
+  if (mode === 'slack') Object.assign(env, { SLACK_BOT_TOKEN: slack.botToken, SLACK_SIGNING_SECRET: slack.signingSecret, SLACK_API_URL: slack.apiUrl });
   const t0 = performance.now();
   const child = spawn('npm', ['start', '--silent'], {
     cwd: path.join(BENCH_DIR, '..'),
-    // Its own process group, so stopping it also stops tsx and node under npm.
+    // Its own process group, so stopping it also stops node under npm. The terminal chat reads a
+    // pipe that stays open (and empty), as when it is supervised.
     detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      ...process.env,
-      OPENAI_BASE_URL: ai.url, OPENAI_API_KEY: 'bench-key', HERMES_DATA_DIR: dataDir, LOG_LEVEL: 'info',
-      SLACK_BOT_TOKEN: slack.botToken, SLACK_SIGNING_SECRET: slack.signingSecret, SLACK_API_URL: slack.apiUrl, PORT: String(port),
-    },
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env,
   });
   let stderr = '';
-  child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-2000)));
   try {
     return await withDeadline('npm start', START_TIMEOUT_MS, async () => {
       const readyAt = new Promise<number>((resolve, reject) => {
+        // Logs go to stdout, or to stderr in the terminal chat (which owns stdout).
         let buf = '';
-        child.stdout!.on('data', (c: Buffer) => {
+        const seen = (c: Buffer) => {
           buf = (buf + c.toString()).slice(-10_000);
           if (buf.includes('"msg":"ready"')) resolve(performance.now() - t0);
+        };
+        child.stdout!.on('data', seen);
+        child.stderr!.on('data', (c: Buffer) => {
+          stderr = (stderr + c.toString()).slice(-2000);
+          seen(c);
         });
         child.once('exit', (code) => reject(new Error(`npm start exited with ${code} before ready: ${stderr.trim().split('\n').slice(-3).join(' | ')}`)));
       });
-      const healthAt = (async () => {
+      const healthAt = mode === 'chat' ? Promise.resolve(undefined) : (async () => {
         for (let i = 0; i < START_TIMEOUT_MS / 10; i++) {
           const ok = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(1000) }).then((r) => r.status === 200, () => false);
           if (ok) return performance.now() - t0;
@@ -129,7 +169,8 @@ async function coldStartOnce(): Promise<{ readyMs: number; healthzMs: number }> 
         throw new Error('/healthz never answered 200');
       })();
       const [readyMs, healthzMs] = await Promise.all([readyAt, healthAt]);
-      return { readyMs, healthzMs };
+      await new Promise((r) => setTimeout(r, IDLE_SETTLE_MS));
+      return { readyMs, healthzMs, idle: nodeTreeRssMb(child.pid!) };
     });
   } finally {
     if (child.pid && child.exitCode === null) {

@@ -1,0 +1,169 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { cp, mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../../src/build-state.mjs';
+import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
+import { startFakeSlack, type FakeSlack } from '../fakes/slack/fake-slack.js';
+import { ensureBuilt } from '../helpers/ensure-build.js';
+
+/**
+ * Production runs the compiled build (`npm install` builds dist/ through `prepare`; `npm start`
+ * runs it through src/launch.mjs), and loads big libraries only when first needed. These spawn
+ * the real build as an operator would and look at what it did and what it loaded.
+ */
+
+/** Packages a start must not load unless their feature is configured or used. */
+const LAZY = ['discord.js', '@slack/bolt', 'mathjs', 'pg', 'html-to-text', 'yaml', 'cronstrue'];
+
+// Records every module the child loads: ES modules through a load hook (it only listens; nothing
+// is replaced), CommonJS ones from the require cache when the process exits.
+const RECORDER = `
+import { appendFileSync, writeFileSync } from 'node:fs';
+import { createRequire, register } from 'node:module';
+const out = process.env.RECORD_MODULES;
+writeFileSync(out, '');
+register('data:text/javascript,' + encodeURIComponent(\`
+  import { appendFileSync } from 'node:fs';
+  export async function load(url, context, next) {
+    appendFileSync(\${JSON.stringify(out)}, url + '\\\\n');
+    return next(url, context);
+  }\`));
+process.on('exit', () => appendFileSync(out, Object.keys(createRequire(import.meta.url).cache).map((f) => 'file://' + f).join('\\n') + '\\n'));
+`;
+
+let fake: FakeOpenAI;
+let slack: FakeSlack;
+let tmp = '';
+beforeAll(async () => {
+  await ensureBuilt();
+  [fake, slack, tmp] = await Promise.all([startFakeOpenAI(), startFakeSlack(), mkdtemp(path.join(os.tmpdir(), 'hermes-compiled-'))]);
+  await writeFile(path.join(tmp, 'recorder.mjs'), RECORDER);
+}, 300_000);
+afterAll(async () => {
+  await Promise.all([fake?.close(), slack?.close()]);
+  if (tmp) await rm(tmp, { recursive: true, force: true });
+});
+
+interface Bot { stdout(): string; stderr(): string; send(line: string): void; waitFor(where: 'stdout' | 'stderr', pattern: RegExp): Promise<void>; stop(): Promise<number | null> }
+
+function spawnBot(command: string, args: string[], env: Record<string, string>): Bot {
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    // Its own process group: stopping it stops node under npm too.
+    detached: true,
+    env: { PATH: process.env.PATH ?? '', HOME: tmp, LOG_LEVEL: 'info', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'test-key', HERMES_MODEL_RETRIES: '0', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const text = { stdout: '', stderr: '' };
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (text.stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (text.stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return {
+    stdout: () => text.stdout,
+    stderr: () => text.stderr,
+    send: (line) => child.stdin.write(`${line}\n`),
+    async waitFor(where, pattern) {
+      const deadline = Date.now() + 60_000;
+      while (!pattern.test(text[where])) {
+        if (child.exitCode !== null) throw new Error(`exited (${child.exitCode}) before ${pattern}; stderr:\n${text.stderr}`);
+        if (Date.now() > deadline) throw new Error(`no ${pattern} within 60 s; stdout:\n${text.stdout}\nstderr:\n${text.stderr}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
+    async stop() {
+      if (child.exitCode === null) process.kill(-child.pid!, 'SIGTERM');
+      const timer = setTimeout(() => child.exitCode === null && process.kill(-child.pid!, 'SIGKILL'), 10_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+const packagesIn = (urls: string): Set<string> =>
+  new Set([...urls.matchAll(/node_modules\/((?:@[^/]+\/)?[^/]+)\//g)].map((m) => m[1]!));
+
+describe('the compiled build', () => {
+  it('npm start runs it: the terminal chat gets ready and answers, the calculator loading mathjs on first use', async () => {
+    fake.enqueue({ toolCalls: [{ name: 'calculator', arguments: { expression: '6 * 7' } }] }, { text: 'It is 42.' });
+    const before = fake.requests.length;
+    const bot = spawnBot('npm', ['start', '--silent'], { HERMES_DATA_DIR: path.join(tmp, 'chat-data') });
+    try {
+      await bot.waitFor('stderr', /"msg":"ready"/);
+      bot.send('what is 6 times 7?');
+      await bot.waitFor('stdout', /It is 42\./);
+      const toolMessage = fake.requests.slice(before)[1]?.messages.find((m) => m.role === 'tool');
+      expect(toolMessage?.content).toContain('42');
+    } finally {
+      await bot.stop();
+    }
+  }, 120_000);
+
+  it('a start with no platform configured loads no platform SDK, maths library, PostgreSQL driver or HTML parser', async () => {
+    const record = path.join(tmp, 'chat-modules.txt');
+    const bot = spawnBot(process.execPath, ['--import', path.join(tmp, 'recorder.mjs'), 'src/launch.mjs', 'src/main.js'], { HERMES_DATA_DIR: path.join(tmp, 'lazy-data'), RECORD_MODULES: record });
+    await bot.waitFor('stderr', /"msg":"ready"/);
+    expect(await bot.stop()).toBe(0);
+    const loaded = packagesIn(await readFile(record, 'utf8'));
+    // What every start needs shows up, so the recorder sees both kinds of module.
+    expect(loaded).toContain('zod');
+    expect(loaded).toContain('better-sqlite3');
+    expect(LAZY.filter((p) => loaded.has(p))).toEqual([]);
+  }, 120_000);
+
+  it('a Slack start loads Bolt but not discord.js', async () => {
+    const record = path.join(tmp, 'slack-modules.txt');
+    const bot = spawnBot(process.execPath, ['--import', path.join(tmp, 'recorder.mjs'), 'src/launch.mjs', 'src/main.js'], {
+      HERMES_DATA_DIR: path.join(tmp, 'slack-data'), RECORD_MODULES: record, PORT: '0',
+      SLACK_BOT_TOKEN: slack.botToken, SLACK_SIGNING_SECRET: slack.signingSecret, SLACK_API_URL: slack.apiUrl,
+    });
+    await bot.waitFor('stdout', /"msg":"ready"/);
+    expect(await bot.stop()).toBe(0);
+    const loaded = packagesIn(await readFile(record, 'utf8'));
+    expect(loaded).toContain('@slack/bolt');
+    expect(LAZY.filter((p) => p !== '@slack/bolt' && loaded.has(p))).toEqual([]);
+  }, 120_000);
+});
+
+describe('src/launch.mjs', () => {
+  /** A tree with the launcher and a stand-in entry that prints its argv. */
+  async function tree(): Promise<string> {
+    const dir = await mkdtemp(path.join(tmp, 'tree-'));
+    await mkdir(path.join(dir, 'src'));
+    await cp(path.join(ROOT, 'src/launch.mjs'), path.join(dir, 'src/launch.mjs'));
+    await cp(path.join(ROOT, 'src/build-state.mjs'), path.join(dir, 'src/build-state.mjs'));
+    await writeFile(path.join(dir, 'src/main.ts'), '// the source\n');
+    return dir;
+  }
+  const launch = (dir: string, ...args: string[]) => spawnSync(process.execPath, [path.join(dir, 'src/launch.mjs'), ...args], { cwd: dir, encoding: 'utf8', timeout: 30_000 });
+
+  it('refuses a missing build with one line naming the command that builds it', async () => {
+    const dir = await tree();
+    const r = launch(dir, 'src/main.js');
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe('hermes: not built yet (dist/src/main.js is missing): run `npm install` (or `npm run build`) first.\n');
+  });
+
+  it('runs a current build with the arguments it was given, as if started directly', async () => {
+    const dir = await tree();
+    await mkdir(path.join(dir, 'dist/src'), { recursive: true });
+    await writeFile(path.join(dir, 'dist/src/main.js'), 'console.log(JSON.stringify(process.argv.slice(1)));\n');
+    const r = launch(dir, 'src/main.js', 'eval', '--case', 'x');
+    expect(r.stderr).toBe('');
+    expect(JSON.parse(r.stdout)).toEqual([path.join(dir, 'dist/src/main.js'), 'eval', '--case', 'x']);
+  });
+
+  it('refuses a build older than a source it was compiled from (a pull without npm install)', async () => {
+    const dir = await tree();
+    await mkdir(path.join(dir, 'dist/src'), { recursive: true });
+    await writeFile(path.join(dir, 'dist/src/main.js'), 'console.log("old code");\n');
+    const later = new Date(Date.now() + 60_000);
+    await utimes(path.join(dir, 'src/main.ts'), later, later);
+    const r = launch(dir, 'src/main.js');
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe('hermes: the build is older than src/main.ts: run `npm run build` (or `npm install`) and start again.\n');
+  });
+});
