@@ -9,6 +9,14 @@ interface SecretShape {
   /** Global; `$1` in `keep` keeps a non-secret prefix such as the scheme or "Bearer ". */
   pattern: RegExp;
   keep?: string;
+  /**
+   * Matches wherever `pattern` does (and maybe more), many times faster: traces redact whole
+   * prompts on every model call, and the look-behind that stands in for `\b` makes V8 try every
+   * position in turn, where a pattern that starts with literal text is found by a fast scan.
+   */
+  quick: RegExp;
+  /** Text every match contains, checked before `quick` when that still scans slowly. */
+  needle?: string;
 }
 
 export const REDACTED = '[redacted]';
@@ -17,9 +25,10 @@ export const REDACTED = '[redacted]';
  * A leading `\b` also holds right after a JSON escape: traces and log lines are redacted as JSON
  * text, where "line one\nghp_…" has no word boundary between the `n` and the token.
  */
-function shape(name: string, pattern: RegExp, keep?: string): SecretShape {
-  const source = pattern.source.startsWith('\\b') ? `(?:(?<![A-Za-z0-9_])|(?<=\\\\[nrt]))${pattern.source.slice(2)}` : pattern.source;
-  return { name, pattern: new RegExp(source, pattern.flags), keep };
+function shape(name: string, pattern: RegExp, opts: { keep?: string; needle?: string } = {}): SecretShape {
+  const bare = pattern.source.startsWith('\\b') ? pattern.source.slice(2) : pattern.source;
+  const source = bare === pattern.source ? bare : `(?:(?<![A-Za-z0-9_])|(?<=\\\\[nrt]))${bare}`;
+  return { name, pattern: new RegExp(source, pattern.flags), quick: new RegExp(bare, pattern.flags.replace('g', '')), ...opts };
 }
 
 const SHAPES: readonly SecretShape[] = [
@@ -38,23 +47,28 @@ const SHAPES: readonly SecretShape[] = [
   // line breaks are written \n); never past a quote, so a JSON line stays whole.
   shape('PEM private key', /-----BEGIN [A-Z ]*PRIVATE KEY-----(?:(?:\r?\n|(?:\\r)?\\n)(?:[A-Za-z-]+: [A-Za-z0-9,-]+|[A-Za-z0-9+/=]+)?)*(?:(?:\r?\n|(?:\\r)?\\n)-----END [A-Z ]*PRIVATE KEY-----)?/g),
   // An all-lower-case word after "basic" is prose ("basic understanding"), not a credential.
-  shape('Authorization header', /\b([Bb]earer|BEARER|[Bb]asic|BASIC)\s+(?![a-z]+(?![A-Za-z0-9._~+/=-]))[A-Za-z0-9._~+/-]{8,}=*/g, `$1 ${REDACTED}`),
-  shape('credentials in a URL', /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/:@"']+:[^\s/@"']+@/gi, `$1${REDACTED}@`),
+  shape('Authorization header', /\b([Bb]earer|BEARER|[Bb]asic|BASIC)\s+(?![a-z]+(?![A-Za-z0-9._~+/=-]))[A-Za-z0-9._~+/-]{8,}=*/g, { keep: `$1 ${REDACTED}` }),
+  shape('credentials in a URL', /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/:@"']+:[^\s/@"']+@/gi, { keep: `$1${REDACTED}@`, needle: '://' }),
   // "my password is hunter2", "api_key: …", "PIN = 1234": a value announced as a secret by name.
   shape(
     'named secret',
     /\b((?:password|passwort|passwd|passcode|passphrase|pin(?: code)?|api[ _-]?key|secret[ _-]key|client[ _-]secret|access[ _-]?token|auth[ _-]?token|bot[ _-]?token|private[ _-]?key|credentials?)\s*(?:is|was|=|:)\s*)(?!\[redacted\])[^\s"',;\\]+/gi,
-    `$1${REDACTED}`,
+    { keep: `$1${REDACTED}` },
   ),
 ];
 
 /** The names of the shapes `secretShapeIn` reports, e.g. for a memory refusal message. */
 export function secretShapeIn(text: string): string | undefined {
   for (const s of SHAPES) {
+    if (!mayMatch(s, text)) continue;
     s.pattern.lastIndex = 0;
     if (s.pattern.test(text)) return s.name;
   }
   return undefined;
+}
+
+function mayMatch(s: SecretShape, text: string): boolean {
+  return (s.needle === undefined || text.includes(s.needle)) && s.quick.test(text);
 }
 
 export function containsSecret(text: string): boolean {
@@ -69,6 +83,7 @@ export function redactSecrets(text: string, known: readonly string[] = []): stri
   let out = text;
   for (const k of known) if (k.length >= 8 && out.includes(k)) out = out.split(k).join(REDACTED);
   for (const s of SHAPES) {
+    if (!mayMatch(s, out)) continue;
     s.pattern.lastIndex = 0;
     if (!s.pattern.test(out)) continue;
     s.pattern.lastIndex = 0;

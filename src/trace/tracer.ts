@@ -1,5 +1,4 @@
-import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 
@@ -36,17 +35,27 @@ export interface Tracer {
 }
 
 /**
- * Appends to HERMES_DATA_DIR/traces/YYYY-MM-DD.jsonl through one open append stream per day, so
- * lines never interleave and no file is opened per event. `redact` turns an event into its JSON
- * text with secrets removed. A failing disk is logged (once per minute at most) and never fails
- * a turn: traces are dropped, the bot keeps answering.
+ * Appends to HERMES_DATA_DIR/traces/YYYY-MM-DD.jsonl through one open file per day, so lines
+ * never interleave and no file is opened per event. `redact` turns an event into its JSON text
+ * with secrets removed. A failing disk is logged (once per minute at most) and never fails a
+ * turn: traces are dropped, the bot keeps answering.
+ *
+ * An event is serialised when it is recorded (later changes to the objects it names cannot reach
+ * the trace). The lines recorded in one turn of the event loop go out together in one
+ * synchronous append: into the page cache that takes microseconds, where an asynchronous write
+ * per line (a thread-pool round trip each) cost more than all the rest of a step's bookkeeping.
+ * `flush()` writes what is waiting; a crash handler calls it before exiting.
  */
 export function createTracer(opts: { dir: string; log: Logger; redact: (v: unknown) => string; now?: () => number }): Tracer {
   const now = opts.now ?? Date.now;
   let lastErrorAt = 0;
-  let stream: WriteStream | undefined;
-  let streamDay = '';
-  let written: Promise<void> = mkdir(opts.dir, { recursive: true }).then(() => undefined, (err: Error) => reportError(err));
+  let fd: number | undefined;
+  let fdDay = '';
+  let dirMade = false;
+  /** Lines recorded since the last write, all of one day (a new day writes out the old one first). */
+  let waiting: string[] = [];
+  let waitingDay = '';
+  let scheduled: NodeJS.Immediate | undefined;
 
   function reportError(err: Error): void {
     if (now() - lastErrorAt > 60_000) {
@@ -55,17 +64,43 @@ export function createTracer(opts: { dir: string; log: Logger; redact: (v: unkno
     }
   }
 
-  function streamFor(day: string): WriteStream {
-    if (stream && streamDay === day) return stream;
-    stream?.end();
-    streamDay = day;
-    const s = createWriteStream(path.join(opts.dir, `${day}.jsonl`), { flags: 'a' });
-    s.on('error', (err) => {
-      reportError(err);
-      if (stream === s) stream = undefined;
-    });
-    stream = s;
-    return s;
+  function closeFile(): void {
+    if (fd === undefined) return;
+    try {
+      closeSync(fd);
+    } catch {
+      // Already gone: nothing left to release.
+    }
+    fd = undefined;
+  }
+
+  function fileFor(day: string): number {
+    if (fd !== undefined && fdDay === day) return fd;
+    closeFile();
+    if (!dirMade) {
+      mkdirSync(opts.dir, { recursive: true });
+      dirMade = true;
+    }
+    fd = openSync(path.join(opts.dir, `${day}.jsonl`), 'a');
+    fdDay = day;
+    return fd;
+  }
+
+  function writeWaiting(): void {
+    if (scheduled) clearImmediate(scheduled);
+    scheduled = undefined;
+    if (waiting.length === 0) return;
+    const bytes = Buffer.from(waiting.join(''));
+    const day = waitingDay;
+    waiting = [];
+    try {
+      const file = fileFor(day);
+      // A regular file takes the whole buffer at once; the loop is for the rare short write.
+      for (let off = 0; off < bytes.length; ) off += writeSync(file, bytes, off);
+    } catch (err) {
+      reportError(err as Error);
+      closeFile(); // reopened on the next write: the disk may be back by then
+    }
   }
 
   return {
@@ -79,26 +114,17 @@ export function createTracer(opts: { dir: string; log: Logger; redact: (v: unkno
         line = `${JSON.stringify({ ts, type: event.type, turnId: event.turnId, note: 'unserialisable event' })}\n`;
       }
       const day = ts.slice(0, 10);
-      written = written.then(
-        () =>
-          new Promise<void>((resolve) => {
-            const s = streamFor(day);
-            // The callback fires once the line reached the file (or failed): flush() waits on it.
-            s.write(line, (err) => {
-              if (err) reportError(err);
-              resolve();
-            });
-          }),
-      );
+      if (day !== waitingDay) writeWaiting();
+      waiting.push(line);
+      waitingDay = day;
+      scheduled ??= setImmediate(writeWaiting);
     },
-    flush() {
-      return written;
+    async flush() {
+      writeWaiting();
     },
     async close() {
-      await written;
-      const s = stream;
-      stream = undefined;
-      if (s) await new Promise<void>((resolve) => s.end(resolve));
+      writeWaiting();
+      closeFile();
     },
   };
 }
