@@ -7,6 +7,8 @@ import { scheduleLine } from '../src/schedules/schedule-text.js';
  * schedule_task / list_scheduled_tasks / cancel_scheduled_task. The user is never an argument:
  * ctx.schedules is already scoped to the verified speaker and the conversation runs post in.
  * Errors are thrown with text written for the model (what was wrong and how to fix it).
+ * All three are private: in a shared thread, another person's turn sees stubs for a user's
+ * schedule calls, never the tasks or ids (src/context/private-calls.ts).
  */
 
 function schedulesOf(ctx: ToolContext): UserSchedules {
@@ -35,6 +37,7 @@ export const scheduleTaskTool = defineTool({
     'speaking and posts the result in this same channel, thread or DM. Use for "every weekday at 9, post …", "each hour check …".',
   input: scheduleInput,
   category: 'schedules',
+  private: true,
   sideEffects: true,
   effect: 'durable',
   needsApproval: true,
@@ -59,6 +62,7 @@ export const listScheduledTasksTool = defineTool({
   description: "List the speaking user's active scheduled tasks (id, name, schedule, next run, task).",
   input: z.object({}),
   category: 'schedules',
+  private: true,
   maxResultChars: 8_000,
   async run(_args, ctx) {
     const views = await schedulesOf(ctx).list();
@@ -72,6 +76,7 @@ export const cancelScheduledTaskTool = defineTool({
   description: "Cancel one of the speaking user's scheduled tasks by its id (list_scheduled_tasks shows ids). It will not run again.",
   input: z.object({ id: z.string().min(1).describe('The schedule id, e.g. "s7m2qp".') }),
   category: 'schedules',
+  private: true,
   sideEffects: true,
   effect: 'durable',
   async run({ id }, ctx) {

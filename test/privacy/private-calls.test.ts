@@ -2,8 +2,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { rm } from 'node:fs/promises';
 import { memoryTools } from '../../tools/memory.js';
 import { reminderTools } from '../../tools/reminders.js';
+import { scheduleTools } from '../../tools/schedules.js';
 import { hidePrivateCalls } from '../../src/context/private-calls.js';
-import { conv, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
+import { conv, isApproval, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
 import type { ChatMessage, InboundMessage } from '../../src/types.js';
 
 /**
@@ -67,6 +68,41 @@ describe('private tool calls in shared sessions', () => {
     const aliceAgain = h.fake.requests.length;
     await turn(h, msg(alice, 'and again?'), [{ text: 'Sure.' }]);
     expect(requestText(h, aliceAgain)).toContain('4471-SECRET');
+  });
+
+  it("hides alice's schedule calls (create after approval, list, cancel) from the model on bob's turn, and shows them on hers", { timeout: 120_000 }, async () => {
+    h = await startHarness({ tools: scheduleTools, env: { HERMES_TIMEZONE: 'UTC' } });
+    // schedule_task asks first: the call is approved, then its result joins the history.
+    h.fake.enqueue({ toolCalls: [{ id: 's_new', name: 'schedule_task', arguments: { task: 'post the DIGEST-SECRET-77 summary', schedule: '0 9 * * *', name: 'Alice digest' } }] });
+    await h.core.gateway.handleMessage(msg(alice, 'every morning post my digest'));
+    const shown = await h.port.waitFor(isApproval);
+    h.fake.enqueue({ text: 'Scheduled.' });
+    await h.core.gateway.decideApproval({ approvalId: shown.view.id, decision: 'approve', decidedBy: alice });
+    await h.port.waitForCount(isText, 1, 60_000);
+    await h.core.gateway.idle();
+    await turn(h, msg(alice, 'list them, and cancel the old one'), [
+      { toolCalls: [
+        { id: 's_list', name: 'list_scheduled_tasks', arguments: {} },
+        { id: 's_cancel', name: 'cancel_scheduled_task', arguments: { id: 'CANCEL-ID-55' } },
+      ] },
+      { text: 'Here they are.' },
+    ]);
+    const aliceSaw = requestText(h, h.fake.requests.length - 1);
+    expect(aliceSaw).toMatch(/Scheduled task \w+ \(\\"Alice digest\\"\) created/);
+    expect(aliceSaw).toContain('DIGEST-SECRET-77');
+    expect(aliceSaw).toContain('CANCEL-ID-55');
+
+    const firstBob = h.fake.requests.length;
+    await turn(h, msg(bob, 'what is scheduled here?'), [{ text: 'Not telling.' }]);
+    const bobSaw = requestText(h, firstBob);
+    expect(bobSaw).not.toContain('DIGEST-SECRET-77');
+    expect(bobSaw).not.toContain('Alice digest');
+    expect(bobSaw).not.toContain('CANCEL-ID-55');
+    for (const tool of ['schedule_task', 'list_scheduled_tasks', 'cancel_scheduled_task']) expect(bobSaw).toContain(`${tool} result hidden: it belongs to another user`);
+
+    const aliceAgain = h.fake.requests.length;
+    await turn(h, msg(alice, 'thanks'), [{ text: 'Welcome.' }]);
+    expect(requestText(h, aliceAgain)).toContain('DIGEST-SECRET-77');
   });
 
   it('stubs private calls for every viewer when no viewer is given (the running summary)', () => {
