@@ -64,13 +64,21 @@ const page = z.union([
   z.object({ body: z.string(), type: z.string().optional(), status: z.number().int().min(100).max(599).optional() }).strict(),
 ]);
 
+/**
+ * Who a script step answers: without `agent`, the main agent; with it, that sub-agent (a request is
+ * told apart by its system prompt). `task` (words of the sub-agent's task, ignoring case) tells
+ * parallel runs of the same agent apart. Steps answer in order within their own agent and task.
+ */
+const stepTarget = { agent: z.string().min(1).optional(), task: z.string().min(1).optional() };
+
 const scriptStep = z.union([
-  z.object({ say: z.string() }).strict(),
-  z.object({ tool: z.string().min(1), args: z.union([z.string(), z.record(z.string(), argValue)]).optional(), say: z.string().optional() }).strict(),
+  z.object({ say: z.string(), ...stepTarget }).strict(),
+  z.object({ tool: z.string().min(1), args: z.union([z.string(), z.record(z.string(), argValue)]).optional(), say: z.string().optional(), ...stepTarget }).strict(),
   z
     .object({
       tools: z.array(z.object({ name: z.string().min(1), args: z.union([z.string(), z.record(z.string(), argValue)]).optional() }).strict()).min(1),
       say: z.string().optional(),
+      ...stepTarget,
     })
     .strict(),
 ]);

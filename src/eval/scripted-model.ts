@@ -1,4 +1,5 @@
 import type { ScriptStep } from './case-schema.js';
+import { agentOfPrompt } from '../subagents/subagent-text.js';
 
 /**
  * The scripted model: plays a case's `script:` (the ideal replies) one per model call, so the
@@ -20,17 +21,32 @@ export function toReply(step: ScriptStep): ScriptedReply {
   return { text: step.say };
 }
 
-/** A reply source for one case: call `next` once per chat-completions request. */
-export function scriptedModel(script: ScriptStep[]): { next(req: { tools?: unknown[] }): ScriptedReply; played(): number } {
-  let i = 0;
+/** The part of a chat-completions request the scripted model reads. */
+export interface ScriptedRequest {
+  tools?: unknown[];
+  messages?: ReadonlyArray<{ role: string; content?: unknown }>;
+}
+
+/**
+ * A reply source for one case: call `next` once per chat-completions request. Each request takes
+ * the first unplayed step meant for it: the main agent's steps have no `agent`; a sub-agent's name
+ * it (and, when given, words of its task), so parallel sub-agents get their own replies whatever
+ * order their requests arrive in.
+ */
+export function scriptedModel(script: ScriptStep[]): { next(req: ScriptedRequest): ScriptedReply; played(): number } {
+  const played = new Set<number>();
   return {
     next(req) {
       if (!req.tools || req.tools.length === 0) return { text: SUMMARY };
-      const step = script[i];
-      if (!step) return { text: SCRIPT_EXHAUSTED };
-      i++;
-      return toReply(step);
+      const system = req.messages?.find((m) => m.role === 'system');
+      const agent = typeof system?.content === 'string' ? agentOfPrompt(system.content) : undefined;
+      const firstUser = req.messages?.find((m) => m.role === 'user');
+      const task = typeof firstUser?.content === 'string' ? firstUser.content.toLowerCase() : '';
+      const i = script.findIndex((s, n) => !played.has(n) && s.agent === agent && (agent === undefined || s.task === undefined || task.includes(s.task.toLowerCase())));
+      if (i < 0) return { text: SCRIPT_EXHAUSTED };
+      played.add(i);
+      return toReply(script[i]!);
     },
-    played: () => i,
+    played: () => played.size,
   };
 }

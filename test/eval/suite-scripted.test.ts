@@ -21,7 +21,7 @@ describe('the shipped eval suite against its scripts', () => {
   it('has at least 25 cases covering every category', () => {
     expect(cases.length).toBeGreaterThanOrEqual(25);
     const tags = new Set(cases.flatMap((c) => c.tags));
-    for (const t of ['single-tool', 'sequence', 'conditional', 'memory', 'approval', 'decline', 'realtime', 'recovery', 'long']) expect(tags, t).toContain(t);
+    for (const t of ['single-tool', 'sequence', 'conditional', 'memory', 'approval', 'decline', 'realtime', 'recovery', 'long', 'delegation']) expect(tags, t).toContain(t);
     expect(cases.some((c) => c.approvals.includes('deny'))).toBe(true);
     expect(cases.some((c) => c.messages.length >= 12)).toBe(true);
     expect(cases.every((c) => c.script && c.script.length > 0)).toBe(true);
@@ -44,6 +44,16 @@ describe('the shipped eval suite against its scripts', () => {
     // The 13th message's request still carries the first message.
     const last = sf.fake.requests.find((r) => JSON.stringify(r.messages).includes('can we afford 3 laptops'));
     expect(JSON.stringify(last?.messages)).toContain('4200 euros');
+  });
+
+  it('plays sub-agents their own steps: the researcher answered under its own prompt, a failing one came back as a failed call', () => {
+    const byName = new Map(result.cases.map((r) => [r.name, r]));
+    const researcher = sf.fake.requests.filter((r) => String((r.messages[0] as { content?: unknown }).content).startsWith('You are the "researcher" sub-agent'));
+    // 2 steps in delegate-to-researcher, 4 in parallel-research, 8 in subagent-runs-out-of-steps.
+    expect(researcher).toHaveLength(14);
+    expect(researcher.every((r) => !(r.tools ?? []).some((t) => (t as { function: { name: string } }).function.name === 'delegate'))).toBe(true);
+    expect(byName.get('parallel-research')?.toolCalls.filter((c) => c.name === 'fetch_url')).toEqual([{ name: 'fetch_url', ok: true }, { name: 'fetch_url', ok: true }]);
+    expect(byName.get('subagent-runs-out-of-steps')?.toolCalls.find((c) => c.name === 'delegate')).toEqual({ name: 'delegate', ok: false });
   });
 
   it('measures tool-call accuracy as expected calls matched over calls made', () => {
