@@ -10,9 +10,10 @@ import { runInstances, type InstancesResult } from './instances.js';
 import { runTokens, type TokenResult, type TokenSizes } from './tokens.js';
 import { evaluateGoals, type Goal } from './goals.js';
 import { runSandboxStartup, type SandboxSizes, type SandboxStartupResult } from './sandbox-startup.js';
+import { runDashboard, type DashboardResult, type DashboardSizes } from './dashboard.js';
 
-export type Section = 'overhead' | 'throughput' | 'tokens' | 'store' | 'instances' | 'sandbox';
-export const SECTIONS: Section[] = ['overhead', 'throughput', 'tokens', 'store', 'instances', 'sandbox'];
+export type Section = 'overhead' | 'throughput' | 'tokens' | 'store' | 'instances' | 'sandbox' | 'dashboard';
+export const SECTIONS: Section[] = ['overhead', 'throughput', 'tokens', 'store', 'instances', 'sandbox', 'dashboard'];
 
 export interface BenchSizes {
   overhead: OverheadSizes;
@@ -22,6 +23,7 @@ export interface BenchSizes {
   /** Section 5: the throughput test per store setup (SQLite; PostgreSQL with one and two instances). */
   instances: ThroughputSizes;
   sandbox: SandboxSizes;
+  dashboard: DashboardSizes;
 }
 
 /** Sized for ~10 minutes on a 2-core machine. */
@@ -32,6 +34,7 @@ export const FULL: BenchSizes = {
   store: { users: 100, factsPerUser: 50, reads: 10_000, rawWrites: 3000, starts: 5 },
   instances: { sessions: [1, 50], rounds: (n) => (n <= 1 ? 20 : 6), modelLatencyMs: 200 },
   sandbox: { runs: 60 },
+  dashboard: { turns: 10_000, opens: 20 },
 };
 
 /** A smoke run of about a minute. */
@@ -42,6 +45,7 @@ export const QUICK: BenchSizes = {
   store: { users: 10, factsPerUser: 20, reads: 500, rawWrites: 300, starts: 1 },
   instances: { sessions: [1, 50], rounds: (n) => (n <= 1 ? 5 : 2), modelLatencyMs: 200 },
   sandbox: { runs: 15 },
+  dashboard: { turns: 10_000, opens: 5 },
 };
 
 export interface BenchResult {
@@ -58,6 +62,7 @@ export interface BenchResult {
   store?: StoreResult;
   instances?: InstancesResult;
   sandbox?: SandboxStartupResult;
+  dashboard?: DashboardResult;
   goals: Goal[];
   errors: string[];
   notes: string[];
@@ -114,7 +119,8 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   result.store = await guard('store', () => runStoreAndStart(opts.sizes.store, log));
   result.instances = await guard('instances', () => runInstances(opts.sizes.instances, log));
   result.sandbox = await guard('sandbox', () => runSandboxStartup(opts.sizes.sandbox, log));
-  for (const part of [result.overhead, result.throughput, result.tokens, result.store, result.instances, result.sandbox]) errors.push(...(part?.errors ?? []));
+  result.dashboard = await guard('dashboard', () => runDashboard(opts.sizes.dashboard, log));
+  for (const part of [result.overhead, result.throughput, result.tokens, result.store, result.instances, result.sandbox, result.dashboard]) errors.push(...(part?.errors ?? []));
   result.goals = evaluateGoals(result);
   result.durationS = Math.round((Date.now() - started) / 100) / 10;
 

@@ -9,7 +9,7 @@ export interface Goal {
 
 const status = (ok: boolean): Goal['status'] => (ok ? 'met' : 'missed');
 
-export function evaluateGoals(r: Pick<BenchResult, 'overhead' | 'throughput' | 'tokens' | 'store'>): Goal[] {
+export function evaluateGoals(r: Pick<BenchResult, 'overhead' | 'throughput' | 'tokens' | 'store' | 'dashboard'>): Goal[] {
   const goals: Goal[] = [];
 
   const rows = r.overhead?.rows ?? [];
@@ -54,6 +54,17 @@ export function evaluateGoals(r: Pick<BenchResult, 'overhead' | 'throughput' | '
     goals.push({ goal: 'Turn 200: ≥ 5× fewer tokens than full history, early fact recalled', status: 'not measured', detail: 'tokens section did not run' });
   }
   goals.push(...footprintGoals(r.store));
+  const d = r.dashboard;
+  const listGoal = 'Dashboard: a list of 10,000 turns opens in under 1 s';
+  goals.push(
+    !d
+      ? { goal: listGoal, status: 'not measured', detail: 'dashboard section did not run' }
+      : {
+          goal: listGoal,
+          status: d.sizes.turns < 10_000 ? 'not measured' : status(d.firstOpenMs < 1000 && d.warmOpenP95Ms < 1000),
+          detail: `first open ${d.firstOpenMs} ms, warm p95 ${d.warmOpenP95Ms} ms over ${d.sizes.turns} turns${d.sizes.turns < 10_000 ? ' (fewer than 10,000 in this run)' : ''}`,
+        },
+  );
   return goals;
 }
 

@@ -110,6 +110,22 @@ export function renderMarkdown(r: BenchResult): string {
     out.push('');
   }
 
+  if (r.dashboard) {
+    const x = r.dashboard;
+    out.push(`#### 7. Dashboard turn list (${x.sizes.turns} turns, ${x.traceMb} MB of traces in 30 day files; over HTTP on 127.0.0.1 with a bearer token)`);
+    out.push('');
+    out.push('| open | ms |');
+    out.push('|---|---:|');
+    out.push(`| first open after a start (index built from every file) | ${x.firstOpenMs} |`);
+    out.push(`| warm open, median / p95 of ${x.sizes.opens} | ${x.warmOpenMedianMs} / ${x.warmOpenP95Ms} |`);
+    out.push(`| filtered open (platform + text + outcome), median | ${x.filteredOpenMedianMs} |`);
+    out.push(`| open right after 100 more turns were appended | ${x.afterAppendOpenMs} |`);
+    out.push(`| one turn's page, median | ${x.turnPageMedianMs} |`);
+    out.push('');
+    out.push(`Heap in use after indexing: ${x.heapMbAfterIndex} MB (the whole bench process). Warm opens read no trace bytes: one stat per day file.`);
+    out.push('');
+  }
+
   out.push('#### Goals');
   out.push('');
   out.push('| goal | status | numbers |');

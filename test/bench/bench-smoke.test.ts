@@ -15,6 +15,7 @@ const TINY: BenchSizes = {
   store: { users: 3, factsPerUser: 4, reads: 20, rawWrites: 20, starts: 1 },
   instances: { sessions: [2], rounds: () => 2, modelLatencyMs: 50 },
   sandbox: { runs: 2 },
+  dashboard: { turns: 300, opens: 2 },
 };
 
 describe('npm run bench (hermes-only, tiny)', () => {
@@ -88,8 +89,14 @@ describe('npm run bench (hermes-only, tiny)', () => {
     const statuses = result.goals.map((g) => g.status);
     expect(statuses.slice(0, 6)).toEqual(['not measured', 'not measured', 'not measured', 'not measured', 'met', 'not measured']);
     // Footprint (idle RSS, cold start) is measured at every size; met or missed depends on the machine.
-    expect(result.goals.slice(6).map((g) => g.goal)).toEqual(['Idle RSS of what `npm start` runs ≤ 150 MB', 'Cold start to "msg":"ready" ≤ 1 s']);
-    for (const s of statuses.slice(6)) expect(['met', 'missed']).toContain(s);
+    expect(result.goals.slice(6, 8).map((g) => g.goal)).toEqual(['Idle RSS of what `npm start` runs ≤ 150 MB', 'Cold start to "msg":"ready" ≤ 1 s']);
+    for (const s of statuses.slice(6, 8)) expect(['met', 'missed']).toContain(s);
+    expect(result.goals[8]).toMatchObject({ goal: 'Dashboard: a list of 10,000 turns opens in under 1 s', status: 'not measured' });
+
+    const dashboard = result.dashboard!;
+    expect(dashboard.sizes.turns).toBe(300);
+    expect(dashboard.traceMb).toBeGreaterThan(0);
+    for (const ms of [dashboard.firstOpenMs, dashboard.warmOpenMedianMs, dashboard.afterAppendOpenMs, dashboard.turnPageMedianMs]) expect(ms).toBeGreaterThan(0);
 
     // PostgreSQL comes from the test run (HERMES_TEST_PG_URL, started by the global setup or CI).
     const instances = result.instances!;
@@ -109,5 +116,6 @@ describe('npm run bench (hermes-only, tiny)', () => {
     expect(md).toContain('#### Goals');
     expect(md).toContain('| PostgreSQL, 2 instances | 2 |');
     expect(md).toContain('#### 6. run_code start-up overhead');
+    expect(md).toContain('#### 7. Dashboard turn list (300 turns');
   }, 180_000);
 });

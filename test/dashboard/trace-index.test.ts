@@ -63,6 +63,17 @@ describe('trace index', () => {
     expect(index.health().malformedLines).toBe(0);
   });
 
+  it('reads a line longer than its read buffer (a tool result of several megabytes)', async () => {
+    const huge = 'x'.repeat(5 * 1024 * 1024);
+    await writeFile(day('2026-12-01'), turnLines('big', new Date('2026-12-01T09:00:00Z'), { result: huge }) + turnLines('after', new Date('2026-12-01T09:01:00Z')));
+    const index = createTraceIndex(dir);
+    await index.refresh();
+    expect(index.turns().map((t) => t.turnId)).toEqual(['after', 'big']);
+    const tool = (await index.readEvents('big')).find((e) => e.type === 'tool_call');
+    expect(String(tool?.result).length).toBe(huge.length);
+    expect(index.health().malformedLines).toBe(0);
+  });
+
   it('skips and counts a malformed line without losing its neighbours', async () => {
     await writeFile(day('2026-12-01'), `${turnLines('t1', new Date('2026-12-01T09:00:00Z'))}{"ts":"2026-12-01T09:01:00Z","type":"tool_c\n[1,2]\n${turnLines('t2', new Date('2026-12-01T09:02:00Z'))}`);
     const index = createTraceIndex(dir);

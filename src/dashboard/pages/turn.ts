@@ -40,7 +40,7 @@ function modelCall(e: Event): Html {
   const messages = Array.isArray(e.messages) ? (e.messages as SentMessage[]) : [];
   const r = e.response as { content?: string | null; toolCalls?: Array<{ name: string; arguments: string }>; parseErrors?: string[]; finishReason?: string } | null | undefined;
   const tools = Array.isArray(e.tools) ? (e.tools as unknown[]).map(String) : [];
-  return html`<div class="event model"><span class="title">Model call · step ${str(e.step)}</span><span class="meta">${str(e.model)} · ${fmtMs(Number(e.latencyMs))} · ${usage ? `${usage.promptTokens ?? '?'} in / ${usage.completionTokens ?? '?'} out tokens` : 'no usage'}${tools.length ? ` · tools offered: ${tools.join(', ')}` : ''}</span>
+  return html`<div class="event model"><span class="title">Model call · step ${str(e.step)}</span><span class="meta">${str(e.model)}${typeof e.requestModel === 'string' && e.requestModel !== e.model ? ` (asked for ${e.requestModel})` : ''} · ${fmtMs(Number(e.latencyMs))} · ${usage ? `${usage.promptTokens ?? '?'} in / ${usage.completionTokens ?? '?'} out tokens` : 'no usage'}${tools.length ? ` · tools offered: ${tools.join(', ')}` : ''}</span>
 <details><summary>Prompt as sent (${messages.length} message${messages.length === 1 ? '' : 's'})</summary>${messages.map(messageView)}</details>
 ${e.error ? html`<div class="bad">Error: ${str(e.error)}</div>` : ''}
 ${r?.content ? block('Response', r.content) : ''}
@@ -50,7 +50,7 @@ ${(r?.parseErrors ?? []).map((p) => html`<div class="bad">Could not parse a tool
 
 function toolCall(e: Event): Html {
   const ok = e.ok === true;
-  return html`<div class="event tool${ok ? '' : ' failed'}" data-tool="${str(e.name)}"><span class="title">Tool call · ${str(e.name)}</span><span class="meta">${ok ? html`<span class="ok">ok</span>` : html`<span class="bad">failed${e.errorKind ? ` (${str(e.errorKind)})` : ''}</span>`} · ${fmtMs(Number(e.durationMs))}${e.callId ? ` · call ${str(e.callId)}` : ''}</span>
+  return html`<div class="event tool${ok ? '' : ' failed'}" data-tool="${str(e.name)}"><span class="title">Tool call · ${str(e.name)}</span><span class="meta">${ok ? html`<span class="ok">ok</span>` : html`<span class="bad">failed${e.errorKind ? ` (${str(e.errorKind)})` : ''}</span>`} · ${fmtMs(Number(e.durationMs))}${typeof e.startedAt === 'number' ? ` · started ${new Date(e.startedAt).toISOString().slice(11, 23)}` : ''}${e.callId ? ` · call ${str(e.callId)}` : ''}</span>
 ${block('Arguments', pretty(e.args))}
 ${block('Result', str(e.result))}</div>`;
 }
