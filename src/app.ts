@@ -174,7 +174,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
           await port.sendFile(state.conversation, file, { replyTo: state.replyTo });
         },
         // Only a call of the turn's own model may start sub-agents; theirs get no `call` (one level).
-        ...(call && { agents: subagents.forCall(state, signal, call) }),
+        ...(call && { agents: subagents.forCall(state, call) }),
       };
     },
   };

@@ -34,7 +34,7 @@ export function delegateTool(profiles: AgentProfiles) {
     maxResultChars: 8_500,
     async run(args, ctx) {
       if (!ctx.agents) throw new Error('sub-agents cannot be started from here (a sub-agent cannot delegate).');
-      return ctx.agents.run({ profile: profiles.get(args.agent)!, task: args.task, ...(args.context !== undefined && { context: args.context }) });
+      return ctx.agents.run({ profile: profiles.get(args.agent)!, task: args.task, ...(args.context !== undefined && { context: args.context }) }, ctx.signal);
     },
   });
 }

@@ -22,9 +22,9 @@ export function createSubAgents(deps: SubAgentsDeps) {
 
   return {
     /** The `agents` member of the tool context for one call of a parent turn. */
-    forCall(state: TurnState, signal: AbortSignal, call: CallInfo): SubAgents {
+    forCall(state: TurnState, call: CallInfo): SubAgents {
       return {
-        async run(request): Promise<ToolResult> {
+        async run(request, signal): Promise<ToolResult> {
           const { profile } = request;
           const turn = deps.turn();
           if (slots.full(state.turnId)) call.progress(SUBAGENT_USER_TEXT.waiting(profile.name, deps.maxParallel));

@@ -73,10 +73,11 @@ export interface DelegationRequest {
 /**
  * Starting sub-agents on behalf of the call being run (src/subagents). Absent inside a sub-agent
  * (one level only) and where no profile is enabled. `run` resolves with the sub-agent's answer, or
- * rejects with a message written for the model when it could not finish.
+ * rejects with a message written for the model when it could not finish. Pass the tool's own
+ * `ctx.signal`: it fires on `/hermes stop`, shutdown and the delegate call's time limit alike.
  */
 export interface SubAgents {
-  run(request: DelegationRequest): Promise<ToolResult>;
+  run(request: DelegationRequest, signal: AbortSignal): Promise<ToolResult>;
 }
 
 export interface ToolContext {
