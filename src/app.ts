@@ -173,6 +173,10 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
           if (!port?.sendFile) throw new Error(`${state.conversation.platform} cannot receive files from me`);
           await port.sendFile(state.conversation, file, { replyTo: state.replyTo });
         },
+        notice: async (text) => {
+          const port = gateway.port(state.conversation.platform);
+          await port?.sendText(state.conversation, text, { replyTo: state.replyTo }).catch((err: Error) => log.warn({ err: err.message, tool: toolName }, 'tool notice not posted'));
+        },
         // Only a call of the turn's own model may start sub-agents; theirs get no `call` (one level).
         ...(call && { agents: subagents.forCall(state, call) }),
       };

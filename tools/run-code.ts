@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineTool } from '../src/toolkit/tool-api.js';
 import type { CodeSandbox, RunResult, StopReason } from '../src/sandbox/code-sandbox.js';
 import { MAX_CODE_TIMEOUT_MS } from '../src/config.js';
+import { OVER_QUOTA, overQuota } from '../src/workspace/quota-text.js';
 
 /**
  * run_code: Python, JavaScript or bash in the bubblewrap sandbox (src/sandbox), in the session's
@@ -73,7 +74,11 @@ export function runCodeTool(sandbox: CodeSandbox, opts: { defaultTimeoutMs: numb
       const timeoutMs = args.timeout_s !== undefined ? args.timeout_s * 1000 : opts.defaultTimeoutMs;
       const result = await sandbox.run({ workspace: ctx.workspace, language: args.language, code: args.code, timeoutMs, signal: ctx.signal });
       ctx.log.info({ language: args.language, exitCode: result.exitCode, durationMs: result.durationMs, stoppedFor: result.stoppedFor }, 'run_code finished');
-      return { summary: formatRunResult(result, { timeoutS: timeoutMs / 1000, memoryMb: opts.memoryMb }), raw: result };
+      const summary = formatRunResult(result, { timeoutS: timeoutMs / 1000, memoryMb: opts.memoryMb });
+      const over = overQuota(result.workspaceBytes, ctx.workspace.limits.quotaBytes);
+      if (!over) return { summary, raw: result };
+      await ctx.notice?.(OVER_QUOTA.user(over.used, over.quota));
+      return { summary: `${OVER_QUOTA.model(over.used, over.quota)}\n${summary}`, raw: result };
     },
   });
 }

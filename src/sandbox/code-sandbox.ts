@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Clock } from '../clock.js';
 import { OUTPUTS_DIR, type SessionWorkspace } from '../workspace/workspace.js';
-import { diffWalks, walk, type WalkResult } from '../workspace/walk.js';
+import { diffWalks, totalBytes, walk, type WalkResult } from '../workspace/walk.js';
 import { bwrapArgs, SANDBOX_UID, type Language, type SandboxLimits, type SystemLayout } from './bwrap-args.js';
 import { HeadTail } from './output-capture.js';
 import { treeMemoryBytes } from './process-memory.js';
@@ -52,6 +52,8 @@ export interface RunResult {
   timedOut: boolean;
   stoppedFor?: StopReason;
   files: { created: string[]; changed: string[]; deleted: string[]; truncated: boolean };
+  /** Bytes in the workspace once the run ended (at least this many when the listing was truncated). */
+  workspaceBytes: number;
   /** Workspace-relative file with the whole output, when the model sees only head and tail. */
   fullOutput?: string;
   /** Why the full output could not be kept (quota), when it could not. */
@@ -103,6 +105,7 @@ export function createCodeSandbox(opts: CodeSandboxOptions): CodeSandbox {
         timedOut: outcome.stoppedFor === 'timeout',
         ...(outcome.stoppedFor && { stoppedFor: outcome.stoppedFor }),
         files,
+        workspaceBytes: totalBytes(after),
       };
       if (outcome.stdout.truncated || outcome.stderr.truncated) await keepFullOutput(req.workspace, started, outcome, result);
       return result;

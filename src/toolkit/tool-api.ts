@@ -102,6 +102,8 @@ export interface ToolContext {
   workspace?: SessionWorkspace;
   /** Posts a file into the conversation the request came from; absent where the platform cannot. */
   sendFile?(file: { name: string; data: Buffer; path: string; comment?: string }): Promise<void>;
+  /** Tells the person something right away, in the conversation the request came from (a limit their request ran into); never rejects. */
+  notice?(text: string): Promise<void>;
   /** Sub-agents (the delegate tool); absent inside a sub-agent. */
   agents?: SubAgents;
 }
