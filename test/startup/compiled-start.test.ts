@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../src/build-state.mjs';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
+import { startFakeDiscord, type FakeDiscord } from '../fakes/discord/fake-discord.js';
 import { startFakeSlack, type FakeSlack } from '../fakes/slack/fake-slack.js';
 import { ensureBuilt } from '../helpers/ensure-build.js';
 
@@ -35,14 +36,15 @@ process.on('exit', () => appendFileSync(out, Object.keys(createRequire(import.me
 
 let fake: FakeOpenAI;
 let slack: FakeSlack;
+let discord: FakeDiscord;
 let tmp = '';
 beforeAll(async () => {
   await ensureBuilt();
-  [fake, slack, tmp] = await Promise.all([startFakeOpenAI(), startFakeSlack(), mkdtemp(path.join(os.tmpdir(), 'hermes-compiled-'))]);
+  [fake, slack, discord, tmp] = await Promise.all([startFakeOpenAI(), startFakeSlack(), startFakeDiscord(), mkdtemp(path.join(os.tmpdir(), 'hermes-compiled-'))]);
   await writeFile(path.join(tmp, 'recorder.mjs'), RECORDER);
 }, 300_000);
 afterAll(async () => {
-  await Promise.all([fake?.close(), slack?.close()]);
+  await Promise.all([fake?.close(), slack?.close(), discord?.close()]);
   if (tmp) await rm(tmp, { recursive: true, force: true });
 });
 
@@ -125,6 +127,19 @@ describe('the compiled build', () => {
     expect(loaded).toContain('@slack/bolt');
     expect(LAZY.filter((p) => p !== '@slack/bolt' && loaded.has(p))).toEqual([]);
   }, 120_000);
+
+  it('a Discord start connects through discord.js and loads no Bolt', async () => {
+    const record = path.join(tmp, 'discord-modules.txt');
+    const bot = spawnBot(process.execPath, ['--import', path.join(tmp, 'recorder.mjs'), 'src/launch.mjs', 'src/main.js'], {
+      HERMES_DATA_DIR: path.join(tmp, 'discord-data'), RECORD_MODULES: record, DISCORD_TOKEN: 'discord-test-token', DISCORD_API_URL: discord.apiUrl,
+    });
+    await bot.waitFor('stdout', /"msg":"ready"/);
+    expect(bot.stdout()).toContain('"adapters":["discord"]');
+    expect(await bot.stop()).toBe(0);
+    const loaded = packagesIn(await readFile(record, 'utf8'));
+    expect(loaded).toContain('discord.js');
+    expect(LAZY.filter((p) => p !== 'discord.js' && loaded.has(p))).toEqual([]);
+  }, 120_000);
 });
 
 describe('src/launch.mjs', () => {
@@ -146,10 +161,29 @@ describe('src/launch.mjs', () => {
     expect(r.stderr).toBe('hermes: not built yet (dist/src/main.js is missing): run `npm install` (or `npm run build`) first.\n');
   });
 
+  it('refuses a build it cannot check (no metafile, or not one esbuild wrote)', async () => {
+    const dir = await tree();
+    await build(dir, 'console.log("ran");\n');
+    await writeFile(path.join(dir, 'dist/meta.json'), 'not json');
+    const damaged = launch(dir, 'src/main.js');
+    expect([damaged.status, damaged.stdout]).toEqual([1, '']);
+    expect(damaged.stderr).toBe('hermes: the build is damaged (dist/meta.json is not esbuild\'s metafile): run `npm run build` and start again.\n');
+    await rm(path.join(dir, 'dist/meta.json'));
+    const missing = launch(dir, 'src/main.js');
+    expect([missing.status, missing.stdout]).toEqual([1, '']);
+    expect(missing.stderr).toBe('hermes: not built yet (dist/meta.json is missing): run `npm install` (or `npm run build`) first.\n');
+  });
+
+  /** A build of src/main.ts, as esbuild leaves it: the entry and the metafile naming its sources. */
+  async function build(dir: string, code: string): Promise<void> {
+    await mkdir(path.join(dir, 'dist/src'), { recursive: true });
+    await writeFile(path.join(dir, 'dist/src/main.js'), code);
+    await writeFile(path.join(dir, 'dist/meta.json'), JSON.stringify({ inputs: { 'src/main.ts': {}, 'src/gone-since.ts': {} }, outputs: {} }));
+  }
+
   it('runs a current build with the arguments it was given, as if started directly', async () => {
     const dir = await tree();
-    await mkdir(path.join(dir, 'dist/src'), { recursive: true });
-    await writeFile(path.join(dir, 'dist/src/main.js'), 'console.log(JSON.stringify(process.argv.slice(1)));\n');
+    await build(dir, 'console.log(JSON.stringify(process.argv.slice(1)));\n');
     const r = launch(dir, 'src/main.js', 'eval', '--case', 'x');
     expect(r.stderr).toBe('');
     expect(JSON.parse(r.stdout)).toEqual([path.join(dir, 'dist/src/main.js'), 'eval', '--case', 'x']);
@@ -157,8 +191,7 @@ describe('src/launch.mjs', () => {
 
   it('refuses a build older than a source it was compiled from (a pull without npm install)', async () => {
     const dir = await tree();
-    await mkdir(path.join(dir, 'dist/src'), { recursive: true });
-    await writeFile(path.join(dir, 'dist/src/main.js'), 'console.log("old code");\n');
+    await build(dir, 'console.log("old code");\n');
     const later = new Date(Date.now() + 60_000);
     await utimes(path.join(dir, 'src/main.ts'), later, later);
     const r = launch(dir, 'src/main.js');
