@@ -181,4 +181,20 @@ describe('delegate', { timeout: 60_000 }, () => {
     expect(status.text).toMatch(/2[,.]?320 of your 100[,.]?000 daily tokens used/);
     expect(status.text).toMatch(/Sub-agents:\n  researcher: 1 runs?, 100% ok, 2000 in, 100 out/);
   });
+
+  it('shutdown cancels a sub-agent in flight; after the restart it does not run again', async () => {
+    h = await startHarness({ tools: toolsFor() });
+    const fake = h.fake;
+    const main: FakeReply[] = [{ toolCalls: [{ id: 'shut', name: 'delegate', arguments: { agent: 'researcher', task: 'Something slow' } }] }];
+    fake.setHandler((req) => (agentOf(req) ? { hang: true } : main.shift() ?? { text: 'after the restart' }));
+    await ask('do something slow');
+    await until(() => fake.requests.some((r) => agentOf(r)) && fake.inFlight === 1, 'the sub-agent request');
+    await h.restart();
+    await until(() => fake.inFlight === 0, 'the cancelled request to close');
+    expect(fake.abandoned).toBe(1);
+    await h.core.gateway.idle();
+    expect(fake.requests.filter((r) => agentOf(r))).toHaveLength(1);
+    const events = await traceEvents(h);
+    expect(events.find((e) => e.type === 'subagent')).toMatchObject({ callId: 'shut', outcome: 'aborted' });
+  });
 });
