@@ -102,6 +102,7 @@ function countingStore(inner: Store) {
     delete: (key) => timed(() => inner.delete(key)),
     update: <T>(key: string, fn: (current: T | undefined) => T | undefined, opts?: UpdateOptions) => timed(() => inner.update<T>(key, fn, opts)),
     increment: (key, by, ttl) => timed(() => inner.increment(key, by, ttl)),
+    keysWithPrefix: (prefix) => timed(() => inner.keysWithPrefix(prefix)),
     close: () => inner.close(),
   };
   return {

@@ -90,6 +90,8 @@ export function createCachedStore(inner: Store, opts: { maxEntries?: number; now
           incrementsDone += 1;
         }
       }),
+    // Every write has reached the inner store before it resolved, so the inner store's list is complete.
+    keysWithPrefix: (prefix) => inner.keysWithPrefix(prefix),
     async close() {
       await serialiser.drain();
       cache.clear();

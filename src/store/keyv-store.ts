@@ -17,7 +17,7 @@ export class StoreReadError extends Error {
  * wrapper turns both a thrown error and a false into StoreWriteError / StoreReadError.
  * The Keyv instance must be built with `throwOnErrors: true` so reads throw instead of missing.
  */
-export function createKeyvStore(keyv: Keyv, log?: Logger): Store {
+export function createKeyvStore(keyv: Keyv, log?: Logger, list?: (prefix: string) => string[]): Store {
   const serialiser = createKeyedSerialiser();
   let closed = false;
 
@@ -93,6 +93,15 @@ export function createKeyvStore(keyv: Keyv, log?: Logger): Store {
         await write(key, total, keepTtl);
         return total;
       });
+    },
+
+    async keysWithPrefix(prefix) {
+      if (!list) throw new StoreReadError('this store cannot list keys by prefix');
+      try {
+        return list(prefix);
+      } catch (error) {
+        throw new StoreReadError(`store listing failed for prefix ${JSON.stringify(prefix)}: ${describe(error)}`, { cause: error });
+      }
     },
 
     async close() {

@@ -64,6 +64,9 @@ export function createMemoryStore(clock: Clock = systemClock): Store {
         return total;
       });
     },
+    async keysWithPrefix(prefix) {
+      return [...entries.keys()].filter((k) => k.startsWith(prefix) && read(k) !== undefined);
+    },
     async close() {
       closed = true;
       await serialiser.drain();

@@ -191,6 +191,15 @@ export async function createPostgresStore(opts: PostgresStoreOptions): Promise<P
       }),
     update: <T>(key: string, fn: (current: T | undefined) => T | undefined, o?: UpdateOptions) => guarded('update', key, () => update<T>(key, fn, o?.ttlMs)),
     increment: (key, by, ttlMs) => guarded('increment', key, () => increment(key, by, ttlMs)),
+    async keysWithPrefix(prefix) {
+      try {
+        // starts_with compares exactly whatever the collation; only recovery lists, so a scan is fine.
+        const res = await pool.query<{ key: string }>('SELECT key FROM hermes_kv WHERE starts_with(key, $1) AND value IS NOT NULL AND (expires_at IS NULL OR expires_at > $2)', [prefix, now()]);
+        return res.rows.map((r) => r.key);
+      } catch (err) {
+        throw new StoreReadError(`store listing failed for prefix ${label(prefix)}: ${(err as Error).message}`, { cause: err });
+      }
+    },
     async close() {
       if (closed) return;
       closed = true;

@@ -21,6 +21,7 @@ export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter 
   private readonly select: Database.Statement<[string], string>;
   private readonly upsert: Database.Statement<[string, string]>;
   private readonly remove: Database.Statement<[string]>;
+  private readonly range: Database.Statement<[string, string], string>;
 
   /** Opens (or creates) the file; throws if it cannot be opened. */
   constructor(file: string, opts: { busyTimeoutMs: number }) {
@@ -31,6 +32,17 @@ export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter 
     this.select = this.db.prepare<[string], string>('SELECT value FROM keyv WHERE key = ?').pluck();
     this.upsert = this.db.prepare<[string, string]>('INSERT INTO keyv (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value');
     this.remove = this.db.prepare<[string]>('DELETE FROM keyv WHERE key = ?');
+    this.range = this.db.prepare<[string, string], string>('SELECT key FROM keyv WHERE key >= ? AND key < ?').pluck();
+  }
+
+  /**
+   * Keys starting with `prefix`: a range scan of the primary key (SQLite compares text bytewise),
+   * where LIKE would treat `_` and `%` in ids as wildcards.
+   */
+  keysWithPrefix(prefix: string): string[] {
+    if (prefix === '') return this.db.prepare<[], string>('SELECT key FROM keyv').pluck().all();
+    const last = prefix.charCodeAt(prefix.length - 1);
+    return this.range.all(prefix, prefix.slice(0, -1) + String.fromCharCode(last + 1));
   }
 
   async get<Value>(key: string): Promise<StoredData<Value> | undefined> {

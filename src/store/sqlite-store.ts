@@ -60,7 +60,7 @@ export async function createSqliteStore(opts: SqliteStoreOptions): Promise<Store
   // No Keyv namespace prefix: Keyv skips adding it when a key already starts with it, so
   // storeKey('hermes', 'x') and 'x' would share a row. Our keys are unique as they are.
   const keyv = new Keyv({ store: adapter, useKeyPrefix: false, throwOnErrors: true });
-  const store = createKeyvStore(keyv, opts.log);
+  const store = createKeyvStore(keyv, opts.log, (prefix) => adapter.keysWithPrefix(prefix));
   return {
     ...store,
     close: async () => {

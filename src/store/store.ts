@@ -38,6 +38,12 @@ export interface Store {
    * keep that expiry (so a window keyed by its start ends on time however busy it is).
    */
   increment(key: string, by: number, ttlMs?: number): Promise<number>;
+  /**
+   * Keys that start with `prefix` (compared exactly, no wildcards), in no particular order; may
+   * include keys that expired and were not swept yet (a get() then finds nothing). For journals
+   * that are listed only at recovery: one write per entry, and no index to keep in step with it.
+   */
+  keysWithPrefix(prefix: string): Promise<string[]>;
   close(): Promise<void>;
 }
 

@@ -92,6 +92,18 @@ describe.each(engines)('store contract on $name', (engine) => {
     }
   });
 
+  it('lists keys by exact prefix: wildcard characters in ids match only themselves, deleted keys are gone', async () => {
+    const { store, reopen } = await engine.open();
+    const inside = ['a_b', 'a%b', 'x', '😀', ''].map((id) => storeKey('journal', 'p_1', id));
+    const outside = [storeKey('journal', 'pX1', 'x'), storeKey('journal', 'p%1', 'x'), storeKey('journal', 'p_10', 'x'), storeKey('journal'), 'other'];
+    for (const k of [...inside, ...outside]) await store.set(k, 1);
+    await store.delete(inside[2]!);
+    const prefix = `${storeKey('journal', 'p_1')}:`;
+    const expected = inside.filter((k) => k !== inside[2]).sort();
+    expect((await store.keysWithPrefix(prefix)).sort()).toEqual(expected);
+    expect((await (await reopen()).keysWithPrefix(prefix)).sort()).toEqual(expected);
+  });
+
   it('expires values with a TTL, also when written by update, and keeps the others', async () => {
     const { store } = await engine.open();
     if (engine.name === 'memory') return; // its clock is injected: covered in memory-store.test.ts
