@@ -41,6 +41,8 @@ export interface TurnSummary {
   modelCalls: number;
   toolCalls: ToolCallSummary[];
   approvals: number;
+  /** Names of the sub-agents whose runs ended in this turn (one entry per run). */
+  subagents: string[];
   /** Byte ranges of this turn's lines, oldest first. */
   lines: LineRef[];
 }
@@ -112,7 +114,7 @@ export function createTraceIndex(dir: string): TraceIndex {
   function turnFor(turnId: string, at: number): TurnSummary {
     let t = byId.get(turnId);
     if (!t) {
-      t = { turnId, startedAt: at, platform: '', userKey: '', sessionId: '', text: '', search: '', steps: 0, promptTokens: 0, completionTokens: 0, modelCalls: 0, toolCalls: [], approvals: 0, lines: [] };
+      t = { turnId, startedAt: at, platform: '', userKey: '', sessionId: '', text: '', search: '', steps: 0, promptTokens: 0, completionTokens: 0, modelCalls: 0, toolCalls: [], approvals: 0, subagents: [], lines: [] };
       byId.set(turnId, t);
       dirty = true;
     }
@@ -145,6 +147,9 @@ export function createTraceIndex(dir: string): TraceIndex {
         break;
       case 'approval':
         if (e.status === 'pending') t.approvals++;
+        break;
+      case 'subagent':
+        t.subagents.push(String(e.agent ?? '?'));
         break;
       case 'turn_end':
         t.outcome = String(e.outcome ?? '');

@@ -43,7 +43,7 @@ beforeAll(async () => {
     { text: `6 * 7 = 42 ${XSS}` },
   );
   await h.core.gateway.handleMessage({ id: 'm1', conversation: conv('C1', { isDm: true }), speaker: user('U1'), text: `hello ${XSS} my key is ${FAKE_OPENAI_KEY}`, mentioned: false, replyTo: 'ts1' });
-  await h.port.waitFor(isText);
+  await h.port.waitFor(isText, 30_000);
   await h.core.flushTraces();
   const traces = path.join(h.dataDir, 'traces');
   // Older traces written before a shape was known: the page must redact them itself.

@@ -15,7 +15,7 @@ afterEach(async () => {
   h = undefined;
 });
 
-describe('dashboard in Slack HTTP mode', () => {
+describe('dashboard in Slack HTTP mode', { timeout: 60_000 }, () => {
   it('is served on the Bolt server\'s port and shows a turn that came in through Slack', async () => {
     h = await startSlackHarness({
       env: { HERMES_DASHBOARD_TOKEN: TOKEN },
@@ -24,7 +24,7 @@ describe('dashboard in Slack HTTP mode', () => {
     });
     h.ai.enqueue({ toolCalls: [{ id: 'c1', name: 'calculator', arguments: { expression: '6 * 7' } }] }, { text: 'It is 42.' });
     await h.dm('D1', 'U1', 'what is 6*7?');
-    await h.slack.waitFor('the answer', () => h!.slack.posts().length === 1);
+    await h.slack.waitFor('the answer', () => h!.slack.posts().length === 1, 30_000);
     await h.core.flushTraces();
 
     // The sign-in form posts through Bolt's server without Slack's timestamp header.

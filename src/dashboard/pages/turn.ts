@@ -87,37 +87,58 @@ function one(e: Event): Html {
 }
 
 /**
- * The timeline in written order. Events a sub-agent recorded (they carry `agent`) are gathered
- * into one nested block per agent, placed where that agent's first event was.
+ * The timeline in written order. A sub-agent's model and tool calls carry `agent` and the parent's
+ * `delegate` call id (`parentCallId`); they are written before that call's own record (which
+ * comes once the sub-agent finished), and parallel runs interleave. So each run is gathered into
+ * one nested block shown right under its delegate call, headed by the run's `subagent` summary;
+ * a run whose delegate call has no record (the turn was cut short) stays where it began.
  */
 export function timeline(events: Event[]): Html[] {
-  const agentOf = (e: Event) => (typeof e.agent === 'string' && e.agent ? e.agent : undefined);
-  const byAgent = new Map<string, Event[]>();
+  const runKey = (e: Event) => (typeof e.agent === 'string' && e.agent ? (typeof e.parentCallId === 'string' ? e.parentCallId : `agent:${e.agent}`) : undefined);
+  const runs = new Map<string, { agent: string; events: Event[]; summary?: Event }>();
   for (const e of events) {
-    const agent = agentOf(e);
-    if (agent) (byAgent.get(agent) ?? byAgent.set(agent, []).get(agent)!).push(e);
+    const key = e.type === 'subagent' && typeof e.callId === 'string' ? e.callId : runKey(e);
+    if (key === undefined) continue;
+    const run = runs.get(key) ?? runs.set(key, { agent: str(e.agent), events: [] }).get(key)!;
+    if (e.type === 'subagent') run.summary = e;
+    else run.events.push(e);
   }
+  const delegated = new Set(events.flatMap((e) => (e.type === 'tool_call' && runKey(e) === undefined && typeof e.callId === 'string' && runs.has(e.callId) ? [e.callId] : [])));
   const shown = new Set<string>();
   const out: Html[] = [];
+  const showRun = (key: string) => {
+    if (shown.has(key)) return;
+    shown.add(key);
+    const run = runs.get(key)!;
+    out.push(agentBlock(run.agent, run.events, run.summary));
+  };
   for (const e of events) {
-    const agent = agentOf(e);
-    if (!agent) out.push(one(e));
-    else if (!shown.has(agent)) {
-      shown.add(agent);
-      out.push(agentBlock(agent, byAgent.get(agent)!));
+    if (e.type === 'subagent') {
+      if (!delegated.has(String(e.callId))) showRun(String(e.callId));
+      continue;
     }
+    const key = runKey(e);
+    if (key !== undefined) {
+      if (!delegated.has(key)) showRun(key);
+      continue;
+    }
+    out.push(one(e));
+    if (e.type === 'tool_call' && delegated.has(String(e.callId))) showRun(String(e.callId));
   }
   return out;
 }
 
-function agentBlock(agent: string, events: Event[]): Html {
+function agentBlock(agent: string, events: Event[], summary: Event | undefined): Html {
   const tokens = { in: 0, out: 0 };
   for (const e of events) {
     const u = e.usage as { promptTokens?: number; completionTokens?: number } | undefined;
     tokens.in += u?.promptTokens ?? 0;
     tokens.out += u?.completionTokens ?? 0;
   }
-  return html`<section class="agent" data-agent="${agent}"><div class="title">Sub-agent · ${agent}</div><span class="meta">${events.filter((e) => e.type === 'model_call').length} model calls · ${events.filter((e) => e.type === 'tool_call').length} tool calls · ${tokens.in} in / ${tokens.out} out tokens</span>${events.map(one)}</section>`;
+  const facts = summary
+    ? `${str(summary.outcome)} · ${str(summary.steps)} steps · ${fmtMs(Number(summary.durationMs))} · ${str(summary.promptTokens)} in / ${str(summary.completionTokens)} out tokens`
+    : `${events.filter((e) => e.type === 'model_call').length} model calls · ${tokens.in} in / ${tokens.out} out tokens · not finished`;
+  return html`<section class="agent" data-agent="${agent}"><div class="title">Sub-agent · ${agent}</div><span class="meta">${facts}</span>${events.map(one)}</section>`;
 }
 
 export interface ReplayForm {

@@ -20,7 +20,8 @@ function toolsCell(t: TurnSummary) {
     x.n++;
     if (!c.ok) x.failed++;
   }
-  return [...counts].map(([name, x], i) => html`${i ? ', ' : ''}${name}${x.n > 1 ? ` ×${x.n}` : ''}${x.failed ? html` <span class="bad">(${x.failed} failed)</span>` : ''}`);
+  const tools = [...counts].map(([name, x], i) => html`${i ? ', ' : ''}${name}${x.n > 1 ? ` ×${x.n}` : ''}${x.failed ? html` <span class="bad">(${x.failed} failed)</span>` : ''}`);
+  return t.subagents.length ? html`${tools}<div class="muted">sub-agents: ${t.subagents.join(', ')}</div>` : html`${tools}`;
 }
 
 /** Newest first, filterable, 50 a page. */
