@@ -1,4 +1,5 @@
 import { Events, type Client, type Interaction, type Message } from 'discord.js';
+import { Routes, type APIMessage } from 'discord-api-types/v10';
 import { systemClock, type Clock } from '../../src/clock.js';
 import type { Config } from '../../src/config.js';
 import type { Adapter, GatewayApi } from '../../src/gateway/ports.js';
@@ -10,6 +11,7 @@ import { conversationOf, toInbound } from './inbound.js';
 import { createDiscordReader } from './conversation-reader.js';
 import { handleButton, handleSlashCommand, type InteractionDeps } from './interactions.js';
 import { createDiscordPort, type DiscordPort } from './outbound-port.js';
+import { textMessage } from './render.js';
 import { registerCommands } from './register-commands.js';
 
 /**
@@ -50,7 +52,15 @@ export async function createDiscordAdapter(opts: DiscordAdapterOptions): Promise
   let live: Client | null = null;
 
   const clock = opts.clock ?? systemClock;
-  const deps: InteractionDeps = { gateway: opts.gateway, log, now: () => clock.now() };
+  const deps: InteractionDeps = {
+    gateway: opts.gateway,
+    log,
+    now: () => clock.now(),
+    postEcho: async (channelId, content) => ((await client.rest.post(Routes.channelMessages(channelId), { body: textMessage(content) })) as APIMessage).id,
+    deleteEcho: async (channelId, messageId) => {
+      await client.rest.delete(Routes.channelMessage(channelId, messageId));
+    },
+  };
 
   client.on(Events.MessageCreate, (message: Message) => {
     void onMessage(message).catch((err: unknown) => log.error({ err: String(err), messageId: message.id }, 'discord: message handling failed'));

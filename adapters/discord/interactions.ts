@@ -9,10 +9,11 @@ import { parseApprovalCustomId } from './render.js';
 import { HERMES_COMMAND } from './register-commands.js';
 
 /**
- * Buttons and `/hermes`. Discord wants an answer to every interaction within 3 s, so each handler
- * acknowledges first (deferUpdate / deferReply) and does the work after. An interaction token
- * lives 15 minutes; a private reply due later goes to the user's DMs instead (a task's answer is a
- * channel message anyway).
+ * Buttons and `/hermes`. Discord wants an answer to every interaction within 3 s. What a click or a
+ * task asks for is written durably before Discord is told we received it (a crash after the
+ * acknowledgement must not lose it), and that write takes milliseconds; a command that only reads
+ * or answers (`/hermes status`) is deferred first. An interaction token lives 15 minutes; a private
+ * reply due later goes to the user's DMs instead (a task's answer is a channel message anyway).
  */
 
 export const INTERACTION_TOKEN_MS = 15 * 60_000;
@@ -36,7 +37,15 @@ export interface InteractionDeps {
   gateway: GatewayApi;
   log: Logger;
   now?: () => number;
+  /** Posts a task's public echo into the channel (a plain message); resolves with its id. */
+  postEcho(channelId: string, content: string): Promise<string>;
+  /** Removes that echo again (the task was refused). */
+  deleteEcho(channelId: string, messageId: string): Promise<void>;
+  /** How long the echo may take before the task is accepted without it (default 1.5 s of the 3 s). */
+  echoWaitMs?: number;
 }
+
+const ECHO_WAIT_MS = 1500;
 
 export async function handleButton(interaction: ButtonInteraction, deps: InteractionDeps): Promise<void> {
   const parsed = parseApprovalCustomId(interaction.customId);
@@ -68,54 +77,83 @@ export async function handleButton(interaction: ButtonInteraction, deps: Interac
 export async function handleSlashCommand(interaction: ChatInputCommandInteraction, deps: InteractionDeps): Promise<void> {
   if (interaction.commandName !== HERMES_COMMAND.name) return;
   const text = (interaction.options.getString('text') ?? '').trim();
-  // Visibility is fixed by the first response, which must come before we know the answer.
-  const privately = isPrivateCommand(text);
-  await interaction.deferReply(privately ? { flags: MessageFlags.Ephemeral } : {});
-
   const channel = interaction.channel;
   const isThread = channel?.isThread() ?? false;
   const channelId = interaction.channelId ?? '';
   const conversation = conversationOf(channelId, interaction.guildId, isThread, channel?.isThread() ? channel.parentId : null);
   const roles = roleIdsOf(interaction.member);
   const speaker = speakerOf(interaction.user, interaction.guildId, undefined);
-  const now = deps.now ?? Date.now;
+  const invocation = { conversation, speaker, text, id: interaction.id, ...(roles && { roles }) };
 
-  let replyTo: string | undefined;
-  if (!privately) {
-    // The public echo is what the task's answer replies to, so the channel sees question and answer together.
-    // If the echo fails the task still runs; its answer is then a plain channel message.
-    const echo = await interaction.editReply({ content: USER_TEXT.taskEcho(interaction.user.id, text), allowedMentions: NO_PINGS }).catch((err: unknown) => {
-      deps.log.warn({ err: String(err) }, 'discord: could not show the /hermes task echo');
-      return undefined;
-    });
-    replyTo = echo?.id;
-  }
-
-  let reply: CommandReply;
-  try {
-    reply = await deps.gateway.handleCommand({ conversation, speaker, text, ...(replyTo !== undefined && { replyTo }), ...(roles && { roles }) });
-  } catch (err) {
-    deps.log.error({ err: String(err) }, 'discord: /hermes failed');
-    reply = { kind: 'private', text: USER_TEXT.commandFailed };
-  }
-  // A task's answer arrives through sendText; a private answer goes back to the one who asked.
-  if (reply.kind === 'task') return;
-
-  const parts = splitMessage(reply.text);
-  if (interactionTokenExpired(interaction.createdTimestamp, now())) {
-    // The token is gone; a private answer must stay private, so it goes to the user's DMs.
-    for (const part of parts) await interaction.user.send({ content: part, allowedMentions: NO_PINGS });
+  // Visibility is fixed by the first response; a command is answered privately, a task publicly.
+  if (isPrivateCommand(text)) {
+    await interaction.deferReply({ flags: MessageFlags.Ephemeral });
+    const reply = await runCommand(deps, invocation);
+    await answerPrivately(interaction, deps, reply.text, 'edit');
     return;
   }
-  const [first = '(no answer)', ...rest] = parts;
-  if (!privately && replyTo !== undefined) {
-    // A task that was refused (not allowed, a limit) will not run: its public echo must not stay.
-    await interaction.deleteReply().catch((err: unknown) => deps.log.warn({ err: String(err) }, 'discord: could not remove the echo of a refused task'));
+
+  // A task: its public echo first (the answer replies to it, so the channel sees question and
+  // answer together), then the task is written to the inbox, and only then is Discord answered.
+  const echoId = await postEchoWithin(deps, channelId, USER_TEXT.taskEcho(interaction.user.id, text));
+  const reply = await runCommand(deps, { ...invocation, ...(echoId !== undefined && { replyTo: echoId }) });
+  if (reply.kind === 'task') {
+    // The person sees privately that it was taken; everyone sees the echo and, later, the answer.
+    await interaction.reply({ content: reply.text, flags: MessageFlags.Ephemeral, allowedMentions: NO_PINGS }).catch((err: unknown) => deps.log.warn({ err: String(err) }, 'discord: could not acknowledge /hermes (the task is accepted and runs)'));
+    return;
   }
-  if (privately) await interaction.editReply({ content: first, allowedMentions: NO_PINGS });
-  else await interaction.followUp({ content: first, flags: MessageFlags.Ephemeral, allowedMentions: NO_PINGS });
+  // Refused (not allowed, a limit): the task will not run, so its public echo must not stay.
+  if (echoId !== undefined) await deps.deleteEcho(channelId, echoId).catch((err: unknown) => deps.log.warn({ err: String(err) }, 'discord: could not remove the echo of a refused task'));
+  await answerPrivately(interaction, deps, reply.text, 'reply');
+}
+
+async function runCommand(deps: InteractionDeps, invocation: Parameters<GatewayApi['handleCommand']>[0]): Promise<CommandReply> {
+  try {
+    return await deps.gateway.handleCommand(invocation);
+  } catch (err) {
+    deps.log.error({ err: String(err) }, 'discord: /hermes failed');
+    return { kind: 'private', text: USER_TEXT.commandFailed };
+  }
+}
+
+/** The echo's message id, or undefined when it failed or is slow (the task then runs without it). */
+async function postEchoWithin(deps: InteractionDeps, channelId: string, content: string): Promise<string | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), deps.echoWaitMs ?? ECHO_WAIT_MS);
+  });
+  const posted = deps.postEcho(channelId, content).catch((err: unknown) => {
+    deps.log.warn({ err: String(err) }, 'discord: could not show the /hermes task echo');
+    return undefined;
+  });
+  try {
+    return await Promise.race([posted, gaveUp]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * A private answer: into the deferred reply ('edit') or as the first response ('reply'), the rest
+ * as ephemeral follow-ups; past the token's life, or when Discord no longer takes the response,
+ * into the user's DMs, so it stays private.
+ */
+async function answerPrivately(interaction: ChatInputCommandInteraction, deps: InteractionDeps, text: string, how: 'edit' | 'reply'): Promise<void> {
+  const parts = splitMessage(text);
+  const now = deps.now ?? Date.now;
+  const toDms = async () => {
+    for (const part of parts) await interaction.user.send({ content: part, allowedMentions: NO_PINGS });
+  };
+  if (interactionTokenExpired(interaction.createdTimestamp, now())) return toDms();
+  const [first = '(no answer)', ...rest] = parts;
+  try {
+    if (how === 'edit') await interaction.editReply({ content: first, allowedMentions: NO_PINGS });
+    else await interaction.reply({ content: first, flags: MessageFlags.Ephemeral, allowedMentions: NO_PINGS });
+  } catch (err) {
+    deps.log.warn({ err: String(err) }, 'discord: could not answer /hermes in place; sending it by DM');
+    return toDms();
+  }
   for (const part of rest) {
     await interaction.followUp({ content: part, flags: MessageFlags.Ephemeral, allowedMentions: NO_PINGS });
   }
 }
-

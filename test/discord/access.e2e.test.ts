@@ -78,9 +78,10 @@ describe('HERMES_ALLOW on discord', () => {
     expect(body(edited).content).toBe(NOT_ALLOWED);
 
     const task = bot.discord.runSlashCommand({ user: carol, text: 'write me a poem' });
-    await bot.discord.waitForCall((c) => c.method === 'DELETE' && c.path === `/webhooks/${bot.discord.applicationId}/${task.token}/messages/@original`, 15_000, 'the echo removed');
-    const followUp = await bot.discord.waitForCall((c) => c.method === 'POST' && c.path === `/webhooks/${bot.discord.applicationId}/${task.token}`);
-    expect(body(followUp)).toMatchObject({ content: NOT_ALLOWED, flags: MessageFlags.Ephemeral });
+    const echo = await bot.discord.waitForCall((c) => c.method === 'POST' && c.path === `/channels/${channelId}/messages` && String(body(c).content).includes('asked: write me a poem'), 15_000, 'the echo');
+    await bot.discord.waitForCall((c) => c.method === 'DELETE' && c.path === `/channels/${channelId}/messages/${(echo.response as APIMessage).id}`, 15_000, 'the echo removed');
+    const answer = await bot.discord.waitForCall((c) => c.method === 'POST' && c.path.startsWith(`/interactions/${task.interactionId}/`));
+    expect((body(answer) as { data?: unknown }).data).toMatchObject({ content: NOT_ALLOWED, flags: MessageFlags.Ephemeral });
     expect(bot.openai.requests.length).toBe(before);
   });
 

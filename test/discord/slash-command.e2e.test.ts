@@ -3,6 +3,7 @@ import { InteractionResponseType, MessageFlags, type APIMessage, type RESTPostAP
 import { HERMES_COMMAND } from '../../adapters/discord/register-commands.js';
 import { DEFAULT_USER, type RestCall } from '../fakes/discord/fake-discord.js';
 import { startBot, type Bot } from './discord-harness.js';
+import { storeKey } from '../../src/store/store.js';
 
 /** `/hermes` end to end, registered globally (no DISCORD_GUILD_ID). */
 
@@ -14,7 +15,7 @@ afterAll(async () => {
   await bot?.close();
 });
 
-type Body = RESTPostAPIChannelMessageJSONBody & { type?: number; data?: { flags?: number } };
+type Body = RESTPostAPIChannelMessageJSONBody & { type?: number; data?: { flags?: number; content?: string } };
 const body = (c: RestCall) => (c.body ?? {}) as Body;
 
 async function deferral(interactionId: string): Promise<Body> {
@@ -46,19 +47,34 @@ describe('/hermes on discord', () => {
     expect(body(await original(token)).content).toMatch(/fresh|new/i);
   });
 
-  it('a task defers publicly, echoes the request, and the answer arrives in the channel as a reply to it', async () => {
+  it('a task is in the inbox before Discord hears of it: echo in the channel, private acknowledgement, answer replying to the echo', async () => {
     const { discord, openai } = bot;
-    openai.enqueue({ text: 'It is tea time.' });
-    const { interactionId, token } = discord.runSlashCommand({ user: DEFAULT_USER, text: 'what time is it?' });
-    const d = await deferral(interactionId);
-    expect(d.type).toBe(InteractionResponseType.DeferredChannelMessageWithSource);
-    expect((d.data?.flags ?? 0) & MessageFlags.Ephemeral).toBe(0);
-    const echo = await original(token);
-    expect(body(echo).content).toContain('what time is it?');
-    const answer = await discord.waitForCall((c) => c.method === 'POST' && c.path === `/channels/${discord.channelId}/messages` && body(c).content === 'It is tea time.');
-    expect(body(answer).message_reference?.message_id).toBe((echo.response as APIMessage).id);
-    const asked = openai.requests.at(-1)!.messages.filter((m) => m.role === 'user').at(-1);
-    expect(JSON.stringify(asked)).toContain('what time is it?');
+    // The answer comes late, so the task is still in the inbox (not yet done) whenever Discord is answered.
+    openai.enqueue({ text: 'It is tea time.', delayMs: 1500 });
+    const durableAtAck: Array<boolean> = [];
+    let interactionId = '';
+    discord.onCall(async (c) => {
+      if (c.method === 'POST' && c.path.startsWith(`/interactions/${interactionId}/`)) {
+        durableAtAck.push((await bot.core.store.get(storeKey('inbox', `cmd:${interactionId}`))) !== undefined);
+      }
+    });
+    try {
+      const started = discord.runSlashCommand({ user: DEFAULT_USER, text: 'what time is it?' });
+      interactionId = started.interactionId;
+      const ack = await discord.waitForCall((c) => c.method === 'POST' && c.path.startsWith(`/interactions/${interactionId}/`), 15_000, 'the acknowledgement');
+      expect(durableAtAck).toEqual([true]);
+      expect(body(ack).type).toBe(InteractionResponseType.ChannelMessageWithSource);
+      expect(body(ack).data).toMatchObject({ content: 'Working on it: what time is it?', flags: MessageFlags.Ephemeral });
+
+      const echo = discord.calls.find((c) => c.method === 'POST' && c.path === `/channels/${discord.channelId}/messages` && String(body(c).content).includes('asked: what time is it?'))!;
+      expect(echo.at).toBeLessThanOrEqual(ack.at);
+      const answer = await discord.waitForCall((c) => c.method === 'POST' && c.path === `/channels/${discord.channelId}/messages` && body(c).content === 'It is tea time.');
+      expect(body(answer).message_reference?.message_id).toBe((echo.response as APIMessage).id);
+      const asked = openai.requests.at(-1)!.messages.filter((m) => m.role === 'user').at(-1);
+      expect(JSON.stringify(asked)).toContain('what time is it?');
+    } finally {
+      discord.onCall(undefined);
+    }
   });
 
   it('works in a DM too, and a private answer stays ephemeral', async () => {

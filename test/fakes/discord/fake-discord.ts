@@ -59,6 +59,8 @@ export interface FakeDiscord {
   sendThreadMessage(opts: { author: APIUser; content: string; threadId: string; mentionBot?: boolean; mentions?: APIUser[]; roles?: string[] }): string;
   clickButton(opts: { user: APIUser; message: APIMessage; customId: string; roles?: string[] }): string;
   runSlashCommand(opts: { user: APIUser; text: string; channelId?: string; dm?: boolean; roles?: string[] }): { interactionId: string; token: string };
+  /** Runs as each REST call arrives, before the fake answers it; undefined removes it. */
+  onCall(fn: ((call: RestCall) => void | Promise<void>) | undefined): void;
   /** Resolves with the first recorded call (past or future) that matches. */
   waitForCall(pred: (c: RestCall) => boolean, timeoutMs?: number, label?: string): Promise<RestCall>;
   /** Bot messages posted to a channel, in order. */
@@ -216,6 +218,9 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       return payload.id;
     },
 
+    onCall(fn) {
+      state.onCall = fn;
+    },
     runSlashCommand({ user: caller, text, channelId: ch, dm, roles }) {
       const commandId = state.commands.guild.get(guildId)?.[0]?.id ?? state.commands.global[0]?.id ?? snowflake();
       const target = dm ? dmFor(caller.id) : (ch ?? channelId);

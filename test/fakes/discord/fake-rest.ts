@@ -46,6 +46,8 @@ export interface RestState {
   token?: string;
   /** Files served under /cdn/attachments/:id/:name (what attachment URLs point at). */
   cdn: Map<string, { data: Buffer; contentType: string }>;
+  /** Runs as each REST call arrives, before it is answered (a test looks at the bot's state at that moment). */
+  onCall?: (call: RestCall) => void | Promise<void>;
 }
 
 type Json = Record<string, unknown>;
@@ -71,6 +73,7 @@ export async function handleRest(state: RestState, req: IncomingMessage, res: Se
     send(res, status, payload);
   };
   if (state.token !== undefined && req.headers.authorization !== `Bot ${state.token}`) return reply(401, { message: '401: Unauthorized', code: 0 });
+  await state.onCall?.(call);
   const seg = path.split('/').filter(Boolean);
   const app = state.applicationId;
 
@@ -127,6 +130,13 @@ export async function handleRest(state: RestState, req: IncomingMessage, res: Se
     }
     if (method === 'POST' && seg[2] === 'typing') return reply(204);
     if (method === 'POST' && seg[2] === 'messages' && seg.length === 3) return reply(200, createMessage(state, channelId, body as Json));
+    if (method === 'DELETE' && seg[2] === 'messages' && seg[3]) {
+      const existing = state.messages.get(seg[3]);
+      if (!existing || existing.channel_id !== channelId) return reply(404, { message: 'Unknown Message', code: 10008 });
+      state.messages.delete(existing.id);
+      state.channelLog.get(channelId)?.delete(existing.id);
+      return reply(204);
+    }
     if (method === 'PATCH' && seg[2] === 'messages' && seg[3]) {
       const existing = state.messages.get(seg[3]);
       if (!existing || existing.channel_id !== channelId) return reply(404, { message: 'Unknown Message', code: 10008 });
