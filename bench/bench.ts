@@ -11,9 +11,10 @@ import { runTokens, type TokenResult, type TokenSizes } from './tokens.js';
 import { evaluateGoals, type Goal } from './goals.js';
 import { runSandboxStartup, type SandboxSizes, type SandboxStartupResult } from './sandbox-startup.js';
 import { runDashboard, type DashboardResult, type DashboardSizes } from './dashboard.js';
+import { runSoak, type SoakResult, type SoakSizes } from './soak.js';
 
-export type Section = 'overhead' | 'throughput' | 'tokens' | 'store' | 'instances' | 'sandbox' | 'dashboard';
-export const SECTIONS: Section[] = ['overhead', 'throughput', 'tokens', 'store', 'instances', 'sandbox', 'dashboard'];
+export type Section = 'overhead' | 'throughput' | 'tokens' | 'store' | 'instances' | 'sandbox' | 'dashboard' | 'soak';
+export const SECTIONS: Section[] = ['overhead', 'throughput', 'tokens', 'store', 'instances', 'sandbox', 'dashboard', 'soak'];
 
 export interface BenchSizes {
   overhead: OverheadSizes;
@@ -24,6 +25,8 @@ export interface BenchSizes {
   instances: ThroughputSizes;
   sandbox: SandboxSizes;
   dashboard: DashboardSizes;
+  /** Memory over many turns: hermes-agent for the goal's 20,000 turns; peers fewer, to keep the run near its size. */
+  soak: SoakSizes;
 }
 
 /** Sized for ~10 minutes on a 2-core machine. */
@@ -35,6 +38,7 @@ export const FULL: BenchSizes = {
   instances: { sessions: [1, 50], rounds: (n) => (n <= 1 ? 20 : 6), modelLatencyMs: 200 },
   sandbox: { runs: 60 },
   dashboard: { turns: 10_000, opens: 20 },
+  soak: { hermesTurns: 20_000, peerTurns: 5_000, sampleEvery: 500, warmupTurns: 200 },
 };
 
 /** A smoke run of about a minute. */
@@ -46,6 +50,7 @@ export const QUICK: BenchSizes = {
   instances: { sessions: [1, 50], rounds: (n) => (n <= 1 ? 5 : 2), modelLatencyMs: 200 },
   sandbox: { runs: 15 },
   dashboard: { turns: 10_000, opens: 5 },
+  soak: { hermesTurns: 2_000, peerTurns: 500, sampleEvery: 250, warmupTurns: 50 },
 };
 
 export interface BenchResult {
@@ -63,6 +68,7 @@ export interface BenchResult {
   instances?: InstancesResult;
   sandbox?: SandboxStartupResult;
   dashboard?: DashboardResult;
+  soak?: SoakResult;
   goals: Goal[];
   errors: string[];
   notes: string[];
@@ -120,7 +126,8 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   result.instances = await guard('instances', () => runInstances(opts.sizes.instances, log));
   result.sandbox = await guard('sandbox', () => runSandboxStartup(opts.sizes.sandbox, log));
   result.dashboard = await guard('dashboard', () => runDashboard(opts.sizes.dashboard, log));
-  for (const part of [result.overhead, result.throughput, result.tokens, result.store, result.instances, result.sandbox, result.dashboard]) errors.push(...(part?.errors ?? []));
+  result.soak = await guard('soak', () => runSoak(opts.sizes.soak, peers, log));
+  for (const part of [result.overhead, result.throughput, result.tokens, result.store, result.instances, result.sandbox, result.dashboard, result.soak]) errors.push(...(part?.errors ?? []));
   result.goals = evaluateGoals(result);
   result.durationS = Math.round((Date.now() - started) / 100) / 10;
 

@@ -52,8 +52,8 @@ const speaker = (i: number): Speaker => ({ platform: 'slack', workspaceId: 'TBEN
 const dm = (i: number): Conversation => ({ platform: 'slack', workspaceId: 'TBENCH', channelId: `D${i}`, isDm: true });
 
 /** The full production path: gateway (dedupe, queue, sessions on SQLite, traces) → agent loop → port. */
-export async function hermesGatewayRunner(modelUrl: string): Promise<TurnRunner> {
-  const { config, dataDir } = await benchConfig(modelUrl, { HERMES_MAX_CONCURRENT_TURNS: '1000' });
+export async function hermesGatewayRunner(modelUrl: string, env: Record<string, string> = {}): Promise<TurnRunner> {
+  const { config, dataDir } = await benchConfig(modelUrl, { HERMES_MAX_CONCURRENT_TURNS: '1000', ...env });
   const core: Core = await createCore({ config, log: pino({ level: 'silent' }), tools: [lookupTool], reminders: false });
   const { port, wait } = waitingPort();
   core.gateway.registerPort(port);

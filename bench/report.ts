@@ -126,6 +126,18 @@ export function renderMarkdown(r: BenchResult): string {
     out.push('');
   }
 
+  if (r.soak && r.soak.rows.length) {
+    const k = r.soak;
+    out.push(`#### 8. Memory over many turns (one-step turns, fake model at 0 ms, each runner in its own process; hermes-agent ${k.sizes.hermesTurns} turns, peers ${k.sizes.peerTurns}; sampled every ${k.sizes.sampleEvery} turns after a full GC)`);
+    out.push('');
+    out.push('| runner | turns | seconds | RSS start → end MB | peak RSS MB | RSS MB per 1,000 turns | heap MB per 1,000 turns |');
+    out.push('|---|---:|---:|---:|---:|---:|---:|');
+    for (const x of k.rows) out.push(`| ${x.name} | ${x.turns} | ${x.seconds} | ${x.rssStartMb} → ${x.rssEndMb} | ${x.rssPeakMb} | ${x.rssMbPer1kTurns} | ${x.heapMbPer1kTurns} |`);
+    out.push('');
+    out.push('Per 1,000 turns: least-squares slope over the second half of each run (the first half lets bounded caches fill). hermes-agent runs its full path (gateway, SQLite, traces) with a new conversation every turn; peers run their fresh-conversation turn.');
+    out.push('');
+  }
+
   out.push('#### Goals');
   out.push('');
   out.push('| goal | status | numbers |');

@@ -59,21 +59,32 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): ModelProvider
   const log = opts.log.child({ component: 'model', model: opts.model });
 
   async function attempt(request: ModelRequest): Promise<Attempt> {
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(), opts.timeoutMs);
-    const signal = request.signal ? AbortSignal.any([request.signal, timeout.signal]) : timeout.signal;
+    // One plain controller per call, aborted by the turn's signal or the timer. Not
+    // AbortSignal.any(): Node keeps a composite signal that has an abort listener alive until it
+    // fires, and the SDK adds one it never removes, so each model call leaked its signal and the
+    // SDK's controller (about 2 KB a turn, for the life of the process).
+    const call = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      call.abort();
+    }, opts.timeoutMs);
+    const onAbort = () => call.abort();
+    if (request.signal?.aborted) call.abort();
+    else request.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const completion = await client.chat.completions.create(buildBody(request), { signal, timeout: opts.timeoutMs, maxRetries: 0 });
+      const completion = await client.chat.completions.create(buildBody(request), { signal: call.signal, timeout: opts.timeoutMs, maxRetries: 0 });
       if (!completion.choices?.[0]) return { ok: false, verdict: { kind: 'retry', reason: 'the server answered without a choice' } };
       return { ok: true, completion };
     } catch (err) {
       if (request.signal?.aborted) throw aborted();
-      if (timeout.signal.aborted || err instanceof OpenAI.APIConnectionTimeoutError) {
+      if (timedOut || err instanceof OpenAI.APIConnectionTimeoutError) {
         throw new ModelError('timeout', `The model did not answer within ${formatMs(opts.timeoutMs)} (HERMES_MODEL_TIMEOUT_MS).`);
       }
       return { ok: false, verdict: classifyError(err, errorContext) };
     } finally {
       clearTimeout(timer);
+      request.signal?.removeEventListener('abort', onAbort);
     }
   }
 

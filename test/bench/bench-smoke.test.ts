@@ -16,6 +16,7 @@ const TINY: BenchSizes = {
   instances: { sessions: [2], rounds: () => 2, modelLatencyMs: 50 },
   sandbox: { runs: 2 },
   dashboard: { turns: 300, opens: 2 },
+  soak: { hermesTurns: 120, peerTurns: 0, sampleEvery: 30, warmupTurns: 5 },
 };
 
 describe('npm run bench (hermes-only, tiny)', () => {
@@ -87,11 +88,18 @@ describe('npm run bench (hermes-only, tiny)', () => {
     }
 
     const statuses = result.goals.map((g) => g.status);
-    expect(statuses.slice(0, 6)).toEqual(['not measured', 'not measured', 'not measured', 'not measured', 'met', 'not measured']);
+    expect(statuses.slice(0, 8)).toEqual(['not measured', 'not measured', 'not measured', 'not measured', 'not measured', 'not measured', 'met', 'not measured']);
     // Footprint (idle RSS, cold start) is measured at every size; met or missed depends on the machine.
-    expect(result.goals.slice(6, 8).map((g) => g.goal)).toEqual(['Idle RSS of what `npm start` runs ≤ 150 MB', 'Cold start to "msg":"ready" ≤ 1 s']);
-    for (const s of statuses.slice(6, 8)) expect(['met', 'missed']).toContain(s);
-    expect(result.goals[8]).toMatchObject({ goal: 'Dashboard: a list of 10,000 turns opens in under 1 s', status: 'not measured' });
+    expect(result.goals.slice(8, 10).map((g) => g.goal)).toEqual(['Idle RSS of what `npm start` runs ≤ 150 MB', 'Cold start to "msg":"ready" ≤ 1 s']);
+    for (const s of statuses.slice(8, 10)) expect(['met', 'missed']).toContain(s);
+    expect(result.goals[10]).toMatchObject({ goal: 'Dashboard: a list of 10,000 turns opens in under 1 s', status: 'not measured' });
+    expect(result.goals[11]).toMatchObject({ goal: 'Memory: no growth over a 20,000-turn soak', status: 'not measured' });
+
+    const soak = result.soak!;
+    expect(soak.rows.map((r) => r.name)).toEqual(['hermes-agent (gateway)']);
+    expect(soak.rows[0]!.samples.map((s) => s.turns)).toEqual([0, 30, 60, 90, 120]);
+    for (const s of soak.rows[0]!.samples) expect(s.rssMb).toBeGreaterThan(s.heapMb);
+    expect(Number.isFinite(soak.rows[0]!.heapMbPer1kTurns)).toBe(true);
 
     const dashboard = result.dashboard!;
     expect(dashboard.sizes.turns).toBe(300);
@@ -117,5 +125,6 @@ describe('npm run bench (hermes-only, tiny)', () => {
     expect(md).toContain('| PostgreSQL, 2 instances | 2 |');
     expect(md).toContain('#### 6. run_code start-up overhead');
     expect(md).toContain('#### 7. Dashboard turn list (300 turns');
+    expect(md).toContain('#### 8. Memory over many turns');
   }, 180_000);
 });

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { createOpenAIProvider, type OpenAIProviderOptions } from '../../src/provider/openai-provider.js';
@@ -189,6 +190,15 @@ describe('OpenAI provider against the fake server', () => {
     setTimeout(() => controller.abort(), 50);
     const err = await failure(provider().complete({ messages: user('x'), tools: [], signal: controller.signal }));
     expect(err.kind).toBe('aborted');
+  });
+
+  it('leaves nothing attached to the turn\'s signal after a call, so a long-lived turn signal keeps no call alive', async () => {
+    fake.enqueue({ text: 'one' }, { text: 'two' });
+    const controller = new AbortController();
+    const p = provider();
+    await p.complete({ messages: user('x'), tools: [], signal: controller.signal });
+    await p.complete({ messages: user('y'), tools: [], signal: controller.signal });
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
   it('stops waiting between retries when cancelled', async () => {
