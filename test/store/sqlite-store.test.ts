@@ -104,3 +104,62 @@ describe('sqlite store sweeping', () => {
     expect(await reopened.get('ttl-live')).toBe('y');
   });
 });
+
+describe('sqlite group commit', () => {
+  const refuseKeyBad = (file: string) => {
+    const db = new Database(file);
+    db.exec("CREATE TRIGGER refuse_bad BEFORE INSERT ON keyv WHEN NEW.key = 'bad' BEGIN SELECT RAISE(ABORT, 'refused by test trigger'); END;");
+    db.close();
+  };
+
+  it('commits the writes of one event-loop turn together, each promise settling only once its row is on disk', async () => {
+    const file = path.join(dir, 'hermes.sqlite');
+    const adapter = new SqliteKeyvAdapter(file, { busyTimeoutMs: 50 });
+    const store = createKeyvStore(new Keyv({ store: adapter, useKeyPrefix: false, throwOnErrors: true }));
+    open.push(store);
+    const reader = new Database(file, { readonly: true });
+    try {
+      const rows = () => (reader.prepare('SELECT count(*) AS n FROM keyv').get() as { n: number }).n;
+      const writes = Array.from({ length: 50 }, (_, i) => store.set(`k${i}`, i));
+      // Asked for, not yet committed: nothing is visible to another connection before the turn ends.
+      expect(rows()).toBe(0);
+      await Promise.all(writes);
+      expect(rows()).toBe(50);
+      expect(adapter.stats.commits).toBe(1);
+      expect(adapter.stats.writes).toBe(50);
+
+      await store.set('later', 'x');
+      expect(adapter.stats.commits).toBe(2);
+      expect(await store.get('later')).toBe('x');
+    } finally {
+      reader.close();
+    }
+  });
+
+  it('fails only the write that fails when a batch is rolled back; the others land', async () => {
+    const file = path.join(dir, 'hermes.sqlite');
+    const adapter = new SqliteKeyvAdapter(file, { busyTimeoutMs: 50 });
+    refuseKeyBad(file);
+    const store = createKeyvStore(new Keyv({ store: adapter, useKeyPrefix: false, throwOnErrors: true }));
+    open.push(store);
+    const results = await Promise.allSettled([store.set('a', 1), store.set('bad', 2), store.delete('missing'), store.set('c', 3)]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(StoreWriteError);
+    expect(String((results[1] as PromiseRejectedResult).reason.message)).toContain('refused by test trigger');
+    expect(await store.get('a')).toBe(1);
+    expect(await store.get('bad')).toBeUndefined();
+    expect(await store.get('c')).toBe(3);
+  });
+
+  it('commits what is waiting when the store closes', async () => {
+    const file = path.join(dir, 'hermes.sqlite');
+    const store = await createSqliteStore({ file });
+    const write = store.set('k', 'v');
+    await store.close();
+    await write;
+    const probe = new Database(file, { readonly: true });
+    const row = probe.prepare('SELECT value FROM keyv WHERE key = ?').get('k') as { value: string } | undefined;
+    probe.close();
+    expect(JSON.parse(row!.value).value).toBe('v');
+  });
+});
