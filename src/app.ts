@@ -32,6 +32,7 @@ import { createTracer } from './trace/tracer.js';
 import { startTelemetry, withTelemetry } from './telemetry/telemetry.js';
 import { createRedactor } from './trace/redact.js';
 import { createGateway, type Gateway } from './gateway/gateway.js';
+import { createLoadGovernor, eventLoopSampler } from './gateway/load-governor.js';
 import type { TurnDeps } from './agent/turn-runner.js';
 import { createStatusReporter } from './stats/status-text.js';
 import { createConversationContext } from './gateway/conversation-context.js';
@@ -189,6 +190,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     admins: config.admins,
     access,
     maxConcurrentTurns: config.limits.maxConcurrentTurns,
+    governor: createLoadGovernor({ max: config.limits.maxConcurrentTurns, sampler: eventLoopSampler() }),
     progressDelayMs: config.limits.progressDelayMs,
     status: (speaker, isAdmin) => status.text(speaker, isAdmin, gateway.queueSize()),
     // A batch of thread context may take about half the prompt budget (≈ 4 characters a token).

@@ -37,8 +37,8 @@ export interface PgWorkQueueOptions<J> {
   log: Logger;
   clock: Clock;
   run(sessionKey: string, job: J, ctx: WorkContext): Promise<void>;
-  /** Sessions worked on at once by this instance. */
-  maxConcurrent: number;
+  /** Sessions worked on at once by this instance (asked each time, so it may adapt to load). */
+  maxConcurrent: number | (() => number);
   /** Another instance asked to stop the turn running in a session (`/hermes stop` reached it). */
   onStop?(sessionKey: string): void;
   /** Default 5 s. */
@@ -96,8 +96,9 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions<J>): PgWorkQueue<J
       return;
     }
     if (acquiring.has(key)) return;
-    if (holding.size + acquiring.size >= opts.maxConcurrent) {
-      if (waiting.size < opts.maxConcurrent * 4 + POLL_SESSIONS) waiting.add(key);
+    const max = typeof opts.maxConcurrent === 'number' ? opts.maxConcurrent : opts.maxConcurrent();
+    if (holding.size + acquiring.size >= max) {
+      if (waiting.size < max * 4 + POLL_SESSIONS) waiting.add(key);
       return;
     }
     acquiring.add(key);

@@ -13,6 +13,7 @@ import { tagUserText } from '../agent/system-prompt.js';
 import type { Pool } from 'pg';
 import type { ApprovalOutcome, CommandInvocation, CommandReply, DecisionResult, GatewayApi, OutboundPort } from './ports.js';
 import { createPgWorkQueue, type WorkContext } from '../cluster/pg-work-queue.js';
+import { fixedLimit, type LoadGovernor } from './load-governor.js';
 import { createSessionQueue } from './session-queue.js';
 import { startProgress } from './progress.js';
 import { createInbox } from './inbox.js';
@@ -40,6 +41,11 @@ export interface GatewayDeps {
   /** HERMES_ALLOW, rate and daily tokens: asked before anything becomes a turn. */
   access: Gatekeeper;
   maxConcurrentTurns: number;
+  /**
+   * Adapts how many of those may run at once to the event loop's load (load-governor.ts), so a
+   * busy process still acknowledges at once; absent → always maxConcurrentTurns.
+   */
+  governor?: LoadGovernor;
   /** How long a turn runs before the progress indicator shows (0 = at once). */
   progressDelayMs?: number;
   /** Longest user message accepted; longer ones get a clear answer instead of a silent cut. */
@@ -91,7 +97,8 @@ const EXPIRY_WATCH_MS = 30_000;
 
 export function createGateway(deps: GatewayDeps): Gateway {
   const ports = new Map<Platform, OutboundPort>();
-  const queue = createSessionQueue(deps.maxConcurrentTurns);
+  const governor = deps.governor ?? fixedLimit(deps.maxConcurrentTurns);
+  const queue = createSessionQueue(governor);
   const running = new Map<string, AbortController>();
   const inbox = createInbox(deps.store);
   const log = deps.log;
@@ -225,7 +232,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         ...deps.cluster,
         log,
         clock: deps.clock,
-        maxConcurrent: deps.maxConcurrentTurns,
+        maxConcurrent: () => governor.limit(),
         run: (_key, job, ctx) => runJob(job, ctx),
         onStop: (key) => running.get(key)?.abort(),
       })
@@ -450,6 +457,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
     async close() {
       closed = true;
+      governor.stop();
       cancelWatch?.();
       approvals.close();
       for (const c of running.values()) c.abort();

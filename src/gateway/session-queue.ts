@@ -1,7 +1,9 @@
+import type { LoadGovernor } from './load-governor.js';
+
 /**
  * One job at a time per key (a conversation), in arrival order; different keys run in parallel
- * up to `maxConcurrent` jobs overall. Jobs never reject into the queue: a failing job is the
- * job's own business (the gateway catches and answers the user).
+ * up to the governor's limit overall (a number: a fixed limit). Jobs never reject into the queue:
+ * a failing job is the job's own business (the gateway catches and answers the user).
  */
 export interface SessionQueue {
   run<T>(key: string, job: () => Promise<T>): Promise<T>;
@@ -12,7 +14,8 @@ export interface SessionQueue {
   idle(): Promise<void>;
 }
 
-export function createSessionQueue(maxConcurrent: number): SessionQueue {
+export function createSessionQueue(limit: number | Pick<LoadGovernor, 'limit' | 'onRaise'>): SessionQueue {
+  const allowed = typeof limit === 'number' ? () => limit : () => limit.limit();
   const tails = new Map<string, Promise<unknown>>();
   const depths = new Map<string, number>();
   let running = 0;
@@ -21,16 +24,21 @@ export function createSessionQueue(maxConcurrent: number): SessionQueue {
   let idleWaiters: Array<() => void> = [];
 
   const acquire = (): Promise<void> => {
-    if (running < maxConcurrent) {
+    if (running < allowed() && waiters.length === 0) {
       running++;
       return Promise.resolve();
     }
     return new Promise((resolve) => waiters.push(() => { running++; resolve(); }));
   };
+  /** Starts waiting jobs, oldest first, while there is room (bounded by the waiters there are). */
+  const admit = () => {
+    while (waiters.length > 0 && running < allowed()) waiters.shift()!();
+  };
   const release = () => {
     running--;
-    waiters.shift()?.();
+    admit();
   };
+  if (typeof limit !== 'number') limit.onRaise(admit);
 
   return {
     run(key, job) {
