@@ -27,7 +27,7 @@ export function renderMarkdown(r: BenchResult): string {
 
   if (r.throughput) {
     const t = r.throughput;
-    out.push(`#### 2. Slack gateway throughput (HTTP mode, fake model latency ${t.modelLatencyMs} ms, HERMES_MAX_CONCURRENT_TURNS=${t.maxConcurrentTurns} so the limit is not the bottleneck)`);
+    out.push(`#### 2. Slack gateway throughput (HTTP mode, fake model latency ${t.modelLatencyMs} ms, ${t.maxConcurrentTurns === undefined ? 'shipped settings' : `HERMES_MAX_CONCURRENT_TURNS=${t.maxConcurrentTurns}`})`);
     out.push('');
     out.push('| sessions | replies | replies/s | physical limit/s | % of limit | reply above model p50 / p99 ms | ack p50 / p99 ms | event-loop lag p99 ms | peak RSS MB | failures |');
     out.push('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');

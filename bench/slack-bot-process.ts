@@ -9,6 +9,8 @@ import type { Store, UpdateOptions } from '../src/store/store.js';
 import { createPostgresStore } from '../src/store/postgres-store.js';
 import { isPostgresUrl } from '../src/store/open-store.js';
 import path from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 
 /**
  * The bot under load, in its own process so the load generator and the fake servers do not share
@@ -60,14 +62,28 @@ async function main(): Promise<void> {
     const c = process.cpuUsage(cpu0);
     return { cpuMs: (c.user + c.system) / 1000, storeOps: counted.ops, storeWaitMs: counted.waitMs };
   };
-  process.on('message', (m: { type: string }) => {
+  // BENCH_BOT_CPU_PROF=<dir>: a V8 CPU profile of each measurement window (reset → stats), so start-up
+  // and warm-up do not crowd out what runs under load.
+  const profileDir = process.env.BENCH_BOT_CPU_PROF;
+  const profiler = profileDir ? new Session() : undefined;
+  if (profiler) {
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+  }
+  let windows = 0;
+  process.on('message', async (m: { type: string }) => {
     if (m.type === 'reset') {
+      if (profiler) await profiler.post('Profiler.start');
       lag.reset();
       peakRss = process.memoryUsage.rss();
       cpu0 = process.cpuUsage();
       counted.reset();
       send({ type: 'reset-ok' });
     } else if (m.type === 'stats') {
+      if (profiler) {
+        const { profile } = await profiler.post('Profiler.stop');
+        writeFileSync(path.join(profileDir!, `bot-window-${++windows}-${process.pid}.cpuprofile`), JSON.stringify(profile));
+      }
       peakRss = Math.max(peakRss, process.memoryUsage.rss());
       send({ type: 'stats', stats: { lagP50Ms: lag.percentile(50) / 1e6, lagP99Ms: lag.percentile(99) / 1e6, lagMaxMs: lag.max / 1e6, peakRssMb: peakRss / 2 ** 20, ...cpuAndStore() } });
     } else if (m.type === 'stop') {
