@@ -3,8 +3,8 @@ import type { Logger } from 'pino';
 import { asset } from './assets.js';
 import { createSessions, createSignInLimiter, tokenMatches, type Sessions, type SignInLimiter } from './auth.js';
 import { createEvalRuns } from './eval-runs.js';
-import { html } from './html.js';
-import { BodyTooLarge, bearer, cookie, foreignOrigin, isHttps, readForm, redirect, sendHtml, sendText } from './http-io.js';
+import { html, withoutKnownSecrets, type Html } from './html.js';
+import { BodyTooLarge, bearer, cookie, foreignOrigin, isHttps, readForm, redirect, sendHtml as sendPage, sendText } from './http-io.js';
 import { evalsPage } from './pages/evals.js';
 import { BASE, layout, notice, type PageChrome } from './pages/layout.js';
 import { loginPage, SIGN_IN_TEXT } from './pages/login.js';
@@ -28,6 +28,8 @@ export interface DashboardOptions {
   tracesDir: string;
   evalsDir: string;
   log: Logger;
+  /** The bot's configured secrets (secretValues): never shown on a page, like in traces. The token is always one. */
+  secrets?: readonly string[];
   now?: () => number;
   /** Absent: the turn page shows no replay button. */
   replay?: ReplayDeps;
@@ -65,6 +67,10 @@ export function createDashboard(opts: DashboardOptions): Dashboard {
   const index = createTraceIndex(opts.tracesDir);
   const evals = createEvalRuns(opts.evalsDir);
   const replays: ReplayRunner | undefined = opts.replay && createReplayRunner(opts.replay, now);
+
+  const known = [opts.token, ...(opts.secrets ?? [])];
+  // Every page leaves through here, with the configured secrets replaced.
+  const sendHtml = (res: ServerResponse, status: number, page: Html, headers?: Record<string, string>) => sendPage(res, status, withoutKnownSecrets(page, known), headers);
 
   const address = (req: IncomingMessage) => req.socket.remoteAddress ?? 'unknown';
   const chrome = (a: Access): PageChrome => ({ signedIn: true, ...(a.kind === 'session' && { formToken: sessions.formToken(a.id) }) });
