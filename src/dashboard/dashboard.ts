@@ -43,6 +43,12 @@ export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void
 export interface Dashboard {
   handle: RequestHandler;
   index: TraceIndex;
+  /**
+   * Reads every trace file into the index now, so the first page someone opens is as quick as
+   * the next (the bot calls it once it is ready). Never rejects: a failure is logged and the
+   * first request tries again.
+   */
+  warm(): Promise<void>;
 }
 
 const COOKIE = 'hermes_dashboard';
@@ -220,6 +226,15 @@ export function createDashboard(opts: DashboardOptions): Dashboard {
 
   return {
     index,
+    async warm() {
+      const started = performance.now();
+      try {
+        await index.refresh();
+        opts.log.info({ turns: index.turns().length, ms: Math.round(performance.now() - started) }, 'dashboard: traces indexed');
+      } catch (err) {
+        opts.log.warn({ err: (err as Error).message }, 'dashboard: could not read the traces yet; the first page will try again');
+      }
+    },
     handle(req, res) {
       route(req, res).catch((err: Error) => {
         if (err instanceof BodyTooLarge) {
