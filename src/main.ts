@@ -147,6 +147,7 @@ async function main(): Promise<void> {
   if (!shellMode) await core.start();
   ready = true;
   log.info({ adapters: adapters.map((a) => a.port.platform), model: config.model.name }, 'ready');
+  void dashboard?.warm();
   void probeModel({ baseURL: config.model.baseURL, apiKey: config.model.apiKey, model: config.model.name }).then((r) => {
     const warning = probeWarning(r, { baseURL: config.model.baseURL, apiKey: config.model.apiKey, model: config.model.name });
     if (warning) log.warn(warning);

@@ -20,11 +20,13 @@ main { padding:18px 20px; max-width:1400px; }
 h1 { font-size:20px; margin:0 0 12px; } h2 { font-size:16px; margin:22px 0 8px; }
 table { border-collapse:collapse; width:100%; background:#fff; border:1px solid var(--line); }
 th, td { text-align:left; padding:6px 8px; border-bottom:1px solid var(--line); vertical-align:top; }
-th { background:#eef1f6; font-weight:600; } td.num, th.num { text-align:right; font-variant-numeric:tabular-nums; }
+th { background:#eef1f6; font-weight:600; } td.num, th.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
+#turns td:first-child { white-space:nowrap; }
 a { color:var(--accent); }
 .muted { color:var(--muted); } .ok { color:var(--ok); } .bad { color:var(--bad); } .warn { color:var(--warn); }
 .filters { display:flex; flex-wrap:wrap; gap:8px; align-items:end; margin-bottom:12px; }
 .filters label { display:flex; flex-direction:column; font-size:12px; color:var(--muted); }
+.filters input, .filters select, .filters button { height:30px; }
 input, select, button { font:inherit; padding:4px 6px; }
 button { cursor:pointer; }
 pre { white-space:pre-wrap; word-break:break-word; background:#fff; border:1px solid var(--line); padding:8px; margin:4px 0; max-height:480px; overflow:auto; }
@@ -32,7 +34,9 @@ pre { white-space:pre-wrap; word-break:break-word; background:#fff; border:1px s
 .event.model { border-left-color:var(--accent); } .event.tool { border-left-color:var(--ok); } .event.tool.failed { border-left-color:var(--bad); }
 .event.approval { border-left-color:var(--warn); } .event.end { border-left-color:var(--muted); }
 .event .title { font-weight:600; } .event .meta { color:var(--muted); font-size:12px; margin-left:8px; }
-.agent { border:1px dashed var(--muted); padding:6px 12px; margin:10px 0 10px 24px; background:#fbfbfe; }
+.step { display:grid; grid-template-columns:92px minmax(0, 1fr); column-gap:10px; align-items:start; }
+.step > time { color:var(--muted); font-size:12px; padding-top:17px; font-variant-numeric:tabular-nums; }
+.agent { border:1px dashed var(--muted); padding:6px 12px; margin:10px 0 10px 102px; background:#fbfbfe; }
 .agent > .title { font-weight:700; }
 .msg .role { font-size:12px; font-weight:600; color:var(--muted); text-transform:uppercase; }
 .pager { margin:10px 0; display:flex; gap:12px; align-items:center; }
@@ -55,7 +59,9 @@ const CHARTS = `
     var series = [{}].concat(spec.series.map(function (s, i) { return { label: s.label, stroke: colors[i % colors.length], width: 2 }; }));
     var data = [spec.x].concat(spec.series.map(function (s) { return s.values; }));
     el.textContent = '';
-    new uPlot({ title: spec.title, width: Math.max(320, el.clientWidth - 16), height: 240, series: series, scales: { x: { time: true } } }, data, el);
+    // One point per UTC day: ticks on whole days only, labelled as dates (never "4pm").
+    var x = { incrs: [86400, 7 * 86400, 30 * 86400], values: '{M}/{D}' };
+    new uPlot({ title: spec.title, width: Math.max(320, el.clientWidth - 16), height: 240, series: series, scales: { x: { time: true } }, axes: [x, {}] }, data, el);
   });
 })();
 `;

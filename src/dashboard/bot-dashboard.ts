@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import { secretValues, type Config } from '../config.js';
 import { createOpenAIProvider } from '../provider/openai-provider.js';
 import { toToolSpec } from '../toolkit/json-schema.js';
 import type { ToolRegistry } from '../toolkit/registry.js';
@@ -14,6 +14,7 @@ export function createBotDashboard(config: Config & { dashboard: NonNullable<Con
   const quiet = log.child({ component: 'dashboard-replay' });
   return createDashboard({
     token: config.dashboard.token,
+    secrets: secretValues(config),
     tracesDir: path.join(config.dataDir, 'traces'),
     evalsDir: config.dashboard.evalsDir,
     log: log.child({ component: 'dashboard' }),

@@ -2,9 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { asset } from './assets.js';
 import { createSessions, createSignInLimiter, tokenMatches, type Sessions, type SignInLimiter } from './auth.js';
+import { REQUEST_TEXT as T } from './dashboard-text.js';
 import { createEvalRuns } from './eval-runs.js';
-import { html } from './html.js';
-import { BodyTooLarge, bearer, cookie, foreignOrigin, isHttps, readForm, redirect, sendHtml, sendText } from './http-io.js';
+import { html, withoutKnownSecrets, type Html } from './html.js';
+import { BodyTooLarge, bearer, cookie, foreignOrigin, isHttps, readForm, redirect, sendHtml as sendPage, sendText } from './http-io.js';
 import { evalsPage } from './pages/evals.js';
 import { BASE, layout, notice, type PageChrome } from './pages/layout.js';
 import { loginPage, SIGN_IN_TEXT } from './pages/login.js';
@@ -28,6 +29,8 @@ export interface DashboardOptions {
   tracesDir: string;
   evalsDir: string;
   log: Logger;
+  /** The bot's configured secrets (secretValues): never shown on a page, like in traces. The token is always one. */
+  secrets?: readonly string[];
   now?: () => number;
   /** Absent: the turn page shows no replay button. */
   replay?: ReplayDeps;
@@ -41,6 +44,12 @@ export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void
 export interface Dashboard {
   handle: RequestHandler;
   index: TraceIndex;
+  /**
+   * Reads every trace file into the index now, so the first page someone opens is as quick as
+   * the next (the bot calls it once it is ready). Never rejects: a failure is logged and the
+   * first request tries again.
+   */
+  warm(): Promise<void>;
 }
 
 const COOKIE = 'hermes_dashboard';
@@ -65,6 +74,10 @@ export function createDashboard(opts: DashboardOptions): Dashboard {
   const index = createTraceIndex(opts.tracesDir);
   const evals = createEvalRuns(opts.evalsDir);
   const replays: ReplayRunner | undefined = opts.replay && createReplayRunner(opts.replay, now);
+
+  const known = [opts.token, ...(opts.secrets ?? [])];
+  // Every page leaves through here, with the configured secrets replaced.
+  const sendHtml = (res: ServerResponse, status: number, page: Html, headers?: Record<string, string>) => sendPage(res, status, withoutKnownSecrets(page, known), headers);
 
   const address = (req: IncomingMessage) => req.socket.remoteAddress ?? 'unknown';
   const chrome = (a: Access): PageChrome => ({ signedIn: true, ...(a.kind === 'session' && { formToken: sessions.formToken(a.id) }) });
@@ -98,7 +111,7 @@ export function createDashboard(opts: DashboardOptions): Dashboard {
   }
 
   async function signIn(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (foreignOrigin(req)) return sendText(res, 403, 'Sign-in from another site was refused.\n');
+    if (foreignOrigin(req)) return sendText(res, 403, `${T.foreignSignIn}\n`);
     const form = await readForm(req);
     const next = safeNext(form.get('next'));
     const wait = limiter.blockedFor(address(req));
@@ -127,7 +140,7 @@ export function createDashboard(opts: DashboardOptions): Dashboard {
 
     if (p.startsWith(`${BASE}/assets/`) && method === 'GET') {
       const a = await asset(p.slice(`${BASE}/assets/`.length));
-      if (!a) return sendText(res, 404, 'not found\n');
+      if (!a) return sendText(res, 404, `${T.notFound}\n`);
       res.writeHead(200, { 'content-type': a.type, 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' });
       res.end(a.body);
       return;
@@ -150,16 +163,16 @@ export function createDashboard(opts: DashboardOptions): Dashboard {
 
     if (method === 'POST') {
       const form = await readForm(req);
-      if (!formAllowed(req, a, form)) return sendText(res, 403, 'This form was not sent from a dashboard page of this session; reload the page and try again.\n');
+      if (!formAllowed(req, a, form)) return sendText(res, 403, `${T.foreignForm}\n`);
       if (p === `${BASE}/logout`) {
         if (a.kind === 'session') sessions.drop(a.id);
         return redirect(res, `${BASE}/login?signed-out`, { 'set-cookie': sessionCookie(req, '', 0) });
       }
       const replay = /^\/dashboard\/turns\/([^/]+)\/replay$/.exec(p);
       if (replay) return runReplay(req, res, a, decodeURIComponent(replay[1]!), form.get('model')?.trim() ?? '');
-      return sendText(res, 404, 'not found\n');
+      return sendText(res, 404, `${T.notFound}\n`);
     }
-    if (method !== 'GET' && method !== 'HEAD') return sendText(res, 405, 'method not allowed\n', { allow: 'GET, POST' });
+    if (method !== 'GET' && method !== 'HEAD') return sendText(res, 405, `${T.methodNotAllowed}\n`, { allow: 'GET, POST' });
 
     if (p === BASE) return redirect(res, `${BASE}/turns`);
     if (p === `${BASE}/turns`) {
@@ -173,7 +186,7 @@ export function createDashboard(opts: DashboardOptions): Dashboard {
       await index.refresh();
       const id = decodeURIComponent(turn[1]!);
       const t = index.turn(id);
-      if (!t) return sendHtml(res, 404, layout('Not found', html`<h1>No such turn</h1><p>No turn ${id} in the traces.</p><p><a href="${BASE}/turns">All turns</a></p>`, chrome(a)));
+      if (!t) return sendHtml(res, 404, layout(T.noSuchTurn, html`<h1>${T.noSuchTurn}</h1><p>${T.noTurn(id)}</p><p><a href="${BASE}/turns">${T.allTurns}</a></p>`, chrome(a)));
       const events = await index.readEvents(id);
       const replayForm = replays && opts.replay
         ? { defaultModel: opts.replay.defaultModel, formToken: a.kind === 'session' ? sessions.formToken(a.id) : undefined, unavailable: t.modelCalls === 0 ? 'this turn has no recorded model calls.' : undefined }
@@ -183,7 +196,7 @@ export function createDashboard(opts: DashboardOptions): Dashboard {
     const replayResult = /^\/dashboard\/replays\/([\w-]+)$/.exec(p);
     if (replayResult) {
       const run = replays?.get(replayResult[1]!);
-      if (!run) return sendHtml(res, 404, layout('Not found', html`<h1>No such replay</h1><p>Replays are kept in memory until the bot restarts (the last 20).</p>`, chrome(a)));
+      if (!run) return sendHtml(res, 404, layout(T.noSuchReplay, html`<h1>${T.noSuchReplay}</h1><p>${T.replaysKept}</p>`, chrome(a)));
       return sendHtml(res, 200, replayPage(run, chrome(a)));
     }
     if (p === `${BASE}/stats`) {
@@ -197,16 +210,16 @@ export function createDashboard(opts: DashboardOptions): Dashboard {
       const pick = { a: url.searchParams.get('a') ?? undefined, b: url.searchParams.get('b') ?? undefined };
       return sendHtml(res, 200, evalsPage(await evals.list(), opts.evalsDir, pick, chrome(a)));
     }
-    return sendHtml(res, 404, layout('Not found', html`<h1>Not found</h1><p><a href="${BASE}/turns">All turns</a></p>`, chrome(a)));
+    return sendHtml(res, 404, layout(T.notFound, html`<h1>${T.notFound}</h1><p><a href="${BASE}/turns">${T.allTurns}</a></p>`, chrome(a)));
   }
 
   async function runReplay(req: IncomingMessage, res: ServerResponse, a: Access, turnId: string, model: string): Promise<void> {
-    if (!replays) return sendText(res, 404, 'Replay is not available here.\n');
+    if (!replays) return sendText(res, 404, `${T.noReplay}\n`);
     await index.refresh();
-    if (!index.turn(turnId)) return sendText(res, 404, `No turn ${turnId} in the traces.\n`);
+    if (!index.turn(turnId)) return sendText(res, 404, `${T.noTurn(turnId)}\n`);
     const result = await replays.run(turnId, await index.readEvents(turnId), model);
     if ('refused' in result) {
-      return sendHtml(res, replays.busy() ? 429 : 400, layout('Replay', html`<h1>Replay</h1>${notice(result.refused, 'error')}<p><a href="${BASE}/turns/${encodeURIComponent(turnId)}">Back to the turn</a></p>`, chrome(a)));
+      return sendHtml(res, replays.busy() ? 429 : 400, layout('Replay', html`<h1>Replay</h1>${notice(result.refused, 'error')}<p><a href="${BASE}/turns/${encodeURIComponent(turnId)}">${T.backToTurn}</a></p>`, chrome(a)));
     }
     opts.log.info({ turnId, model, steps: result.steps.length, error: result.error }, 'dashboard: replay finished');
     redirect(res, `${BASE}/replays/${result.id}`);
@@ -214,14 +227,23 @@ export function createDashboard(opts: DashboardOptions): Dashboard {
 
   return {
     index,
+    async warm() {
+      const started = performance.now();
+      try {
+        await index.refresh();
+        opts.log.info({ turns: index.turns().length, ms: Math.round(performance.now() - started) }, 'dashboard: traces indexed');
+      } catch (err) {
+        opts.log.warn({ err: (err as Error).message }, 'dashboard: could not read the traces yet; the first page will try again');
+      }
+    },
     handle(req, res) {
       route(req, res).catch((err: Error) => {
         if (err instanceof BodyTooLarge) {
-          if (!res.headersSent) sendText(res, 413, 'That form is too large.\n', { connection: 'close' });
+          if (!res.headersSent) sendText(res, 413, `${T.formTooLarge}\n`, { connection: 'close' });
           return;
         }
         opts.log.error({ err: err.message, path: (req.url ?? '').split('?')[0] }, 'dashboard: request failed');
-        if (!res.headersSent) sendText(res, 500, 'The dashboard could not show this page; the error is in the bot\'s log.\n');
+        if (!res.headersSent) sendText(res, 500, `${T.failed}\n`);
         else res.destroy();
       });
     },

@@ -1,4 +1,4 @@
-import { redactSecrets } from '../safety/secrets.js';
+import { REDACTED, redactSecrets } from '../safety/secrets.js';
 
 /**
  * The one way text reaches a dashboard page. Traces hold what users, models and tools wrote, so
@@ -15,10 +15,27 @@ export class Html {
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+
 /** Redacts, then escapes for HTML text and quoted attribute values. */
 export function esc(value: unknown): string {
   const s = typeof value === 'string' ? value : value === undefined || value === null ? '' : typeof value === 'object' ? JSON.stringify(value, null, 2) ?? '' : String(value);
-  return redactSecrets(s).replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+  return escapeHtml(redactSecrets(s));
+}
+
+/**
+ * A finished page with the configured secrets (the dashboard token, the model key, platform
+ * tokens…) replaced, as written and as escaped for HTML. The tracer replaces them when it writes
+ * a line, but a line written before a secret was configured holds it in clear, and an arbitrary
+ * token has no shape `esc` could recognise. Same minimum length as the tracer's.
+ */
+export function withoutKnownSecrets(page: Html, known: readonly string[]): Html {
+  let text = page.text;
+  for (const k of known) {
+    if (k.length < 8) continue;
+    for (const form of new Set([k, escapeHtml(k)])) if (text.includes(form)) text = text.split(form).join(REDACTED);
+  }
+  return text === page.text ? page : new Html(text);
 }
 
 type Part = Html | string | number | boolean | undefined | null | readonly Part[];

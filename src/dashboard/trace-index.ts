@@ -87,6 +87,15 @@ const CHUNK = 4 << 20;
 /** `{"ts":"…","type":"…","turnId":"…"` — the tracer writes these three keys first. */
 const HEAD = /^\{"ts":"([^"]*)","type":"([a-z_]+)","turnId":"([^"\\]*)"/;
 
+/**
+ * The list's message: cut before the word that crosses the limit. Cut inside a word, the first
+ * half of a pasted key would match no secret shape when the page redacts it, and be shown.
+ */
+function clip(text: string): string {
+  if (text.length <= TEXT_CHARS) return text;
+  return `${text.slice(0, TEXT_CHARS + 1).replace(/\S*$/, '').trimEnd()}…`;
+}
+
 interface FileState {
   consumed: number;
 }
@@ -137,7 +146,7 @@ export function createTraceIndex(dir: string): TraceIndex {
         t.platform = String(e.platform ?? '');
         t.userKey = String(e.userKey ?? '');
         t.sessionId = String(e.sessionId ?? '');
-        t.text = text.length > TEXT_CHARS ? `${text.slice(0, TEXT_CHARS)}…` : text;
+        t.text = clip(text);
         t.search = text.slice(0, SEARCH_CHARS).toLowerCase();
         dirty = true;
         break;

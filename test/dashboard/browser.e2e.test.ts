@@ -11,8 +11,9 @@ import { TOKEN } from './dashboard-helper.js';
 /**
  * The dashboard in a real headless Chromium (Debian's, never a downloaded browser) against the
  * real bot process: the terminal chat answers a question with a calculator call through the fake
- * model, then the browser signs in, finds that turn, opens it and sees the tool call. Screenshots
- * go to .tmp/dashboard-screenshots (gitignored). In CI a missing Chromium fails; locally it skips.
+ * model, then the browser signs in, finds that turn, opens it, sees the tool call and replays it
+ * against another model. Screenshots go to .tmp/dashboard-screenshots (gitignored). In CI a
+ * missing Chromium fails; locally it skips.
  */
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -60,6 +61,8 @@ describe.skipIf(!available)('dashboard in a real browser', () => {
   });
 
   it('signs in, opens the turn and shows the tool call; charts draw offline; sign-out ends the session', async () => {
+    // Once ready the bot indexed the traces in the background (none yet in a fresh data dir).
+    expect(chat.stderr()).toMatch(/"turns":0,"ms":\d+,"msg":"dashboard: traces indexed"/);
     const page = await browser.newPage();
     const dialogs: string[] = [];
     page.on('dialog', (d) => {
@@ -100,11 +103,23 @@ describe.skipIf(!available)('dashboard in a real browser', () => {
     await page.locator('details summary', { hasText: 'Prompt as sent' }).first().click();
     await page.screenshot({ path: path.join(SHOTS, '3-turn.png'), fullPage: true });
 
+    // The replay button: the recorded requests go to another model (the same answers come back).
+    fake.enqueue({ toolCalls: [{ id: 'call_r', name: 'calculator', arguments: { expression: '6 * 7' } }] }, { text: 'It is 42.' });
+    await page.fill('input[name=model]', 'other-model');
+    await page.click('button#replay');
+    await page.waitForURL(/\/dashboard\/replays\/[\w-]+$/, { timeout: 30_000 });
+    const replay = page.locator('table#replay');
+    expect(await replay.locator('th').nth(2).textContent()).toBe('Replay (other-model)');
+    expect(await replay.locator('tbody tr').count()).toBe(2);
+    expect(await replay.locator('tbody tr').first().textContent()).toContain('calculator');
+    expect(fake.requests.at(-1)?.model).toBe('other-model');
+    await page.screenshot({ path: path.join(SHOTS, '4-replay.png'), fullPage: true });
+
     await page.goto(`${base}/dashboard/stats`);
     await page.locator('.uplot canvas').first().waitFor({ state: 'visible' });
     expect(await page.locator('.uplot').count()).toBe(2);
     expect(await page.locator('#tool-stats').textContent()).toContain('calculator');
-    await page.screenshot({ path: path.join(SHOTS, '4-stats.png'), fullPage: true });
+    await page.screenshot({ path: path.join(SHOTS, '5-stats.png'), fullPage: true });
 
     await page.click('header button[type=submit]');
     await page.waitForURL(/\/dashboard\/login\?signed-out/);

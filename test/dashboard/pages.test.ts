@@ -21,6 +21,8 @@ let d: Served;
 let cookie: string;
 let turnId: string;
 const XSS = '<script>alert("pwned")</script>';
+/** A configured secret of no known shape (like a random hex token): only its value can find it. */
+const CONFIGURED = 'f3a9c1d2e4b5a6f7c8d9e0a1b2c3d4e5<&>';
 const evalsDir = () => path.join(h.dataDir, 'evals');
 
 async function page(p: string): Promise<string> {
@@ -47,7 +49,7 @@ beforeAll(async () => {
   await h.core.flushTraces();
   const traces = path.join(h.dataDir, 'traces');
   // Older traces written before a shape was known: the page must redact them itself.
-  const leaky = FAKE_CREDENTIALS.map((c) => c.text).join(' | ');
+  const leaky = [...FAKE_CREDENTIALS.map((c) => c.text), `dashboard ${TOKEN}`, `configured ${CONFIGURED}`].join(' | ');
   await appendFile(path.join(traces, '2026-01-05.jsonl'), turnLines('leaky-turn', new Date('2026-01-05T08:00:00Z'), { userKey: 'slack:T1:U5', text: `old ${leaky}`, result: `token ${FAKE_GITHUB_TOKEN}`, args: { note: leaky } }));
   for (let i = 0; i < 120; i++) {
     const at = new Date(Date.parse('2026-01-06T00:00:00Z') + i * 60_000);
@@ -61,7 +63,7 @@ beforeAll(async () => {
   await writeFile(path.join(evalsDir(), 'run-b.json'), JSON.stringify(suite('model-b', '2026-01-02T00:00:00.000Z', { add: false, search: true, [XSS]: true })));
   await writeFile(path.join(evalsDir(), 'broken.json'), '{"not": "a result"}');
   d = await serveDashboard({
-    tracesDir: traces, evalsDir: evalsDir(),
+    tracesDir: traces, evalsDir: evalsDir(), secrets: [CONFIGURED],
     replay: {
       defaultModel: 'gpt-4o-mini',
       provider: (model) => createOpenAIProvider({ ...h.config.model, model, log: pino({ level: 'silent' }) }),
@@ -119,6 +121,7 @@ describe('dashboard pages', () => {
       expect(html).not.toContain(FAKE_GITHUB_TOKEN);
       expect(html).not.toContain(TOKEN);
       for (const c of FAKE_CREDENTIALS) expect(html, c.shape).not.toContain(c.secret);
+      expect(html).not.toContain(CONFIGURED.slice(0, 32));
     }
     expect(pages[3]).toContain('[redacted]');
   });

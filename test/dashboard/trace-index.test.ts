@@ -28,6 +28,17 @@ describe('trace index', () => {
     expect(turns[1]!.toolCalls[0]).toMatchObject({ name: 'calculator', ok: true });
   });
 
+  it('clips a long message for the list before the word that crosses the limit, never inside a pasted key', async () => {
+    const key = 'sk-EXAMPLEnotarealkey0000000000';
+    const words = 'word '.repeat(58); // 290 characters
+    await writeFile(day('2026-12-01'), turnLines('t1', new Date('2026-12-01T09:00:00Z'), { text: `${words}and ${key} more` }));
+    const index = createTraceIndex(dir);
+    await index.refresh();
+    const t = index.turn('t1')!;
+    expect(t.text).toBe(`${words}and…`);
+    expect(t.search).toContain(key.toLowerCase()); // the text filter still sees all of it
+  });
+
   it('reads only the bytes appended since the last refresh', async () => {
     await writeFile(day('2026-12-01'), turnLines('t1', new Date('2026-12-01T09:00:00Z')));
     const index = createTraceIndex(dir);

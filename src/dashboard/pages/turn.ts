@@ -68,21 +68,25 @@ function start(e: Event): Html {
   return html`<div class="event"><span class="title">User message</span><span class="meta">${str(e.platform)} · ${str(e.userKey)} · session ${str(e.sessionId)}</span><pre>${str(e.text)}</pre></div>`;
 }
 
+/** One record as a timeline row: the time it was written on the left, the record on the right. */
 function one(e: Event): Html {
-  const at = html`<span class="meta">${typeof e.ts === 'string' ? e.ts.slice(11, 23) : ''}</span>`;
+  return html`<div class="step"><time>${typeof e.ts === 'string' ? e.ts.slice(11, 23) : ''}</time>${record(e)}</div>`;
+}
+
+function record(e: Event): Html {
   switch (e.type) {
     case 'turn_start':
-      return html`${at}${start(e)}`;
+      return start(e);
     case 'model_call':
-      return html`${at}${modelCall(e)}`;
+      return modelCall(e);
     case 'tool_call':
-      return html`${at}${toolCall(e)}`;
+      return toolCall(e);
     case 'approval':
-      return html`${at}${approval(e)}`;
+      return approval(e);
     case 'turn_end':
-      return html`${at}${end(e)}`;
+      return end(e);
     default:
-      return html`${at}<div class="event"><span class="title">${str(e.type)}</span><pre>${JSON.stringify(e, null, 2)}</pre></div>`;
+      return html`<div class="event"><span class="title">${str(e.type)}</span><pre>${JSON.stringify(e, null, 2)}</pre></div>`;
   }
 }
 
