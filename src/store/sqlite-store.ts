@@ -5,6 +5,7 @@ import type { Logger } from '../log.js';
 import type { Store } from './store.js';
 import { createKeyvStore } from './keyv-store.js';
 import { SqliteKeyvAdapter } from './sqlite-adapter.js';
+import { startCheckpointer } from './sqlite-checkpointer.js';
 
 export interface SqliteStoreOptions {
   /** Path of the SQLite file; its directory is created if missing. */
@@ -18,6 +19,9 @@ export interface SqliteStoreOptions {
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
 const DEFAULT_SWEEP_INTERVAL_MS = 60 * 60 * 1000;
+const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+/** SQLite's own default, for when the checkpoint thread cannot run. */
+const AUTOCHECKPOINT_PAGES = 1000;
 // The adapter keeps rows past their TTL until someone reads them (it has no TTL support of its
 // own), so keys written once and never read again (inbound dedupe ids) would pile up forever.
 const SWEEP_EXPIRED_SQL =
@@ -41,6 +45,10 @@ export async function createSqliteStore(opts: SqliteStoreOptions): Promise<Store
     // process (kill -9, OOM, crash) loses nothing; only an OS crash or power cut can lose the last
     // commits. FULL would fsync every write and cap the bot at a few hundred writes per second.
     adapter.db.pragma('synchronous = NORMAL');
+    // Checkpoints run on a thread of their own (sqlite-checkpointer.ts), never on this one; the WAL
+    // file is cut back to this size once it has been copied over.
+    adapter.db.pragma('wal_autocheckpoint = 0');
+    adapter.db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
   } catch (error) {
     throw new Error(`cannot open the store at ${file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
@@ -59,12 +67,20 @@ export async function createSqliteStore(opts: SqliteStoreOptions): Promise<Store
 
   // No Keyv namespace prefix: Keyv skips adding it when a key already starts with it, so
   // storeKey('hermes', 'x') and 'x' would share a row. Our keys are unique as they are.
+  const checkpointer = startCheckpointer(file, {
+    log: opts.log,
+    fallback: () => {
+      if (adapter.db.open) adapter.db.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
+    },
+  });
+
   const keyv = new Keyv({ store: adapter, useKeyPrefix: false, throwOnErrors: true });
   const store = createKeyvStore(keyv, opts.log, (prefix) => adapter.keysWithPrefix(prefix));
   return {
     ...store,
     close: async () => {
       clearInterval(timer);
+      await checkpointer.stop();
       await store.close();
     },
   };

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, stat, mkdir } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm, stat, mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import Keyv from 'keyv';
@@ -161,5 +161,33 @@ describe('sqlite group commit', () => {
     const row = probe.prepare('SELECT value FROM keyv WHERE key = ?').get('k') as { value: string } | undefined;
     probe.close();
     expect(JSON.parse(row!.value).value).toBe('v');
+  });
+});
+
+describe('sqlite checkpoints off the main thread', () => {
+  it('the bot connection never checkpoints; the checkpoint thread copies the WAL into the database file', async () => {
+    const file = path.join(dir, 'hermes.sqlite');
+    const store = await openAt(file);
+    await Promise.all(Array.from({ length: 300 }, (_, i) => store.set(`k${i}`, 'x'.repeat(2000))));
+    // The database file alone (without its -wal) holds the rows only once a checkpoint copied them.
+    const inDbFileAlone = async () => {
+      const copy = path.join(dir, `copy-${Date.now()}.sqlite`);
+      await copyFile(file, copy);
+      const db = new Database(copy, { readonly: true });
+      try {
+        return (db.prepare("SELECT count(*) AS n FROM keyv WHERE key LIKE 'k%'").get() as { n: number }).n;
+      } catch {
+        return 0; // the table itself is not in the file yet
+      } finally {
+        db.close();
+      }
+    };
+    const deadline = Date.now() + 10_000;
+    let n = await inDbFileAlone();
+    while (n < 300 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      n = await inDbFileAlone();
+    }
+    expect(n).toBe(300);
   });
 });
