@@ -19,7 +19,11 @@ export interface LoadGovernor {
   stop(): void;
 }
 
-/** One window of the event loop: the share of time it was busy (0–1) and its worst delay. */
+/**
+ * One window of the event loop: the share of time it was busy (0–1, smoothed over the last few
+ * windows: turns arrive in bursts, and one busy tenth of a second says little) and its worst delay
+ * in the window (the symptom that matters: what an acknowledgement would have waited).
+ */
 export interface LoadSample {
   utilisation: number;
   lagMs: number;
@@ -31,8 +35,10 @@ export interface GovernorBounds {
 }
 
 /** The loop counts as hot above either of these; below both of the cool ones the limit grows. */
-const HOT = { utilisation: 0.9, lagMs: 40 };
-const COOL = { utilisation: 0.75, lagMs: 20 };
+const HOT = { utilisation: 0.97, lagMs: 40 };
+const COOL = { utilisation: 0.9, lagMs: 20 };
+/** Weight of the newest window in the smoothed utilisation (about the last half second counts). */
+const SMOOTHING = 0.3;
 const DECREASE = 0.75;
 const INCREASE = 0.1;
 /** A start-up burst of queued turns begins this wide and grows from there. */
@@ -91,9 +97,10 @@ export function eventLoopSampler(): LoadSampler {
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();
   let last: EventLoopUtilization = performance.eventLoopUtilization();
+  let utilisation = 0;
   const read = (): LoadSample => {
     const now = performance.eventLoopUtilization();
-    const utilisation = performance.eventLoopUtilization(now, last).utilization;
+    utilisation = SMOOTHING * performance.eventLoopUtilization(now, last).utilization + (1 - SMOOTHING) * utilisation;
     last = now;
     // max is 0 (or absurd) before the first sample lands: treat as no delay.
     const lagMs = delay.count > 0 ? Math.max(0, delay.max / 1e6 - 10) : 0;

@@ -3,10 +3,10 @@ import { createLoadGovernor, nextLimit, type LoadSample } from '../../src/gatewa
 import { createSessionQueue } from '../../src/gateway/session-queue.js';
 
 const bounds = { min: 4, max: 64 };
-const hot: LoadSample = { utilisation: 0.97, lagMs: 5 };
+const hot: LoadSample = { utilisation: 0.99, lagMs: 5 };
 const lagging: LoadSample = { utilisation: 0.5, lagMs: 80 };
 const cool: LoadSample = { utilisation: 0.3, lagMs: 2 };
-const warm: LoadSample = { utilisation: 0.8, lagMs: 5 };
+const warm: LoadSample = { utilisation: 0.93, lagMs: 5 };
 
 /** A governor whose windows the test hands in one by one. */
 function scripted(max: number) {
