@@ -37,11 +37,11 @@ export function renderMarkdown(r: BenchResult): string {
     out.push('');
     out.push('Where the time goes (bot process):');
     out.push('');
-    out.push('| sessions | bot CPU ms/reply | bot CPU % of one core | store calls/reply | mean store call ms (caller side) | load-generator lag p99 ms |');
-    out.push('|---:|---:|---:|---:|---:|---:|');
-    for (const x of t.rows) out.push(`| ${x.sessions} | ${x.botCpuMsPerReply} | ${x.botCpuPercent} | ${x.storeOpsPerReply} | ${x.storeWaitMsPerOp} | ${x.generatorLagP99Ms} |`);
+    out.push('| sessions | bot CPU ms/reply | bot CPU % of one core | store calls/reply | mean store call ms (caller side) | ack p99 inside the bot ms | load-generator lag p99 ms |');
+    out.push('|---:|---:|---:|---:|---:|---:|---:|');
+    for (const x of t.rows) out.push(`| ${x.sessions} | ${x.botCpuMsPerReply} | ${x.botCpuPercent} | ${x.storeOpsPerReply} | ${x.storeWaitMsPerOp} | ${x.serverAckP99Ms ?? '—'} | ${x.generatorLagP99Ms} |`);
     out.push('');
-    out.push('Each session is its own channel and posts its next mention as soon as the previous reply arrives (closed loop); a reply is the bot’s chat.postMessage as the fake Slack records it. The bot runs in its own process; lag and RSS are that process’s.');
+    out.push('Each session is its own channel and posts its next mention as soon as the previous reply arrives (closed loop); a reply is the bot’s chat.postMessage as the fake Slack records it. The bot runs in its own process; lag and RSS are that process’s. *Ack* is timed by the load generator (what Slack would see); *ack inside the bot* from the request’s arrival in the bot’s HTTP server to its response, so the difference is time before the bot had the request (connection set-up, the generator’s own loop).');
     out.push('');
   }
 

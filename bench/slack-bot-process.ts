@@ -1,4 +1,6 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import diagnostics from 'node:diagnostics_channel';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import pino from 'pino';
 import { createCore } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
@@ -29,6 +31,8 @@ export interface BotStats {
   /** Store calls in the window and the summed time callers waited for them (queueing included). */
   storeOps: number;
   storeWaitMs: number;
+  /** Inside the bot: from the request's arrival in the HTTP server to the end of its response (ms, each). */
+  serverAckMs: number[];
 }
 export type BotMessage = { type: 'ready'; port: number } | { type: 'stats'; stats: BotStats } | { type: 'reset-ok' } | { type: 'error'; message: string };
 
@@ -51,6 +55,15 @@ async function main(): Promise<void> {
 
   const lag = monitorEventLoopDelay({ resolution: 10 });
   lag.enable();
+  // Where an acknowledgement's time goes: in this process, or before the request reached it.
+  let serverAcks: number[] = [];
+  const arrived = new WeakMap<IncomingMessage, number>();
+  diagnostics.subscribe('http.server.request.start', (m) => arrived.set((m as { request: IncomingMessage }).request, performance.now()));
+  diagnostics.subscribe('http.server.response.finish', (m) => {
+    const { request } = m as { request: IncomingMessage; response: ServerResponse };
+    const t0 = arrived.get(request);
+    if (t0 !== undefined && request.url?.startsWith('/slack/events')) serverAcks.push(performance.now() - t0);
+  });
   let peakRss = process.memoryUsage.rss();
   let cpu0 = process.cpuUsage();
   const sampler = setInterval(() => {
@@ -75,6 +88,7 @@ async function main(): Promise<void> {
     if (m.type === 'reset') {
       if (profiler) await profiler.post('Profiler.start');
       lag.reset();
+      serverAcks = [];
       peakRss = process.memoryUsage.rss();
       cpu0 = process.cpuUsage();
       counted.reset();
@@ -85,7 +99,7 @@ async function main(): Promise<void> {
         writeFileSync(path.join(profileDir!, `bot-window-${++windows}-${process.pid}.cpuprofile`), JSON.stringify(profile));
       }
       peakRss = Math.max(peakRss, process.memoryUsage.rss());
-      send({ type: 'stats', stats: { lagP50Ms: lag.percentile(50) / 1e6, lagP99Ms: lag.percentile(99) / 1e6, lagMaxMs: lag.max / 1e6, peakRssMb: peakRss / 2 ** 20, ...cpuAndStore() } });
+      send({ type: 'stats', stats: { lagP50Ms: lag.percentile(50) / 1e6, lagP99Ms: lag.percentile(99) / 1e6, lagMaxMs: lag.max / 1e6, peakRssMb: peakRss / 2 ** 20, serverAckMs: serverAcks, ...cpuAndStore() } });
     } else if (m.type === 'stop') {
       void (async () => {
         await adapter.stop();

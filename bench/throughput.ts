@@ -29,6 +29,8 @@ export interface ThroughputRow {
   replyAboveModelP99Ms: number;
   ackP50Ms: number;
   ackP99Ms: number;
+  /** The same acknowledgements timed inside the bot (arrival in its HTTP server → response sent). */
+  serverAckP99Ms: number;
   eventLoopLagP99Ms: number;
   peakRssMb: number;
   failures: number;
@@ -242,6 +244,7 @@ function combine(all: BotStats[]): BotStats {
     cpuMs: sum((s) => s.cpuMs),
     storeOps: sum((s) => s.storeOps),
     storeWaitMs: sum((s) => s.storeWaitMs),
+    serverAckMs: all.flatMap((s) => s.serverAckMs),
   };
 }
 
@@ -259,6 +262,7 @@ function toRow(n: number, replies: number, seconds: number, latencyMs: number, a
     replyAboveModelP99Ms: round(percentile(above, 99), 1),
     ackP50Ms: round(percentile(acks, 50), 1),
     ackP99Ms: round(percentile(acks, 99), 1),
+    serverAckP99Ms: round(percentile(stats.serverAckMs, 99), 1),
     eventLoopLagP99Ms: round(stats.lagP99Ms, 1),
     peakRssMb: round(stats.peakRssMb, 1),
     failures,
