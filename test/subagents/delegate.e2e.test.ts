@@ -8,7 +8,7 @@ import { delegateTool } from '../../tools/delegate.js';
 import { resolveProfiles, type AgentsFile } from '../../src/subagents/profiles.js';
 import { conv, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
 import type { FakeReply } from '../fakes/openai/fake-openai.js';
-import { agentOf, messagesOf, systemOf, taskOf, toolNamesOf, toolReply, traceEvents, until } from './subagent-helpers.js';
+import { agentOf, messagesOf, systemOf, taskOf, toolNamesOf, toolReply, toolSpecOf, traceEvents, until } from './subagent-helpers.js';
 
 /**
  * Delegation through the real core: gateway, agent loop, executor, the real openai SDK against the
@@ -73,7 +73,11 @@ describe('delegate', { timeout: 60_000 }, () => {
     const mainRequests = h.fake.requests.filter((r) => !agentOf(r));
     expect(systemOf(mainRequests.at(-1)!)).toContain('TEAL-77');
     expect(toolReply(mainRequests.at(-1)!, 'del1')).toBe('17 * 23 = 391');
-    expect(toolNamesOf(mainRequests.at(-1)!)).toContain('delegate');
+    // The main model's delegate schema: the enabled profiles as the enum, their descriptions in the tool's.
+    const spec = toolSpecOf(mainRequests.at(-1)!, 'delegate')!;
+    expect(spec.parameters).toMatchObject({ properties: { agent: { enum: ['researcher'] } } });
+    expect(spec.description).toContain('- researcher: Finds and checks facts on the web');
+    expect(spec.description).not.toMatch(/- (coder|writer):/);
 
     // Traces: the sub-agent's calls nest under the parent turn and its delegate call, with the agent's name.
     const events = await traceEvents(h);
