@@ -6,6 +6,7 @@ import { sendWebhookTool } from '../../tools/send-webhook.js';
 import { memoryTools } from '../../tools/memory.js';
 import { delegateTool } from '../../tools/delegate.js';
 import { resolveProfiles, type AgentsFile } from '../../src/subagents/profiles.js';
+import { main as statsCli } from '../../src/stats/stats-cli.js';
 import { conv, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
 import type { FakeReply } from '../fakes/openai/fake-openai.js';
 import { agentOf, messagesOf, systemOf, taskOf, toolNamesOf, toolReply, toolSpecOf, traceEvents, until } from './subagent-helpers.js';
@@ -184,6 +185,13 @@ describe('delegate', { timeout: 60_000 }, () => {
     expect(status.text).toContain('Tokens: 2200 in, 120 out');
     expect(status.text).toMatch(/2[,.]?320 of your 100[,.]?000 daily tokens used/);
     expect(status.text).toMatch(/Sub-agents:\n  researcher: 1 runs?, 100% ok, 2000 in, 100 out/);
+    // `npm run stats` reads the same trace files: the turn's total includes the sub-agent, which also has its own line.
+    await h.core.flushTraces();
+    const out: string[] = [];
+    const code = await statsCli(['--user', 'slack:T1:U1'], { out: (l) => out.push(l), err: (l) => out.push(l), env: { HERMES_DATA_DIR: h.dataDir }, cwd: process.cwd() });
+    expect(code).toBe(0);
+    expect(out).toContain('Tokens: 2200 in, 120 out (2200 in per turn)');
+    expect(out).toContainEqual(expect.stringMatching(/^  researcher: 1 run, 100% ok, 2000 in, 100 out, p50 \d+ ms/));
   });
 
   it('shutdown cancels a sub-agent in flight; after the restart it does not run again', async () => {
