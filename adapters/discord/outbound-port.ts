@@ -4,7 +4,7 @@ import type { ApprovalResolution, ApprovalView, ConversationReader, MessageRef, 
 import type { Logger } from '../../src/log.js';
 import type { Conversation } from '../../src/types.js';
 import { splitMessage } from './chunk.js';
-import { approvalMessages, mention, resolvedApprovalMessage, textMessage } from './render.js';
+import { approvalMessages, mention, resolvedApprovalMessage, statusText, textMessage } from './render.js';
 import { createDiscordFiles } from './discord-files.js';
 
 /**
@@ -57,6 +57,22 @@ export function createDiscordPort(rest: REST, log: Logger, typingRenewMs = TYPIN
     async resolveApproval(conversation: Conversation, ref: MessageRef, view: ApprovalView, resolution: ApprovalResolution): Promise<void> {
       const [channelId, messageId] = ref.includes('/') ? ref.split('/') : [conversation.channelId, ref];
       await rest.patch(Routes.channelMessage(channelId!, messageId!), { body: resolvedApprovalMessage(view, resolution) });
+    },
+
+    // What sub-agents are doing, as a message of its own ("typing…" cannot say it); it pings nobody.
+    statusMessages: {
+      async post(conversation, note) {
+        const message = await post(conversation.channelId, textMessage(statusText(note)));
+        return `${message.channel_id}/${message.id}`;
+      },
+      async edit(conversation, ref, note) {
+        const [channelId, messageId] = ref.includes('/') ? ref.split('/') : [conversation.channelId, ref];
+        await rest.patch(Routes.channelMessage(channelId!, messageId!), { body: { content: statusText(note) } });
+      },
+      async remove(conversation, ref) {
+        const [channelId, messageId] = ref.includes('/') ? ref.split('/') : [conversation.channelId, ref];
+        await rest.delete(Routes.channelMessage(channelId!, messageId!));
+      },
     },
 
     async startWorking(conversation: Conversation): Promise<() => Promise<void>> {

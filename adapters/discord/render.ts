@@ -40,6 +40,11 @@ export function textMessage(content: string, replyTo?: string, notify?: string):
   };
 }
 
+/** A sub-agent status note as its message reads (notes are short; cut to the content limit anyway). */
+export function statusText(note: string): string {
+  return `⏳ ${note}`.slice(0, CONTENT_LIMIT);
+}
+
 export type ButtonAction = 'approve' | 'deny';
 
 export function approvalCustomId(action: ButtonAction, approvalId: string): string {

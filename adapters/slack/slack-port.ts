@@ -87,6 +87,25 @@ export function createSlackPort(deps: { client: webApi.WebClient; log: Logger; s
       );
     },
 
+    // What sub-agents are doing, as a message in the thread the answer goes to (a reaction cannot say it).
+    statusMessages: {
+      async post(conversation, note) {
+        const res = await call(() =>
+          client.chat.postMessage({ channel: conversation.channelId, thread_ts: conversation.threadId, text: statusText(note), mrkdwn: true, unfurl_links: false, unfurl_media: false }),
+        );
+        if (!res.ts) throw new Error('Slack accepted the status message but returned no ts');
+        return formatRef(res.channel ?? conversation.channelId, res.ts);
+      },
+      async edit(conversation, ref, note) {
+        const { channel, ts } = parseRef(ref, conversation);
+        await call(() => client.chat.update({ channel, ts, text: statusText(note) }));
+      },
+      async remove(conversation, ref) {
+        const { channel, ts } = parseRef(ref, conversation);
+        await call(() => client.chat.delete({ channel, ts }));
+      },
+    },
+
     async startWorking(conversation, opts) {
       const timestamp = opts?.replyTo;
       if (!timestamp) return async () => undefined;
@@ -110,6 +129,11 @@ export function createSlackPort(deps: { client: webApi.WebClient; log: Logger; s
       };
     },
   };
+}
+
+/** A status note as its message reads: the working reaction's emoji, then the note. */
+export function statusText(note: string): string {
+  return `:${WORKING_REACTION}: ${renderMrkdwn(note)}`;
 }
 
 function plainOutcome(r: ApprovalResolution): string {

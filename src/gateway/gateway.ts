@@ -16,6 +16,7 @@ import { createPgWorkQueue, type WorkContext } from '../cluster/pg-work-queue.js
 import { fixedLimit, type LoadGovernor } from './load-governor.js';
 import { createSessionQueue } from './session-queue.js';
 import { startProgress } from './progress.js';
+import { startStatusLine } from './status-line.js';
 import { createInbox } from './inbox.js';
 import { createApprovalFlow } from './approval-flow.js';
 import { runCommand, type CommandDeps } from './command-handlers.js';
@@ -134,15 +135,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
     running.set(key, controller);
     const port = portFor(state.conversation);
     const progress = startProgress(port, state.conversation, state.replyTo, { delayMs: deps.progressDelayMs ?? 0, clock: deps.clock, log });
+    const notes = startStatusLine(port, state.conversation, state.replyTo, { clock: deps.clock, log });
     try {
       if (before && !(await before(controller.signal))) return 'not_started';
       const end = await runSteps(deps.turn, state, controller.signal, {
         toolsStarting: (names) => {
           port?.showProgress?.(state.conversation, `running ${names.join(', ')}`).catch(() => undefined);
         },
-        progress: (note) => {
-          port?.showProgress?.(state.conversation, note).catch(() => undefined);
-        },
+        progress: (note) => notes.show(note),
       });
       await finish(state, end);
       return end.kind;
@@ -154,6 +154,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     } finally {
       if (running.get(key) === controller) running.delete(key);
       await progress.stop();
+      await notes.stop();
     }
   }
 

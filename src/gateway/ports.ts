@@ -97,6 +97,16 @@ export interface OutboundPort {
   /** Optional: a short note while a turn runs, e.g. "running fetch_url" (the terminal shows it). */
   showProgress?(conversation: Conversation, note: string): Promise<void>;
   /**
+   * Optional, for platforms without showProgress: one message of the turn's own that says what its
+   * sub-agents are doing ("researcher: fetch_url"), edited to the latest note and deleted at the
+   * turn's end (src/gateway/status-line.ts). Plain tool calls never post one.
+   */
+  readonly statusMessages?: {
+    post(conversation: Conversation, note: string, opts?: { replyTo?: string }): Promise<MessageRef>;
+    edit(conversation: Conversation, ref: MessageRef, note: string): Promise<void>;
+    remove(conversation: Conversation, ref: MessageRef): Promise<void>;
+  };
+  /**
    * True when a posted approval prompt does not outlive the process (the terminal): after a
    * restart the gateway shows pending prompts again. Chat platforms keep their buttons.
    */

@@ -156,11 +156,12 @@ export function checkProfiles(profiles: AgentProfiles, tools: readonly KnownTool
   return { errors, warnings, profiles: out };
 }
 
-/** Tools as a profile check sees them: the operator's `tools.<name>.needsApproval` wins over the tool's own rule. */
+/** A tool's approval rule: the operator's `tools.<name>.needsApproval` wins over the tool's own (a function is 'depends'). */
+export function approvalRule(own: unknown, override: boolean | undefined): KnownTool['needsApproval'] {
+  return override ?? (typeof own === 'function' ? 'depends' : own === true);
+}
+
+/** Tools as a profile check sees them. */
 export function knownTools(tools: ReadonlyArray<{ name: string; needsApproval?: unknown }>, settings: Readonly<Record<string, { needsApproval?: boolean }>>): KnownTool[] {
-  return tools.map((t) => {
-    const override = settings[t.name]?.needsApproval;
-    const own = typeof t.needsApproval === 'function' ? 'depends' : t.needsApproval === true;
-    return { name: t.name, needsApproval: override ?? own };
-  });
+  return tools.map((t) => ({ name: t.name, needsApproval: approvalRule(t.needsApproval, settings[t.name]?.needsApproval) }));
 }

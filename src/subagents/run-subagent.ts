@@ -10,7 +10,7 @@ import type { Ready, ToolOutcome } from '../toolkit/executor.js';
 import type { ToolView } from '../toolkit/registry.js';
 import type { DelegationRequest } from '../toolkit/tool-api.js';
 import type { ChatMessage, ToolCall } from '../types.js';
-import { DELEGATE_TOOL, type AgentProfile } from './profiles.js';
+import { approvalRule, DELEGATE_TOOL, type AgentProfile } from './profiles.js';
 import { SUBAGENT_MODEL_TEXT, SUBAGENT_USER_TEXT, subAgentSystemPrompt, taskMessage } from './subagent-text.js';
 
 /**
@@ -60,7 +60,7 @@ export async function runSubAgent(deps: TurnDeps, state: TurnState, run: SubAgen
   const view: ToolView = {
     isAdmin: state.isAdmin,
     hasConversationHistory: deps.canReadHistory?.(state.conversation) ?? false,
-    only: new Set(profile.tools.filter((t) => t !== DELEGATE_TOOL)),
+    only: offeredTools(deps, profile),
   };
   const provider = turnProvider(deps, state);
   const guard = createLoopGuard();
@@ -124,6 +124,16 @@ export async function runSubAgent(deps: TurnDeps, state: TurnState, run: SubAgen
     if (response.parseErrors.length > 0) transcript.push({ role: 'user', content: `[system note] ${unparseableToolCalls(response.parseErrors)}` });
   }
   return { kind: 'step_limit' };
+}
+
+/**
+ * The profile's tools a sub-agent may be offered: never `delegate`, never a tool that always asks a
+ * person. The start-up check (checkProfiles) already refuses such profiles; this keeps it true for
+ * a core built without that check and for tools registered or re-configured later.
+ */
+function offeredTools(deps: TurnDeps, profile: AgentProfile): ReadonlySet<string> {
+  const alwaysGated = (name: string) => approvalRule(deps.registry.get(name)?.needsApproval, deps.registry.settingsFor(name).needsApproval) === true;
+  return new Set(profile.tools.filter((t) => t !== DELEGATE_TOOL && !alwaysGated(t)));
 }
 
 /** One response's calls: checked like the parent's, except that nothing may wait for a person. */

@@ -6,9 +6,10 @@ import { sendWebhookTool } from '../../tools/send-webhook.js';
 import { memoryTools } from '../../tools/memory.js';
 import { delegateTool } from '../../tools/delegate.js';
 import { resolveProfiles, type AgentsFile } from '../../src/subagents/profiles.js';
+import { main as statsCli } from '../../src/stats/stats-cli.js';
 import { conv, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
 import type { FakeReply } from '../fakes/openai/fake-openai.js';
-import { agentOf, messagesOf, systemOf, taskOf, toolNamesOf, toolReply, traceEvents, until } from './subagent-helpers.js';
+import { agentOf, messagesOf, systemOf, taskOf, toolNamesOf, toolReply, toolSpecOf, traceEvents, until } from './subagent-helpers.js';
 
 /**
  * Delegation through the real core: gateway, agent loop, executor, the real openai SDK against the
@@ -73,7 +74,11 @@ describe('delegate', { timeout: 60_000 }, () => {
     const mainRequests = h.fake.requests.filter((r) => !agentOf(r));
     expect(systemOf(mainRequests.at(-1)!)).toContain('TEAL-77');
     expect(toolReply(mainRequests.at(-1)!, 'del1')).toBe('17 * 23 = 391');
-    expect(toolNamesOf(mainRequests.at(-1)!)).toContain('delegate');
+    // The main model's delegate schema: the enabled profiles as the enum, their descriptions in the tool's.
+    const spec = toolSpecOf(mainRequests.at(-1)!, 'delegate')!;
+    expect(spec.parameters).toMatchObject({ properties: { agent: { enum: ['researcher'] } } });
+    expect(spec.description).toContain('- researcher: Finds and checks facts on the web');
+    expect(spec.description).not.toMatch(/- (coder|writer):/);
 
     // Traces: the sub-agent's calls nest under the parent turn and its delegate call, with the agent's name.
     const events = await traceEvents(h);
@@ -91,29 +96,28 @@ describe('delegate', { timeout: 60_000 }, () => {
     expect(end.completionTokens).toBe(calls.reduce((s, c) => s + c.usage.completionTokens, 0));
   });
 
-  it('runs three delegations of one response at the same time, each result under its own call id', async () => {
+  it('runs three delegations of one response at the same time (the default HERMES_MAX_PARALLEL_AGENTS), each result under its own call id', async () => {
     h = await startHarness({ tools: toolsFor() });
     const fake = h.fake;
+    const words = ['alpha', 'beta', 'gamma', 'delta'];
     const main: FakeReply[] = [
-      {
-        toolCalls: ['alpha', 'beta', 'gamma'].map((w, i) => ({ id: `par${i + 1}`, name: 'delegate', arguments: { agent: 'researcher', task: `Find the ${w} figure` } })),
-      },
-      { text: 'All three are in.' },
+      { toolCalls: words.map((w, i) => ({ id: `par${i + 1}`, name: 'delegate', arguments: { agent: 'researcher', task: `Find the ${w} figure` } })) },
+      { text: 'All four are in.' },
     ];
     fake.setHandler(async (req) => {
       if (!agentOf(req)) return main.shift() ?? { text: 'script ran out' };
-      // No sub-agent answers until the server holds all three requests at once: sequential runs would never get here.
-      await until(() => fake.peakInFlight >= 3, 'three sub-agent requests in flight');
-      return { text: `the ${/the (\w+) figure/.exec(taskOf(req))![1]} figure is 42` };
+      const word = /the (\w+) figure/.exec(taskOf(req))![1];
+      // No sub-agent of the first three answers until the server holds all three requests at once:
+      // sequential runs would never get here. The fourth gets a slot only when one of them is done.
+      if (word !== 'delta') await until(() => fake.peakInFlight >= 3, 'three sub-agent requests in flight');
+      return { text: `the ${word} figure is 42` };
     });
-    await ask('get me alpha, beta and gamma');
+    await ask('get me alpha, beta, gamma and delta');
     await h.port.waitFor(isText, 30_000);
     expect(fake.peakInFlight).toBe(3);
     const last = h.fake.requests.at(-1)!;
     expect(agentOf(last)).toBeUndefined();
-    expect(toolReply(last, 'par1')).toBe('the alpha figure is 42');
-    expect(toolReply(last, 'par2')).toBe('the beta figure is 42');
-    expect(toolReply(last, 'par3')).toBe('the gamma figure is 42');
+    expect(words.map((w, i) => toolReply(last, `par${i + 1}`))).toEqual(words.map((w) => `the ${w} figure is 42`));
   });
 
   it('runs at most HERMES_MAX_PARALLEL_AGENTS at once; the rest wait for a slot', async () => {
@@ -180,6 +184,13 @@ describe('delegate', { timeout: 60_000 }, () => {
     expect(status.text).toContain('Tokens: 2200 in, 120 out');
     expect(status.text).toMatch(/2[,.]?320 of your 100[,.]?000 daily tokens used/);
     expect(status.text).toMatch(/Sub-agents:\n  researcher: 1 runs?, 100% ok, 2000 in, 100 out/);
+    // `npm run stats` reads the same trace files: the turn's total includes the sub-agent, which also has its own line.
+    await h.core.flushTraces();
+    const out: string[] = [];
+    const code = await statsCli(['--user', 'slack:T1:U1'], { out: (l) => out.push(l), err: (l) => out.push(l), env: { HERMES_DATA_DIR: h.dataDir }, cwd: process.cwd() });
+    expect(code).toBe(0);
+    expect(out).toContain('Tokens: 2200 in, 120 out (2200 in per turn)');
+    expect(out).toContainEqual(expect.stringMatching(/^  researcher: 1 run, 100% ok, 2000 in, 100 out, p50 \d+ ms/));
   });
 
   it('shutdown cancels a sub-agent in flight; after the restart it does not run again', async () => {

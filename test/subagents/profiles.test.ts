@@ -88,8 +88,8 @@ describe('agent profiles', () => {
     expect(strict.errors).toEqual([expect.stringMatching(/agents\.researcher\.tools: fetch_url needs a person's approval/)]);
   });
 
-  it('stops the start with exit code 2 and a config error line for a bad profile', async () => {
-    const dir = await withConfig('agents:\n  helper:\n    description: Helps.\n    instructions: Help.\n    tools: [send_webhook]\n');
+  it('stops the start with exit code 2 and one config error line per bad tool (unknown, needs approval)', async () => {
+    const dir = await withConfig('agents:\n  helper:\n    description: Helps.\n    instructions: Help.\n    tools: [web_serch, send_webhook]\n');
     const root = path.resolve(import.meta.dirname, '../..');
     const run = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
       const child = spawn(path.join(root, 'node_modules/.bin/tsx'), [path.join(root, 'src/main.ts')], {
@@ -110,6 +110,9 @@ describe('agent profiles', () => {
       child.stdin.end();
     });
     expect(run.code).toBe(2);
-    expect(run.stderr.trim()).toBe("config error: hermes.config agents.helper.tools: send_webhook needs a person's approval, and sub-agents cannot ask anyone; remove it (the main agent keeps it).");
+    const lines = run.stderr.trim().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^config error: hermes\.config agents\.helper\.tools: there is no tool named "web_serch"; use names from docs\/tools\.md \(.*web_search.*\)\.$/);
+    expect(lines[1]).toBe("config error: hermes.config agents.helper.tools: send_webhook needs a person's approval, and sub-agents cannot ask anyone; remove it (the main agent keeps it).");
   }, 70_000);
 });

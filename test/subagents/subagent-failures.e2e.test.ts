@@ -44,6 +44,24 @@ describe('sub-agent failures', { timeout: 60_000 }, () => {
     expect((await traceEvents(h!)).find((e) => e.type === 'subagent')).toMatchObject({ outcome: 'model_error:permanent', steps: 1 });
   });
 
+  it("a model call over HERMES_MODEL_TIMEOUT_MS is a delegate error saying so; the turn goes on", async () => {
+    const reply = await delegateOnce(() => ({ hang: true }), { HERMES_MODEL_TIMEOUT_MS: '900' });
+    expect(reply).toBe('delegate failed: The researcher sub-agent stopped because its model call failed: The model did not answer within 900 ms (HERMES_MODEL_TIMEOUT_MS). Retry once only if that looks temporary; otherwise tell the user.');
+    expect((await traceEvents(h!)).find((e) => e.type === 'subagent')).toMatchObject({ outcome: 'model_error:timeout', steps: 1 });
+    expect(h!.port.texts().at(-1)).toBe('Done.');
+  });
+
+  it('the loop guards apply inside: a third identical call does not run, and the sub-agent is told why', async () => {
+    const reply = await delegateOnce((i) => (i < 3 ? { toolCalls: [{ id: `same${i}`, name: 'calculator', arguments: { expression: '2 + 2' } }] } : { text: 'It is 4.' }));
+    expect(reply).toBe('It is 4.');
+    const sub = h!.fake.requests.filter((r) => agentOf(r));
+    expect(sub).toHaveLength(4);
+    expect(toolReply(sub[2]!, 'same1')).toContain('4');
+    expect(toolReply(sub[3]!, 'same2')).toMatch(/^Not run: you already called calculator with exactly these arguments 2 times/);
+    const runs = (await traceEvents(h!)).filter((e) => e.type === 'tool_call' && e.agent === 'researcher').map((e) => [e.ok, e.errorKind ?? null]);
+    expect(runs).toEqual([[true, null], [true, null], [false, 'not_run']]);
+  });
+
   it('the step limit of the profile is a delegate error', async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-sub-cfg-'));
     await writeFile(path.join(dir, 'hermes.config.yaml'), 'agents:\n  researcher:\n    max_steps: 2\n');

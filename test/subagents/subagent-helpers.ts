@@ -11,6 +11,11 @@ export const messagesOf = (req: ChatCompletionRequestBody) => req.messages as Se
 export const systemOf = (req: ChatCompletionRequestBody) => String(messagesOf(req)[0]?.content ?? '');
 /** The sub-agent a request came from (by its system prompt), or undefined for the main agent. */
 export const agentOf = (req: ChatCompletionRequestBody) => agentOfPrompt(systemOf(req));
+/** One function tool as a request offered it to the model (name, description, JSON schema of its arguments). */
+export function toolSpecOf(req: ChatCompletionRequestBody, name: string) {
+  const tool = req.tools?.find((t) => t.type === 'function' && t.function.name === name);
+  return tool?.type === 'function' ? tool.function : undefined;
+}
 export const toolNamesOf = (req: ChatCompletionRequestBody) => (req.tools ?? []).map((t) => (t as { function: { name: string } }).function.name);
 /** The sub-agent's task, as its one user message states it. */
 export const taskOf = (req: ChatCompletionRequestBody) => String(messagesOf(req).find((m) => m.role === 'user')?.content ?? '');

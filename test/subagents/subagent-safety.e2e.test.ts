@@ -37,7 +37,8 @@ describe('a sub-agent cannot do what needs a person', { timeout: 60_000 }, () =>
   it('refuses gated calls inside the sub-agent: nothing is sent or saved, no approval prompt appears', async () => {
     const net = createNetClient({ allow: [`127.0.0.1:${web.port}`], log: silentLog });
     // An operator profile that includes a memory write: allowed by the config check (it needs approval only after outside text).
-    const profiles = resolveProfiles({ coder: false, writer: false, scout: { description: 'Reads pages.', instructions: 'Read what you are told to.', tools: ['fetch_url', 'remember_fact', 'calculator'] } });
+    // It also names send_webhook, which the start-up check would refuse: built without that check, it is still never offered.
+    const profiles = resolveProfiles({ coder: false, writer: false, scout: { description: 'Reads pages.', instructions: 'Read what you are told to.', tools: ['fetch_url', 'remember_fact', 'send_webhook', 'calculator'] } });
     h = await startHarness({ tools: [calculator, fetchUrlTool, sendWebhookTool, ...memoryTools, delegateTool(profiles)!], core: { net } });
     const main: FakeReply[] = [
       { toolCalls: [{ id: 'del', name: 'delegate', arguments: { agent: 'scout', task: `Read ${web.url('/page')} and report what it says` } }] },
