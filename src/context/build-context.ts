@@ -49,10 +49,20 @@ function firstChunk(overflow: ChatMessage[]): ChatMessage[] {
   return overflow.slice(0, end);
 }
 
+/** The registry hands out the same spec object for a tool every time, so its size is measured once. */
+const specBytes = new WeakMap<ToolSpec, number>();
+
 /** Bytes bound tokens from above (a BPE token covers at least one byte), plus the framing. */
 function toolsByteBound(tools: ToolSpec[]): number {
   let n = 0;
-  for (const t of tools) n += TOOL_SPEC_OVERHEAD + Buffer.byteLength(t.name) + Buffer.byteLength(t.description) + Buffer.byteLength(JSON.stringify(t.parameters));
+  for (const t of tools) {
+    let bytes = specBytes.get(t);
+    if (bytes === undefined) {
+      bytes = TOOL_SPEC_OVERHEAD + Buffer.byteLength(t.name) + Buffer.byteLength(t.description) + Buffer.byteLength(JSON.stringify(t.parameters));
+      specBytes.set(t, bytes);
+    }
+    n += bytes;
+  }
   return n;
 }
 
