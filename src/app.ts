@@ -87,6 +87,12 @@ export interface Core {
   close(): Promise<void>;
 }
 
+/** `make()` on the first call, the same value after. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => (made ??= { value: make() }).value;
+}
+
 /** Names this process as a lease holder: unique per start, readable in the database. */
 function instanceId(): string {
   return `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -138,37 +144,33 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     canReadHistory: (c) => gateway.port(c.platform)?.reader !== undefined,
     toolContext: (state, signal, toolName, call) => {
       const reader = gateway.port(state.conversation.platform)?.reader;
-      const userReminders = reminders.forUser(state.speaker, state.conversation, state.replyTo);
-      const userSchedules = schedules.forUser(state.speaker, state.conversation, state.replyTo);
+      // Built on first use: most calls touch none of these, and a step runs this for every call.
+      const userFacts = once(() => facts.forUser(state.speaker));
+      const userReminders = once(() => {
+        const r = reminders.forUser(state.speaker, state.conversation, state.replyTo);
+        return { ...r, create: async (text: string, dueAt: number) => { const made = await r.create(text, dueAt); timer?.poke(); return made; } };
+      });
+      const userSchedules = once(() => {
+        const r = schedules.forUser(state.speaker, state.conversation, state.replyTo);
+        return { ...r, create: async (input: Parameters<typeof r.create>[0]) => { const v = await r.create(input); timer?.poke(); return v; } };
+      });
+      const toolLog = once(() => log.child({ tool: toolName, turnId: state.turnId }));
+      const workspace = once(() => workspaces.forSession(state.sessionId));
       return {
         signal, clock,
         speaker: state.speaker,
         isAdmin: state.isAdmin,
         conversation: state.conversation,
-        facts: facts.forUser(state.speaker),
-        reminders: {
-          ...userReminders,
-          create: async (text, dueAt) => {
-            const r = await userReminders.create(text, dueAt);
-            timer?.poke();
-            return r;
-          },
-        },
-        schedules: {
-          ...userSchedules,
-          create: async (input) => {
-            const v = await userSchedules.create(input);
-            timer?.poke();
-            return v;
-          },
-        },
+        get facts() { return userFacts(); },
+        get reminders() { return userReminders(); },
+        get schedules() { return userSchedules(); },
         net,
         // Bound to the conversation the request came from: the model has no way to name another.
         ...(reader && { history: { read: (opts: { limit: number; before?: string }) => reader.readChannel(state.conversation, opts) } }),
         settings: registry.settingsFor(toolName).settings,
         defaults: { timezone: config.timezone },
-        log: log.child({ tool: toolName, turnId: state.turnId }),
-        workspace: workspaces.forSession(state.sessionId),
+        get log() { return toolLog(); },
+        get workspace() { return workspace(); },
         sendFile: async (file) => {
           const port = gateway.port(state.conversation.platform);
           if (!port?.sendFile) throw new Error(`${state.conversation.platform} cannot receive files from me`);

@@ -141,7 +141,7 @@ export class ToolExecutor {
     const base = { callId: p.call.id, name: p.tool.name, args: p.args, durationMs: 0 };
     try {
       await Promise.race([
-        p.tool.check(p.args, { ...ctx, signal, settings: settings.settings }),
+        p.tool.check(p.args, withCallContext(ctx, signal, settings.settings)),
         new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(new Error(`the check timed out after ${timeoutMs} ms`)), { once: true })),
       ]);
       return undefined;
@@ -181,7 +181,7 @@ export class ToolExecutor {
     });
     // A tool that throws synchronously, rejects, or settles after we gave up is all caught here.
     const running = Promise.resolve()
-      .then(() => p.tool.run(p.args, { ...ctx, signal, settings: settings.settings }))
+      .then(() => p.tool.run(p.args, withCallContext(ctx, signal, settings.settings)))
       .then(
         (value: unknown) => ({ kind: 'done' as const, value }),
         (error: unknown) => ({ kind: 'threw' as const, error }),
@@ -245,4 +245,13 @@ export class ToolExecutor {
     }
     return this.runPrepared(p, ctx);
   }
+}
+
+/**
+ * The context with this call's signal and settings. Layered over `ctx` instead of copied, so the
+ * parts the context builds on first use (workspace, facts, logger) stay unbuilt for calls that
+ * never touch them.
+ */
+function withCallContext(ctx: ToolContext, signal: AbortSignal, settings: ToolContext['settings']): ToolContext {
+  return Object.create(ctx, { signal: { value: signal, enumerable: true }, settings: { value: settings, enumerable: true } }) as ToolContext;
 }
