@@ -101,7 +101,10 @@ export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<Sla
     async start() {
       if (started) return;
       if (httpReceiver) {
-        server = await httpReceiver.start(opts.httpPort);
+        // Node's default queue of 511 unaccepted connections overflowed under a burst of deliveries
+        // (the kernel then drops the SYN and the sender retries a second later): ask for the most
+        // the kernel allows (net.core.somaxconn caps it).
+        server = await httpReceiver.start({ port: opts.httpPort, backlog: LISTEN_BACKLOG });
         log.info({ port: (server.address() as AddressInfo).port }, 'slack: listening for events on POST /slack/events');
       } else {
         await app.start();
@@ -119,6 +122,8 @@ export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<Sla
     },
   };
 }
+
+const LISTEN_BACKLOG = 4096;
 
 /** Events, interactivity and commands on one path, plus the health check on the same server. */
 function createHttpReceiver(opts: SlackAdapterOptions, logger: SlackLogger): HTTPReceiver {

@@ -33,7 +33,8 @@ export function createDashboardServer(handle: RequestHandler, isReady: () => boo
       server = s;
       return new Promise((resolve, reject) => {
         s.once('error', reject);
-        s.listen(port, () => {
+        // A deep accept queue, as for Slack's events (adapters/slack): a burst is queued, not dropped.
+        s.listen({ port, backlog: 4096 }, () => {
           s.off('error', reject);
           resolve((s.address() as AddressInfo).port);
         });
