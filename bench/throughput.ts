@@ -6,7 +6,7 @@ import path from 'node:path';
 import { startFakeOpenAI } from '../test/fakes/openai/fake-openai.js';
 import { startFakeSlack, type ApiCall, type FakeSlack } from '../test/fakes/slack/fake-slack.js';
 import type { BotMessage, BotStats } from './slack-bot-process.js';
-import { BENCH_DIR } from './peer-loader.js';
+import { compileBenchEntry } from './compile.js';
 import { percentile, round, withDeadline } from './stats.js';
 
 /**
@@ -122,9 +122,11 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
   const slack = await startFakeSlack();
   const ai = await startFakeOpenAI({ latencyMs: sizes.modelLatencyMs });
   const dataDirs = await Promise.all(Array.from({ length: setup.instances }, () => mkdtemp(path.join(os.tmpdir(), 'hermes-bench-slack-'))));
-  const children = dataDirs.map((dataDir) => fork(path.join(BENCH_DIR, 'slack-bot-process.ts'), [], {
-    // BENCH_BOT_CPU_PROF=<dir> writes a V8 CPU profile of each measured window there (slack-bot-process.ts).
-    execArgv: ['--import', 'tsx'],
+  // Compiled like `npm start` runs the bot. BENCH_BOT_CPU_PROF=<dir> writes a V8 CPU profile of
+  // each measured window there (slack-bot-process.ts).
+  const entry = await compileBenchEntry('slack-bot-process.ts');
+  const children = dataDirs.map((dataDir) => fork(entry, [], {
+    execArgv: ['--enable-source-maps'],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     env: {
       ...process.env,

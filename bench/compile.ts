@@ -1,0 +1,27 @@
+import { build } from 'esbuild';
+import path from 'node:path';
+import { BENCH_DIR } from './peer-loader.js';
+
+/**
+ * Compiles a bench child process the way `npm run build` compiles the bot (esbuild, one bundle of
+ * our own code, packages left in node_modules), so the process under measurement runs plain
+ * JavaScript like `npm start` does: no TypeScript loader thread, no transform cache in its memory
+ * or its CPU profile. The bundle goes under .tmp/bench/, inside the repository, so its imports of
+ * packages resolve to the same node_modules.
+ */
+export async function compileBenchEntry(file: string): Promise<string> {
+  const outfile = path.join(BENCH_DIR, '..', '.tmp', 'bench', `${path.basename(file, '.ts')}.mjs`);
+  await build({
+    entryPoints: [path.join(BENCH_DIR, file)],
+    outfile,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    packages: 'external',
+    keepNames: true,
+    sourcemap: true,
+    logLevel: 'warning',
+  });
+  return outfile;
+}
