@@ -20,7 +20,7 @@ export async function compileBenchEntry(file: string): Promise<string> {
     target: 'node20',
     packages: 'external',
     keepNames: true,
-    sourcemap: true,
+    sourcemap: false,
     logLevel: 'warning',
   });
   return outfile;

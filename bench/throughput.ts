@@ -126,7 +126,7 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
   // each measured window there (slack-bot-process.ts).
   const entry = await compileBenchEntry('slack-bot-process.ts');
   const children = dataDirs.map((dataDir) => fork(entry, [], {
-    execArgv: ['--enable-source-maps'],
+    execArgv: [],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     env: {
       ...process.env,

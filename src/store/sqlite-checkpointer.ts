@@ -71,7 +71,7 @@ export function startCheckpointer(file: string, opts: { log?: Logger; fallback: 
       opts.log?.warn({ file, err: m.error }, 'store: a background checkpoint failed; it is retried');
     }
   });
-  worker.on('error', (err) => fallBack(err.message));
+  worker.on('error', (err: Error) => fallBack(err.message));
   worker.on('exit', (code) => {
     if (!stopping) fallBack(`the checkpoint thread exited (${code})`);
   });
