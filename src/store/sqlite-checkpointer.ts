@@ -83,6 +83,9 @@ export function startCheckpointer(file: string, opts: { log?: Logger; fallback: 
         worker.once('exit', () => resolve());
         setTimeout(() => void worker.terminate().then(() => resolve()), 5_000).unref();
       });
+      // Unreferenced while it works, so it never keeps the bot alive; referenced now, so a process
+      // with nothing else left to do still waits for the last checkpoint instead of exiting mid-way.
+      worker.ref();
       worker.postMessage('stop');
       await done;
     },

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Keyv from 'keyv';
 import Database from 'better-sqlite3';
+import { spawnSync } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
 import { SqliteKeyvAdapter } from '../../src/store/sqlite-adapter.js';
@@ -165,6 +166,13 @@ describe('sqlite group commit', () => {
 });
 
 describe('sqlite checkpoints off the main thread', () => {
+  it('closing finishes in a process with nothing else to do (the checkpoint thread is waited for, not abandoned)', () => {
+    const child = spawnSync(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'close-child.ts')], { encoding: 'utf8', timeout: 20_000 });
+    expect(child.stderr).toBe('');
+    expect(child.stdout).toBe('closed\n');
+    expect(child.status).toBe(0);
+  });
+
   it('the bot connection never checkpoints; the checkpoint thread copies the WAL into the database file', async () => {
     const file = path.join(dir, 'hermes.sqlite');
     const store = await openAt(file);

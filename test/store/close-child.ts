@@ -1,0 +1,13 @@
+// Opens a SQLite store, writes, closes it, and says so: with nothing else keeping the process
+// alive, closing must still finish (the checkpoint thread's last checkpoint included).
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createSqliteStore } from '../../src/store/sqlite-store.js';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'hermes-close-child-'));
+const store = await createSqliteStore({ file: path.join(dir, 'hermes.sqlite') });
+await store.set('k', 'v');
+await store.close();
+rmSync(dir, { recursive: true, force: true });
+process.stdout.write('closed\n');
