@@ -95,7 +95,8 @@ export async function runTokens(sizes: TokenSizes, peers: PeerModule[], log: (li
   const counter = createTokenCounter('gpt-4o-mini');
   const errors: string[] = [];
   const fake = await startFakeOpenAI({ handler: (req) => conversationStep(req, sizes.turns) });
-  const { config, dataDir } = await benchConfig(fake.url, { HERMES_CONTEXT_TOKENS: String(sizes.contextTokens) });
+  // One person asks 200 questions as fast as answers come, which HERMES_USER_RATE would rightly refuse.
+  const { config, dataDir } = await benchConfig(fake.url, { HERMES_CONTEXT_TOKENS: String(sizes.contextTokens), HERMES_USER_RATE: '0' });
   const core = await createCore({ config, log: pino({ level: 'silent' }), tools: hermesTools, reminders: false });
   const { port, wait } = waitingPort();
   core.gateway.registerPort(port);
