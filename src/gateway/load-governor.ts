@@ -35,8 +35,8 @@ export interface GovernorBounds {
 }
 
 /** The loop counts as hot above either of these; below both of the cool ones the limit grows. */
-const HOT = { utilisation: 0.97, lagMs: 40 };
-const COOL = { utilisation: 0.9, lagMs: 20 };
+const HOT = { utilisation: 0.97, lagMs: 30 };
+const COOL = { utilisation: 0.9, lagMs: 15 };
 /** Weight of the newest window in the smoothed utilisation (about the last half second counts). */
 const SMOOTHING = 0.3;
 const DECREASE = 0.75;
