@@ -2,6 +2,16 @@ import { EventEmitter } from 'node:events';
 import Database from 'better-sqlite3';
 import type { KeyvStoreAdapter, StoredData } from 'keyv';
 
+/** A write waiting for the next group commit; `value` undefined is a delete. */
+interface PendingWrite {
+  key: string;
+  value: string | undefined;
+  resolve(changed: boolean): void;
+  reject(err: unknown): void;
+  result?: boolean;
+  error?: unknown;
+}
+
 /**
  * Keyv's storage adapter on better-sqlite3, with the table @keyv/sqlite used (`keyv(key, value)`),
  * so existing store files open unchanged.
@@ -23,16 +33,6 @@ import type { KeyvStoreAdapter, StoredData } from 'keyv';
  * fails (SQLITE_FULL, a busy lock), each of its writes is tried again on its own, so one bad write
  * never takes the others down with it.
  */
-/** A write waiting for the next group commit; `value` undefined is a delete. */
-interface PendingWrite {
-  key: string;
-  value: string | undefined;
-  resolve(changed: boolean): void;
-  reject(err: unknown): void;
-  result?: boolean;
-  error?: unknown;
-}
-
 export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter {
   readonly opts: { dialect: 'sqlite'; file: string };
   namespace?: string;
@@ -43,7 +43,7 @@ export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter 
   private readonly range: Database.Statement<[string, string], string>;
   private readonly commitBatch: (ops: PendingWrite[]) => void;
   private pending: PendingWrite[] = [];
-  /** Commits made and the writes they held (the bench reports writes per commit). */
+  /** Commits made and the writes they held: how much group commit merged (tests, diagnostics). */
   readonly stats = { commits: 0, writes: 0 };
   private flushing: NodeJS.Immediate | undefined;
 
