@@ -1,4 +1,4 @@
-import { REDACTED, redactSecrets } from '../safety/secrets.js';
+import { redactSecrets, replaceKnownSecrets } from '../safety/secrets.js';
 
 /**
  * The one way text reaches a dashboard page. Traces hold what users, models and tools wrote, so
@@ -27,14 +27,10 @@ export function esc(value: unknown): string {
  * A finished page with the configured secrets (the dashboard token, the model key, platform
  * tokens…) replaced, as written and as escaped for HTML. The tracer replaces them when it writes
  * a line, but a line written before a secret was configured holds it in clear, and an arbitrary
- * token has no shape `esc` could recognise. Same minimum length as the tracer's.
+ * token has no shape `esc` could recognise. The same replacement as the tracer's.
  */
 export function withoutKnownSecrets(page: Html, known: readonly string[]): Html {
-  let text = page.text;
-  for (const k of known) {
-    if (k.length < 8) continue;
-    for (const form of new Set([k, escapeHtml(k)])) if (text.includes(form)) text = text.split(form).join(REDACTED);
-  }
+  const text = replaceKnownSecrets(page.text, [...new Set(known.flatMap((k) => [k, escapeHtml(k)]))]);
   return text === page.text ? page : new Html(text);
 }
 

@@ -80,8 +80,7 @@ export function containsSecret(text: string): boolean {
  * have any shape), with `[redacted]`. Cheap when nothing matches: one scan per shape.
  */
 export function redactSecrets(text: string, known: readonly string[] = []): string {
-  let out = text;
-  for (const k of known) if (k.length >= 8 && out.includes(k)) out = out.split(k).join(REDACTED);
+  let out = replaceKnownSecrets(text, known);
   for (const s of SHAPES) {
     if (!mayMatch(s, out)) continue;
     s.pattern.lastIndex = 0;
@@ -89,6 +88,16 @@ export function redactSecrets(text: string, known: readonly string[] = []): stri
     s.pattern.lastIndex = 0;
     out = out.replace(s.pattern, s.keep ?? REDACTED);
   }
+  return out;
+}
+
+/**
+ * Only the `known` values (configured tokens, written exactly as they appear in `text`) become
+ * `[redacted]`; values under 8 characters are left alone, since they would match ordinary text.
+ */
+export function replaceKnownSecrets(text: string, known: readonly string[]): string {
+  let out = text;
+  for (const k of known) if (k.length >= 8 && out.includes(k)) out = out.split(k).join(REDACTED);
   return out;
 }
 
