@@ -7,16 +7,15 @@ import { conversationKey, speakerKey } from '../types.js';
 import type { SessionStore } from '../sessions/session-store.js';
 import type { ApprovalStore } from '../approvals/approval-store.js';
 import type { FactStore } from '../memory/fact-store.js';
-import type { TurnDeps, TurnEnd, TurnState } from '../agent/turn-runner.js';
-import { newTurnState, runSteps } from '../agent/turn-runner.js';
+import type { TurnDeps } from '../agent/turn-runner.js';
+import { newTurnState } from '../agent/turn-runner.js';
 import { tagUserText } from '../agent/system-prompt.js';
 import type { Pool } from 'pg';
 import type { ApprovalOutcome, CommandInvocation, CommandReply, DecisionResult, GatewayApi, OutboundPort } from './ports.js';
 import { createPgWorkQueue, type WorkContext } from '../cluster/pg-work-queue.js';
 import { fixedLimit, type LoadGovernor } from './load-governor.js';
 import { createSessionQueue } from './session-queue.js';
-import { startProgress } from './progress.js';
-import { startStatusLine } from './status-line.js';
+import { createTurnDriver } from './turn-driver.js';
 import { createInbox } from './inbox.js';
 import { createApprovalFlow } from './approval-flow.js';
 import { runCommand, type CommandDeps } from './command-handlers.js';
@@ -25,10 +24,8 @@ import * as say from './user-messages.js';
 import type { ConversationContext } from './conversation-context.js';
 import type { ScheduleStore } from '../schedules/schedule-store.js';
 import type { ScheduledRun, ScheduledRunEnd } from '../schedules/schedule-runs.js';
-import { withHeader } from '../schedules/schedule-text.js';
 import { scheduleSessionKey } from '../schedules/schedule-record.js';
 import type { Gatekeeper, Refusal, Requester } from '../access/gatekeeper.js';
-import { BUDGET_STOPPED } from '../agent/model-notes.js';
 
 export interface GatewayDeps {
   store: Store;
@@ -89,9 +86,6 @@ export interface Gateway extends GatewayApi {
   close(): Promise<void>;
 }
 
-/** How a driven turn came out, for callers that wait on it (scheduled runs). */
-type DriveEnd = TurnEnd['kind'] | 'error' | 'not_started';
-
 const DEFAULT_MAX_INBOUND = 40_000;
 /** Shared database: how often an instance looks for approval requests it has no expiry timer for. */
 const EXPIRY_WATCH_MS = 30_000;
@@ -100,7 +94,6 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const ports = new Map<Platform, OutboundPort>();
   const governor = deps.governor ?? fixedLimit(deps.maxConcurrentTurns);
   const queue = createSessionQueue(governor);
-  const running = new Map<string, AbortController>();
   const inbox = createInbox(deps.store);
   const log = deps.log;
   let closed = false;
@@ -109,75 +102,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const isAdmin = (s: Speaker) => deps.admins.includes(`${s.platform}:${s.userId}`);
   const portFor = (c: Conversation) => ports.get(c.platform);
 
-  async function send(c: Conversation, text: string, replyTo?: string): Promise<void> {
-    const port = portFor(c);
-    if (!port) {
-      log.error({ platform: c.platform }, 'no adapter registered for platform; answer dropped');
-      return;
-    }
-    try {
-      await port.sendText(c, text, { replyTo });
-      if (c.threadId) await deps.sessions.markJoined(c);
-    } catch (err) {
-      log.error({ err: (err as Error).message, platform: c.platform }, 'sending an answer failed');
-    }
-  }
-
-  /** A turn's final post; a scheduled run's starts with its header, and says when the run failed. */
-  function sendEnd(state: TurnState, text: string, failed: boolean): Promise<void> {
-    return send(state.conversation, state.header ? withHeader(state.header, text, failed) : text, state.replyTo);
-  }
-
-  /** Runs (or resumes) a turn inside the session's queue slot and tells the user how it ended. */
-  async function drive(state: TurnState, before?: (signal: AbortSignal) => Promise<boolean>): Promise<DriveEnd> {
-    const key = conversationKey(state.conversation);
-    const controller = new AbortController();
-    running.set(key, controller);
-    const port = portFor(state.conversation);
-    const progress = startProgress(port, state.conversation, state.replyTo, { delayMs: deps.progressDelayMs ?? 0, clock: deps.clock, log });
-    const notes = startStatusLine(port, state.conversation, state.replyTo, { clock: deps.clock, log });
-    try {
-      if (before && !(await before(controller.signal))) return 'not_started';
-      const end = await runSteps(deps.turn, state, controller.signal, {
-        toolsStarting: (names) => {
-          port?.showProgress?.(state.conversation, `running ${names.join(', ')}`).catch(() => undefined);
-        },
-        progress: (note) => notes.show(note),
-      });
-      await finish(state, end);
-      return end.kind;
-    } catch (err) {
-      log.error({ err: (err as Error).message, stack: (err as Error).stack, turnId: state.turnId }, 'turn failed');
-      await sendEnd(state, err instanceof StoreWriteError ? say.STORE_FAILED : say.UNEXPECTED_ERROR, true);
-      deps.turn.tracer.record({ type: 'turn_end', turnId: state.turnId, outcome: 'error', steps: state.stepsUsed, durationMs: deps.clock.now() - state.startedAt, promptTokens: state.promptTokens, completionTokens: state.completionTokens });
-      return 'error';
-    } finally {
-      if (running.get(key) === controller) running.delete(key);
-      await progress.stop();
-      await notes.stop();
-    }
-  }
-
-  async function finish(state: TurnState, end: TurnEnd): Promise<void> {
-    // Traced before the user sees the answer, so `/hermes status` right after it counts this turn.
-    // A pause is not an end: the turn's one turn_end comes when it finishes after the decision.
-    if (end.kind !== 'paused') deps.turn.tracer.record({ type: 'turn_end', turnId: state.turnId, outcome: end.kind === 'model_error' ? `model_error:${end.error.kind}` : end.kind, steps: state.stepsUsed, durationMs: deps.clock.now() - state.startedAt, promptTokens: state.promptTokens, completionTokens: state.completionTokens });
-    if (end.kind === 'paused') {
-      state.paused = true;
-      await deps.store.set(`turn:${state.turnId}`, state);
-      await approvals.show(end.approval);
-      return;
-    }
-    if (state.paused) await deps.store.delete(`turn:${state.turnId}`);
-    if (end.kind === 'budget_exhausted') {
-      deps.access.traceRefusal(state.speaker, { reason: 'daily_tokens', usage: end.usage }, 'turn');
-      await deps.sessions.append(state.sessionId, [{ role: 'user', content: `[system note] ${BUDGET_STOPPED}` }]);
-      await sendEnd(state, say.budgetStopped(end.usage, state.stepsUsed, deps.clock.now()), true);
-    }
-    if (end.kind === 'answered') await sendEnd(state, end.text || say.EMPTY_ANSWER, !end.text);
-    else if (end.kind === 'step_limit') await sendEnd(state, say.stepLimitReached(deps.turn.limits.maxSteps), true);
-    else if (end.kind === 'model_error') await sendEnd(state, say.modelFailed(end.error), true);
-  }
+  const turns = createTurnDriver({ ...deps, portFor, showApproval: (r) => approvals.show(r) });
+  const { drive, send } = turns;
 
   const approvals = createApprovalFlow({
     ...deps,
@@ -213,7 +139,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     }
     const key = conversationKey(msg.conversation);
     // Losing the lease (this instance stalled) stops the turn here: another instance has the session now.
-    const stop = () => running.get(key)?.abort();
+    const stop = () => turns.runningIn(key)?.abort();
     ctx.signal.addEventListener('abort', stop, { once: true });
     try {
       await processMessage(msg);
@@ -235,7 +161,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         clock: deps.clock,
         maxConcurrent: () => governor.limit(),
         run: (_key, job, ctx) => runJob(job, ctx),
-        onStop: (key) => running.get(key)?.abort(),
+        onStop: (key) => turns.runningIn(key)?.abort(),
       })
     : undefined;
 
@@ -341,11 +267,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
       }
       const max = deps.maxInboundChars ?? DEFAULT_MAX_INBOUND;
       if (msg.text.trim() === '' && !msg.attachments?.length) {
-        await send(msg.conversation, 'Yes? Tell me what you need, or use `/hermes help`.', msg.replyTo);
+        await send(msg.conversation, say.EMPTY_MENTION, msg.replyTo);
         return 'queued';
       }
       if (msg.text.length > max) {
-        await send(msg.conversation, `Your message is ${msg.text.length.toLocaleString('en-US')} characters long; I can take at most ${max.toLocaleString('en-US')}. Please shorten it or split it into parts.`, msg.replyTo);
+        await send(msg.conversation, say.messageTooLong(msg.text.length, max), msg.replyTo);
         return 'queued';
       }
       try {
@@ -377,7 +303,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         status: deps.status,
         isAdmin,
         stop: async () => {
-          const controller = running.get(key);
+          const controller = turns.runningIn(key);
           controller?.abort();
           // On a shared database the turn may be running on another instance: it is told too.
           const elsewhere = work ? await work.stopElsewhere(key).catch(() => false) : false;
@@ -461,7 +387,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       governor.stop();
       cancelWatch?.();
       approvals.close();
-      for (const c of running.values()) c.abort();
+      turns.abortAll();
       await work?.close();
       await Promise.race([Promise.all([queue.idle(), work?.idle()]), new Promise((r) => setTimeout(r, 5_000).unref())]);
     },

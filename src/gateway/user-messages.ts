@@ -33,6 +33,13 @@ export function stepLimitReached(maxSteps: number): string {
   return `I stopped after ${maxSteps} steps without finishing (the HERMES_MAX_STEPS limit). Try a narrower request, or ask me to continue.`;
 }
 
+/** A mention with nothing after it. */
+export const EMPTY_MENTION = 'Yes? Tell me what you need, or use `/hermes help`.';
+
+export function messageTooLong(chars: number, max: number): string {
+  return `Your message is ${chars.toLocaleString('en-US')} characters long; I can take at most ${max.toLocaleString('en-US')}. Please shorten it or split it into parts.`;
+}
+
 export const EMPTY_ANSWER = 'The model returned an empty answer. Please try rephrasing.';
 
 export const STORE_FAILED = 'I could not save this conversation (the storage is failing, perhaps a full disk), so I did not run it. An operator needs to check the data directory.';

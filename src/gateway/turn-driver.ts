@@ -1,0 +1,131 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import { StoreWriteError, type Store } from '../store/store.js';
+import type { Conversation } from '../types.js';
+import { conversationKey } from '../types.js';
+import type { SessionStore } from '../sessions/session-store.js';
+import type { ApprovalRecord } from '../approvals/approval-store.js';
+import type { TurnDeps, TurnEnd, TurnState } from '../agent/turn-runner.js';
+import { runSteps } from '../agent/turn-runner.js';
+import { BUDGET_STOPPED } from '../agent/model-notes.js';
+import type { Gatekeeper } from '../access/gatekeeper.js';
+import { withHeader } from '../schedules/schedule-text.js';
+import type { OutboundPort } from './ports.js';
+import { startProgress } from './progress.js';
+import { startStatusLine } from './status-line.js';
+import * as say from './user-messages.js';
+
+/**
+ * Runs a turn in the slot the gateway gave it and tells the person how it ended: the working
+ * indicator and sub-agent notes while it runs, the answer or a clear failure after, the pause
+ * stored before its approval prompt is shown. Knows nothing of queues, dedupe or commands.
+ */
+export interface TurnDriverDeps {
+  turn: TurnDeps;
+  store: Store;
+  sessions: SessionStore;
+  access: Gatekeeper;
+  clock: Clock;
+  log: Logger;
+  progressDelayMs?: number;
+  portFor(c: Conversation): OutboundPort | undefined;
+  /** Posts the approval prompt of a turn that paused (the approval flow). */
+  showApproval(record: ApprovalRecord): Promise<void>;
+}
+
+/** How a driven turn came out, for callers that wait on it (scheduled runs). */
+export type DriveEnd = TurnEnd['kind'] | 'error' | 'not_started';
+
+export interface TurnDriver {
+  /** Runs (or resumes) a turn; `before` may decline to start it once its signal exists. */
+  drive(state: TurnState, before?: (signal: AbortSignal) => Promise<boolean>): Promise<DriveEnd>;
+  /** Posts text in a conversation; a failure is logged, never thrown (the user already waits). */
+  send(c: Conversation, text: string, replyTo?: string): Promise<void>;
+  /** The turn running in a conversation (by conversation key), to stop it. */
+  runningIn(key: string): AbortController | undefined;
+  /** Stops every running turn (shutdown). */
+  abortAll(): void;
+}
+
+export function createTurnDriver(deps: TurnDriverDeps): TurnDriver {
+  const { log } = deps;
+  const running = new Map<string, AbortController>();
+
+  async function send(c: Conversation, text: string, replyTo?: string): Promise<void> {
+    const port = deps.portFor(c);
+    if (!port) {
+      log.error({ platform: c.platform }, 'no adapter registered for platform; answer dropped');
+      return;
+    }
+    try {
+      await port.sendText(c, text, { replyTo });
+      if (c.threadId) await deps.sessions.markJoined(c);
+    } catch (err) {
+      log.error({ err: (err as Error).message, platform: c.platform }, 'sending an answer failed');
+    }
+  }
+
+  /** A turn's final post; a scheduled run's starts with its header, and says when the run failed. */
+  function sendEnd(state: TurnState, text: string, failed: boolean): Promise<void> {
+    return send(state.conversation, state.header ? withHeader(state.header, text, failed) : text, state.replyTo);
+  }
+
+  async function finish(state: TurnState, end: TurnEnd): Promise<void> {
+    // Traced before the user sees the answer, so `/hermes status` right after it counts this turn.
+    // A pause is not an end: the turn's one turn_end comes when it finishes after the decision.
+    if (end.kind !== 'paused') deps.turn.tracer.record({ type: 'turn_end', turnId: state.turnId, outcome: end.kind === 'model_error' ? `model_error:${end.error.kind}` : end.kind, steps: state.stepsUsed, durationMs: deps.clock.now() - state.startedAt, promptTokens: state.promptTokens, completionTokens: state.completionTokens });
+    if (end.kind === 'paused') {
+      state.paused = true;
+      await deps.store.set(`turn:${state.turnId}`, state);
+      await deps.showApproval(end.approval);
+      return;
+    }
+    if (state.paused) await deps.store.delete(`turn:${state.turnId}`);
+    if (end.kind === 'budget_exhausted') {
+      deps.access.traceRefusal(state.speaker, { reason: 'daily_tokens', usage: end.usage }, 'turn');
+      await deps.sessions.append(state.sessionId, [{ role: 'user', content: `[system note] ${BUDGET_STOPPED}` }]);
+      await sendEnd(state, say.budgetStopped(end.usage, state.stepsUsed, deps.clock.now()), true);
+    }
+    if (end.kind === 'answered') await sendEnd(state, end.text || say.EMPTY_ANSWER, !end.text);
+    else if (end.kind === 'step_limit') await sendEnd(state, say.stepLimitReached(deps.turn.limits.maxSteps), true);
+    else if (end.kind === 'model_error') await sendEnd(state, say.modelFailed(end.error), true);
+  }
+
+  async function drive(state: TurnState, before?: (signal: AbortSignal) => Promise<boolean>): Promise<DriveEnd> {
+    const key = conversationKey(state.conversation);
+    const controller = new AbortController();
+    running.set(key, controller);
+    const port = deps.portFor(state.conversation);
+    const progress = startProgress(port, state.conversation, state.replyTo, { delayMs: deps.progressDelayMs ?? 0, clock: deps.clock, log });
+    const notes = startStatusLine(port, state.conversation, state.replyTo, { clock: deps.clock, log });
+    try {
+      if (before && !(await before(controller.signal))) return 'not_started';
+      const end = await runSteps(deps.turn, state, controller.signal, {
+        toolsStarting: (names) => {
+          port?.showProgress?.(state.conversation, `running ${names.join(', ')}`).catch(() => undefined);
+        },
+        progress: (note) => notes.show(note),
+      });
+      await finish(state, end);
+      return end.kind;
+    } catch (err) {
+      log.error({ err: (err as Error).message, stack: (err as Error).stack, turnId: state.turnId }, 'turn failed');
+      await sendEnd(state, err instanceof StoreWriteError ? say.STORE_FAILED : say.UNEXPECTED_ERROR, true);
+      deps.turn.tracer.record({ type: 'turn_end', turnId: state.turnId, outcome: 'error', steps: state.stepsUsed, durationMs: deps.clock.now() - state.startedAt, promptTokens: state.promptTokens, completionTokens: state.completionTokens });
+      return 'error';
+    } finally {
+      if (running.get(key) === controller) running.delete(key);
+      await progress.stop();
+      await notes.stop();
+    }
+  }
+
+  return {
+    drive,
+    send,
+    runningIn: (key) => running.get(key),
+    abortAll: () => {
+      for (const c of running.values()) c.abort();
+    },
+  };
+}
