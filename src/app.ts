@@ -38,6 +38,9 @@ import { createStatusReporter } from './stats/status-text.js';
 import { createConversationContext } from './gateway/conversation-context.js';
 import { createWorkspaces } from './workspace/workspace.js';
 import { saveAttachments } from './workspace/intake.js';
+import { createVisionSupport } from './vision/vision-support.js';
+import { probeVision } from './vision/vision-probe.js';
+import { createTurnImages } from './vision/turn-images.js';
 import { workspaceLimits } from './sandbox/limits.js';
 import { createGatekeeper, type Gatekeeper } from './access/gatekeeper.js';
 import { createSubAgents } from './subagents/subagents.js';
@@ -129,11 +132,20 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   const executor = new ToolExecutor({ registry, defaultTimeoutMs: config.limits.toolTimeoutMs, clock });
 
   const workspaces = createWorkspaces({ dir: config.files.workspaceDir, limits: workspaceLimits(config.files) });
+  const vision = createVisionSupport({
+    ...config.vision,
+    model: config.model.name,
+    baseURL: config.model.baseURL,
+    probe: () => probeVision({ baseURL: config.model.baseURL, apiKey: config.model.apiKey, model: config.model.name }),
+    file: path.join(config.dataDir, 'vision.json'),
+    log,
+  });
   let timer: DueTimer | undefined;
   const subagents = createSubAgents({ turn: () => turn, maxParallel: config.limits.maxParallelAgents });
   const turn: TurnDeps = {
     provider, registry, executor, sessions, approvals, facts, counter, tracer, clock, log,
     usage: { meter: access.meter, payer: access.payer },
+    images: createTurnImages({ vision, workspace: (sessionId) => workspaces.forSession(sessionId), log }),
     limits: {
       maxSteps: config.limits.maxSteps,
       contextTokens: config.limits.contextTokens,
@@ -171,6 +183,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
         defaults: { timezone: config.timezone },
         get log() { return toolLog(); },
         get workspace() { return workspace(); },
+        images: { maxBytes: config.vision.maxImageBytes },
         sendFile: async (file) => {
           const port = gateway.port(state.conversation.platform);
           if (!port?.sendFile) throw new Error(`${state.conversation.platform} cannot receive files from me`);
@@ -200,7 +213,10 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     cluster: opened.shared ? { pool: opened.shared.pool, url: opened.shared.url, instanceId: self, ...opts.clusterTiming } : undefined,
     schedules,
     intake: (msg, sessionId, port) =>
-      saveAttachments({ attachments: msg.attachments ?? [], workspace: workspaces.forSession(sessionId), port, log: log.child({ turn: 'attachments' }) }),
+      saveAttachments({
+        attachments: msg.attachments ?? [], workspace: workspaces.forSession(sessionId), port, log: log.child({ turn: 'attachments' }),
+        images: { maxBytes: config.vision.maxImageBytes, canSee: () => vision.check() },
+      }),
   });
   const leaderships: Leadership[] = [];
 

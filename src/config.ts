@@ -95,6 +95,13 @@ export interface Config {
     codeTimeoutMs: number;
     codeMemoryMb: number;
   };
+  /** Images for the model (docs/files-and-code.md#images). */
+  vision: {
+    /** HERMES_VISION: `auto` asks the model server once per model and remembers. */
+    mode: 'auto' | 'on' | 'off';
+    /** HERMES_MAX_IMAGE_MB in bytes: larger images are kept as files but not shown. */
+    maxImageBytes: number;
+  };
   /** HERMES_DASHBOARD_TOKEN set: the signed-in trace dashboard on PORT (docs/dashboard.md). */
   dashboard?: DashboardConfig;
   /** OpenTelemetry export (docs/telemetry.md); absent = off, and nothing of it is loaded. */
@@ -250,6 +257,13 @@ const filesEnv = (cwd: string) =>
       codeMemoryMb: e.HERMES_CODE_MEMORY_MB,
     }));
 
+const visionEnv = z
+  .object({
+    HERMES_VISION: oneOf(['auto', 'on', 'off'], 'auto', 'use "auto" (ask the model server once whether the model takes images), "on" or "off".'),
+    HERMES_MAX_IMAGE_MB: wholeNumber(5, { min: 1, max: 20, fix: 'is not valid: the largest image shown to the model, in MB, a whole number from 1 to 20 (default 5).' }),
+  })
+  .transform((e): Config['vision'] => ({ mode: e.HERMES_VISION, maxImageBytes: e.HERMES_MAX_IMAGE_MB * 1024 * 1024 }));
+
 const accessEnv = z
   .object({
     HERMES_ADMINS: commaList(/^(slack|discord|shell):[^:\s]+$/, 'use platform:userid, e.g. slack:U0123ABC or discord:123456789012345678.'),
@@ -300,6 +314,7 @@ const envSchema = (cwd: string) =>
       limits: limitsEnv,
       schedules: schedulesEnv,
       files: filesEnv(cwd),
+      vision: visionEnv,
       access: accessEnv,
       usage: usageEnv,
       misc: miscEnv,

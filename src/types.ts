@@ -86,11 +86,32 @@ export interface ToolCall {
   arguments: string;
 }
 
+/** The image types a vision model takes, decided from a file's bytes (src/vision/image-type.ts). */
+export type ImageMime = 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
+
+/**
+ * An image shown to the model, by reference: the bytes stay in the session's workspace and are
+ * read only to build a model request, so the session store, traces and dashboards hold this
+ * record (name, type, size, hash) and never the image itself.
+ */
+export interface ImageRef {
+  /** Workspace-relative path. */
+  path: string;
+  mime: ImageMime;
+  bytes: number;
+  /** SHA-256 of the bytes (hex): which image it was, and a check that the file has not changed since. */
+  sha256: string;
+  width?: number;
+  height?: number;
+}
+
 export type ChatMessage =
   | { role: 'system'; content: string }
   | {
       role: 'user';
       content: string;
+      /** Images attached to the message (vision models see them; others are told about them). */
+      images?: ImageRef[];
       speaker?: Speaker;
       /** InboundMessage.id it came from (crash recovery). */
       inboundId?: string;
@@ -98,7 +119,16 @@ export type ChatMessage =
       outsideSource?: string;
     }
   | { role: 'assistant'; content: string | null; toolCalls?: ToolCall[] }
-  | { role: 'tool'; toolCallId: string; name: string; content: string; /** The result is outside text from this source. */ outsideSource?: string };
+  | {
+      role: 'tool';
+      toolCallId: string;
+      name: string;
+      content: string;
+      /** The result is outside text from this source. */
+      outsideSource?: string;
+      /** Images the tool shows the model (view_image); sent in a user message right after the results. */
+      images?: ImageRef[];
+    };
 
 export interface TokenUsage {
   promptTokens: number;

@@ -9,6 +9,7 @@ import { reminderTools } from './reminders.js';
 import { readChannelHistoryTool } from './read-channel-history.js';
 import { scheduleTools } from './schedules.js';
 import { fileTools } from './files.js';
+import { viewImageTool } from './view-image.js';
 import { runCodeTool } from './run-code.js';
 import type { CodeSandbox } from '../src/sandbox/code-sandbox.js';
 import { delegateTool } from './delegate.js';
@@ -27,7 +28,7 @@ export interface BuiltinToolOptions {
 export function builtinTools(opts: BuiltinToolOptions = {}): AnyTool[] {
   const code = opts.sandbox ? [runCodeTool(opts.sandbox, opts.code ?? { defaultTimeoutMs: 60_000, memoryMb: 512 })] : [];
   const delegate = delegateTool(opts.agents ?? resolveProfiles(undefined));
-  return [getCurrentTime, calculator, fetchUrlTool, webSearchTool, sendWebhookTool, ...memoryTools, ...reminderTools, ...scheduleTools, readChannelHistoryTool, ...fileTools, ...code, ...(delegate ? [delegate] : [])];
+  return [getCurrentTime, calculator, fetchUrlTool, webSearchTool, sendWebhookTool, ...memoryTools, ...reminderTools, ...scheduleTools, readChannelHistoryTool, ...fileTools, viewImageTool, ...code, ...(delegate ? [delegate] : [])];
 }
 
 /**

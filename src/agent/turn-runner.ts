@@ -22,6 +22,8 @@ import { argsTooLargeToShow, ONE_APPROVAL_AT_A_TIME, unparseableToolCalls } from
 import { MAX_SHOWN_ARGS_CHARS, shownArgsJson } from '../approvals/shown-args.js';
 import type { FactStore } from '../memory/fact-store.js';
 import { effectOf, gatedByOutsideText, outsideSourcesIn, requestText } from '../safety/outside-gate.js';
+import { promptImages } from '../vision/prompt-images.js';
+import type { TurnImages } from '../vision/turn-images.js';
 
 /** What the model had seen when it asked for the calls being run: outside sources and the user's own words. */
 interface CallGate {
@@ -83,6 +85,8 @@ export interface TurnDeps {
   timezone: string;
   /** Whether this conversation can be read (read_channel_history is offered only then). */
   canReadHistory?(conversation: Conversation): boolean;
+  /** Images in model calls (HERMES_VISION); absent = images are described, never shown. */
+  images?: TurnImages;
   /** Daily token accounting (HERMES_USER_DAILY_TOKENS); absent = nothing counted (benchmarks). */
   usage?: { meter: UsageMeter; payer(speaker: Speaker): Payer };
   /**
@@ -119,7 +123,14 @@ export interface TurnHooks {
 }
 
 function toolView(deps: TurnDeps, state: TurnState): ToolView {
-  return { isAdmin: state.isAdmin, hasConversationHistory: deps.canReadHistory?.(state.conversation) ?? false };
+  return {
+    isAdmin: state.isAdmin,
+    hasConversationHistory: deps.canReadHistory?.(state.conversation) ?? false,
+    // Read at each step's tool list: the step's image preparation has settled it by then.
+    get vision() {
+      return deps.images?.canSee() ?? false;
+    },
+  };
 }
 
 /**
@@ -134,7 +145,8 @@ export function turnProvider(deps: Pick<TurnDeps, 'provider' | 'usage'>, state: 
 export async function runSteps(deps: TurnDeps, state: TurnState, signal: AbortSignal, hooks: TurnHooks = {}): Promise<TurnEnd> {
   const guard = createLoopGuard();
   const view = toolView(deps, state);
-  const provider = turnProvider(deps, state);
+  const metered = turnProvider(deps, state);
+  const provider = deps.images ? deps.images.provider(metered, state.sessionId) : metered;
 
   while (state.stepsUsed < deps.limits.maxSteps) {
     if (signal.aborted) return { kind: 'aborted' };
@@ -146,7 +158,8 @@ export async function runSteps(deps: TurnDeps, state: TurnState, signal: AbortSi
     // Only what the running summary does not cover yet: long sessions stay cheap to load.
     const base = session.summarizedUpTo;
     const isPrivate = (name: string) => deps.registry.isPrivate(name);
-    const history = hidePrivateCalls(await deps.sessions.history(state.sessionId, base), state.speaker, isPrivate);
+    const visible = hidePrivateCalls(await deps.sessions.history(state.sessionId, base), state.speaker, isPrivate);
+    const history = deps.images ? await deps.images.prepare(visible) : promptImages(visible, false);
     const lastUser = [...history].reverse().find((m) => m.role === 'user');
     const facts = await deps.facts.promptFacts(state.speaker, lastUser?.content ?? '', deps.limits.factTokens, deps.counter);
     const tools: ToolSpec[] = deps.registry.specsFor(view);
@@ -288,7 +301,7 @@ async function runToolCalls(
     const o = results.get(call.id);
     if (!o) continue; // the approval-gated call: answered when decided
     deps.tracer.record({ type: 'tool_call', turnId: state.turnId, callId: o.callId, name: o.name, args: o.args ?? call.arguments, ok: o.ok, result: o.content, raw: o.raw, startedAt: o.startedAt, durationMs: o.durationMs, errorKind: o.errorKind });
-    toolMessages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: o.content, ...(o.outsideSource && { outsideSource: o.outsideSource }) });
+    toolMessages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: o.content, ...(o.outsideSource && { outsideSource: o.outsideSource }), ...(o.images && { images: o.images }) });
   }
   if (toolMessages.length) await deps.sessions.append(state.sessionId, toolMessages);
   if (!approvalCall || signal.aborted) return undefined;

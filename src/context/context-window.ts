@@ -1,6 +1,8 @@
 import type { ChatMessage } from '../types.js';
 import { MESSAGE_OVERHEAD, REPLY_PRIMING, TOOL_CALL_OVERHEAD, type TokenCounter } from './token-counter.js';
 import { pairToolMessages, splitTurns } from './turns.js';
+import { IMAGE_TOKENS, withoutImages } from '../vision/prompt-images.js';
+import { IMAGE_NOTES } from '../vision/image-notes.js';
 
 /**
  * Fits one model request into the prompt budget (HERMES_CONTEXT_TOKENS). Pure.
@@ -94,9 +96,10 @@ function upperBoundTokens(messages: ChatMessage[]): number {
       n += Buffer.byteLength(m.content ?? '');
       for (const c of m.toolCalls ?? []) n += TOOL_CALL_OVERHEAD + Buffer.byteLength(c.id) + Buffer.byteLength(c.name) + Buffer.byteLength(c.arguments);
     } else if (m.role === 'tool') {
-      n += Buffer.byteLength(m.toolCallId) + Buffer.byteLength(m.content);
+      n += Buffer.byteLength(m.toolCallId) + Buffer.byteLength(m.content) + IMAGE_TOKENS * (m.images?.length ?? 0);
     } else {
       n += Buffer.byteLength(m.content);
+      if (m.role === 'user') n += IMAGE_TOKENS * (m.images?.length ?? 0);
       if (m.role === 'user' && m.speaker) n += Buffer.byteLength(m.speaker.displayName ?? m.speaker.userId) + 2;
     }
   }
@@ -125,7 +128,10 @@ export function fitContext(input: FitInput): FitResult {
   const stub = (e: Entry): void => {
     if (e.original) return;
     let msg: ChatMessage;
-    if (e.msg.role === 'tool') msg = { ...e.msg, content: toolResultStub(e.msg.content.length) };
+    if (e.msg.role === 'tool') {
+      const { images: _shown, ...rest } = e.msg;
+      msg = { ...rest, content: toolResultStub(e.msg.content.length) };
+    } else if (e.msg.role === 'user' && e.msg.images?.length) msg = withoutImages(e.msg, e.msg.images, IMAGE_NOTES.leftOut);
     else if (e.msg.role === 'assistant' && e.msg.toolCalls?.some((c) => c.arguments.length >= ARGS_STUB_MIN_CHARS)) {
       msg = { ...e.msg, toolCalls: e.msg.toolCalls.map((c) => (c.arguments.length >= ARGS_STUB_MIN_CHARS ? { ...c, arguments: toolArgsStub(c.arguments.length) } : c)) };
     } else return;
@@ -137,9 +143,9 @@ export function fitContext(input: FitInput): FitResult {
     e.cost = cost;
   };
 
-  // 1. Stub tool results of earlier turns, oldest first, sparing the most recent few.
+  // 1. Stub tool results (and images) of earlier turns, oldest first, sparing the most recent few.
   if (over() && last > 0) {
-    const earlier = turns.slice(0, last).flatMap((t) => t.entries.filter((e) => e.msg.role === 'tool' || e.msg.role === 'assistant'));
+    const earlier = turns.slice(0, last).flatMap((t) => t.entries.filter((e) => e.msg.role === 'tool' || e.msg.role === 'assistant' || (e.msg.role === 'user' && e.msg.images?.length)));
     const spare = Math.max(0, input.keepRecentToolResults ?? 0);
     const candidates = earlier.slice(0, Math.max(0, earlier.length - spare));
     for (const e of candidates) {

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { Tiktoken, type TiktokenBPE } from 'js-tiktoken/lite';
 import type { ChatMessage } from '../types.js';
 import type { ToolSpec } from '../provider/provider.js';
+import { IMAGE_TOKENS } from '../vision/prompt-images.js';
 
 /**
  * Token counting for the prompt budget (HERMES_CONTEXT_TOKENS).
@@ -140,13 +141,13 @@ export function createTokenCounter(model: string): TokenCounter {
       case 'user':
         // Shared sessions tag the speaker into the request; count the name so tagging never overflows.
         if (m.speaker) n += count(m.speaker.displayName ?? m.speaker.userId) + 2;
-        return n + count(m.content);
+        return n + count(m.content) + IMAGE_TOKENS * (m.images?.length ?? 0);
       case 'assistant':
         n += count(m.content ?? '');
         for (const call of m.toolCalls ?? []) n += TOOL_CALL_OVERHEAD + count(call.id) + count(call.name) + count(call.arguments);
         return n;
       case 'tool':
-        return n + count(m.toolCallId) + count(m.content);
+        return n + count(m.toolCallId) + count(m.content) + IMAGE_TOKENS * (m.images?.length ?? 0);
     }
   }
 

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Store } from '../store/store.js';
 import { StoreWriteError } from '../store/store.js';
-import type { Conversation, InboundMessage, Platform, Speaker } from '../types.js';
+import type { Conversation, ImageRef, InboundMessage, Platform, Speaker } from '../types.js';
 import { conversationKey, speakerKey } from '../types.js';
 import type { SessionStore } from '../sessions/session-store.js';
 import type { ApprovalStore } from '../approvals/approval-store.js';
@@ -56,7 +56,7 @@ export interface GatewayDeps {
   /** Scheduled tasks, for `/hermes schedules` and `unschedule`. */
   schedules?: ScheduleStore;
   /** Saves a message's attached files into the session's workspace before its turn (files-and-code). */
-  intake?(msg: InboundMessage, sessionId: string, port: OutboundPort | undefined): Promise<{ modelNote?: string; userNotice?: string }>;
+  intake?(msg: InboundMessage, sessionId: string, port: OutboundPort | undefined): Promise<{ modelNote?: string; userNotice?: string; images?: ImageRef[] }>;
 }
 
 export interface ClusterOptions {
@@ -183,7 +183,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
       if (files?.userNotice) await send(msg.conversation, files.userNotice, msg.replyTo);
       const said = msg.text.trim() === '' ? '(sent only files)' : msg.text;
       const text = files?.modelNote ? `${said}\n\n${files.modelNote}` : said;
-      await deps.sessions.append(session.id, [{ role: 'user', content: tagUserText(msg.conversation, msg.speaker, text), speaker: msg.speaker, inboundId: msg.id }]);
+      // Attached images travel as references (src/vision): the model is shown them if it can see.
+      await deps.sessions.append(session.id, [{ role: 'user', content: tagUserText(msg.conversation, msg.speaker, text), speaker: msg.speaker, inboundId: msg.id, ...(files?.images && { images: files.images }) }]);
       const state = newTurnState({ sessionId: session.id, conversation: msg.conversation, speaker: msg.speaker, isAdmin: isAdmin(msg.speaker), replyTo: msg.replyTo }, deps.clock.now());
       deps.turn.tracer.record({ type: 'turn_start', turnId: state.turnId, sessionId: session.id, platform: msg.conversation.platform, userKey: speakerKey(msg.speaker), text: msg.text });
       await drive(state);

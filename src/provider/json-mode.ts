@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../types.js';
+import type { ChatMessage, ImageRef } from '../types.js';
 import type { ToolSpec } from './provider.js';
 
 /**
@@ -36,13 +36,17 @@ export function toJsonModeMessages(messages: ChatMessage[], tools: ToolSpec[]): 
   const out: ChatMessage[] = [];
   let instructed = false;
   let observations: string[] = [];
+  let images: ImageRef[] = [];
   const flush = (): void => {
-    if (observations.length) out.push({ role: 'user', content: observations.join('\n\n') });
+    if (observations.length) out.push({ role: 'user', content: observations.join('\n\n'), ...(images.length && { images }) });
     observations = [];
+    images = [];
   };
   for (const m of messages) {
     if (m.role === 'tool') {
       observations.push(`Observation for ${m.name} (call ${m.toolCallId}): ${m.content}`);
+      // A tool's images (view_image) ride on the observation turn, the user message it becomes.
+      if (m.images?.length) images = [...images, ...m.images];
       continue;
     }
     flush();

@@ -91,7 +91,7 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): ModelProvider
   function buildBody(request: ModelRequest): ChatCompletionCreateParamsNonStreaming {
     const json = opts.toolMode === 'json';
     const messages = json ? toJsonModeMessages(request.messages, request.tools) : request.messages;
-    const body: ChatCompletionCreateParamsNonStreaming = { model: request.model ?? opts.model, messages: toSdkMessages(messages) };
+    const body: ChatCompletionCreateParamsNonStreaming = { model: request.model ?? opts.model, messages: toSdkMessages(messages, request.imageData) };
     body[compat.maxTokensField] = request.maxTokens ?? opts.maxTokens;
     if (compat.sendTemperature) body.temperature = opts.temperature;
     if (!json && request.tools.length > 0) body.tools = toSdkTools(request.tools);

@@ -15,6 +15,11 @@ export interface ModelRequest {
   maxTokens?: number;
   /** Another model for this call (a sub-agent profile's `model`); default the provider's own. */
   model?: string;
+  /**
+   * The bytes of the images the messages reference, as data URLs by ImageRef.sha256 (filled in
+   * right before the call by src/vision/turn-images.ts; the messages themselves never hold bytes).
+   */
+  imageData?: ReadonlyMap<string, string>;
 }
 
 export interface ModelResponse {

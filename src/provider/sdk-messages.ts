@@ -1,32 +1,60 @@
 import type {
+  ChatCompletionContentPart,
   ChatCompletionFunctionTool,
   ChatCompletionMessage,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
-import type { ChatMessage, ToolCall } from '../types.js';
+import type { ChatMessage, ImageRef, ToolCall } from '../types.js';
+import { IMAGE_NOTES } from '../vision/image-notes.js';
 import type { ToolSpec } from './provider.js';
 import { newCallId, normalizeArgumentsText, type IdFactory } from './tool-text.js';
 import { parseLenientJson } from '../toolkit/lenient-json.js';
 
 /** Our transcript ↔ the SDK's wire shapes. Nothing outside src/provider sees SDK types. */
 
-export function toSdkMessages(messages: ChatMessage[]): ChatCompletionMessageParam[] {
-  return messages.map((m): ChatCompletionMessageParam => {
+export function toSdkMessages(messages: ChatMessage[], imageData?: ReadonlyMap<string, string>): ChatCompletionMessageParam[] {
+  const out: ChatCompletionMessageParam[] = [];
+  // Tool results cannot carry images in chat completions: a tool's images (view_image) follow the
+  // run of tool messages as one user message, which is where servers accept image parts.
+  let toolImages: { name: string; images: ImageRef[] }[] = [];
+  const flushToolImages = () => {
+    if (toolImages.length) out.push({ role: 'user', content: toolImages.flatMap((t) => [{ type: 'text' as const, text: IMAGE_NOTES.shownByTool(t.name, t.images) }, ...imageParts(t.images, imageData)]) });
+    toolImages = [];
+  };
+  for (const m of messages) {
+    if (m.role !== 'tool') flushToolImages();
     switch (m.role) {
       case 'system':
-        return { role: 'system', content: m.content };
+        out.push({ role: 'system', content: m.content });
+        break;
       case 'user':
-        return { role: 'user', content: m.content };
+        out.push({ role: 'user', content: m.images?.length ? [{ type: 'text', text: m.content }, ...imageParts(m.images, imageData)] : m.content });
+        break;
       case 'tool':
-        return { role: 'tool', tool_call_id: m.toolCallId, content: m.content };
+        out.push({ role: 'tool', tool_call_id: m.toolCallId, content: m.content });
+        if (m.images?.length) toolImages.push({ name: m.name, images: m.images });
+        break;
       case 'assistant':
-        if (!m.toolCalls?.length) return { role: 'assistant', content: m.content ?? '' };
-        return {
+        if (!m.toolCalls?.length) {
+          out.push({ role: 'assistant', content: m.content ?? '' });
+          break;
+        }
+        out.push({
           role: 'assistant',
           content: m.content,
           tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: historyArguments(c.arguments) } })),
-        };
+        });
     }
+  }
+  flushToolImages();
+  return out;
+}
+
+/** Image parts for the refs whose bytes were loaded; one the loader could not read is named in words. */
+function imageParts(images: ImageRef[], imageData: ReadonlyMap<string, string> | undefined): ChatCompletionContentPart[] {
+  return images.map((ref): ChatCompletionContentPart => {
+    const url = imageData?.get(ref.sha256);
+    return url ? { type: 'image_url', image_url: { url } } : { type: 'text', text: IMAGE_NOTES.missing([ref]) };
   });
 }
 

@@ -14,13 +14,24 @@ import type { AnyTool, EffectInput, ToolEffect } from '../toolkit/tool-api.js';
  * counted, and they change nothing.
  */
 
-/** The outside sources present in what the model saw, in first-seen order, without repeats. */
+/**
+ * The outside sources present in what the model saw, in first-seen order, without repeats. An
+ * image shown to the model counts as one: a picture can carry written instructions as easily as
+ * a page can, whoever sent it or whatever code drew it.
+ */
 export function outsideSourcesIn(messages: readonly ChatMessage[]): string[] {
   const seen = new Set<string>();
   for (const m of messages) {
-    if ((m.role === 'user' || m.role === 'tool') && m.outsideSource) seen.add(m.outsideSource);
+    if (m.role !== 'user' && m.role !== 'tool') continue;
+    if (m.outsideSource) seen.add(m.outsideSource);
+    for (const image of m.images ?? []) seen.add(imageSource(image.path));
   }
   return [...seen];
+}
+
+/** How an image is named among an approval prompt's sources. */
+export function imageSource(path: string): string {
+  return `image ${path}`;
 }
 
 /**

@@ -198,7 +198,7 @@ export class ToolExecutor {
         return fail('failed', TOOL_MESSAGES.failed(p.tool.name, errorMessage(first.error)));
       }
       if (first.kind !== 'done') return fail('failed', TOOL_MESSAGES.cancelled(p.tool.name, sideEffects));
-      const { text, raw, outsideSource } = readResult(first.value);
+      const { text, raw, outsideSource, images } = readResult(first.value);
       const body = text === '' ? TOOL_MESSAGES.empty : text;
       // Outside text is capped first and wrapped after, so the cap can never cut the closing marker.
       const content = outsideSource === undefined ? capText(body, maxChars) : wrapOutsideText(capText(body, maxChars), { source: outsideSource });
@@ -208,6 +208,7 @@ export class ToolExecutor {
         content,
         ...(raw === undefined ? {} : { raw }),
         ...(outsideSource === undefined ? {} : { outsideSource }),
+        ...(images && { images }),
         durationMs: this.clock.now() - started,
       };
     } catch (err) {

@@ -24,6 +24,8 @@ export interface ToolView {
   hasConversationHistory?: boolean;
   /** Only these tools, whatever else is visible (a sub-agent's profile). */
   only?: ReadonlySet<string>;
+  /** The model is shown images now; tools that need it are hidden otherwise. */
+  vision?: boolean;
 }
 
 /**
@@ -89,6 +91,7 @@ export class ToolRegistry {
     if (!settings.enabled) return false;
     if (tool.category === 'admin' && !view.isAdmin) return false;
     if (tool.needsConversationHistory && !view.hasConversationHistory) return false;
+    if (tool.needsVision && !view.vision) return false;
     if (!tool.isAvailable) return true;
     try {
       const available = tool.isAvailable(settings.settings);

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import type { Conversation, Speaker } from '../types.js';
+import type { Conversation, ImageRef, Speaker } from '../types.js';
 import type { NetClient } from '../net/net-client.js';
 import type { UserFacts } from '../memory/user-facts.js';
 import type { UserReminders } from '../reminders/user-reminders.js';
@@ -106,6 +106,8 @@ export interface ToolContext {
   notice?(text: string): Promise<void>;
   /** Sub-agents (the delegate tool); absent inside a sub-agent. */
   agents?: SubAgents;
+  /** Images for the model (view_image): the largest one shown (HERMES_MAX_IMAGE_MB in bytes). */
+  images?: { maxBytes: number };
 }
 
 /**
@@ -114,7 +116,7 @@ export interface ToolContext {
  * other people's messages): the executor then wraps it as untrusted data naming that source, and
  * the turn counts as having read outside text (see src/safety/outside-gate.ts).
  */
-export type ToolResult = string | { summary: string; raw?: unknown; outsideSource?: string };
+export type ToolResult = string | { summary: string; raw?: unknown; outsideSource?: string; /** Shown to the model as images after the results (view_image); they count as outside content. */ images?: ImageRef[] };
 
 /**
  * What running a tool does beyond answering:
@@ -148,6 +150,8 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   effect?: ToolEffect | ((args: z.infer<S>, input: EffectInput) => ToolEffect);
   /** Only offered where the conversation can be read (not in the terminal chat). */
   needsConversationHistory?: boolean;
+  /** Only offered while the model is shown images (HERMES_VISION; src/vision/vision-support.ts). */
+  needsVision?: boolean;
   /**
    * Words for the approval prompt, shown above the exact arguments (e.g. a schedule's next run
    * times). Throwing refuses the call before anyone is asked; the message goes to the model.

@@ -1,4 +1,4 @@
-import type { ToolCall } from '../types.js';
+import type { ImageRef, ToolCall } from '../types.js';
 import type { ToolResult } from './tool-api.js';
 
 /**
@@ -18,6 +18,8 @@ export interface ToolOutcome {
   errorKind?: ToolErrorKind;
   /** Set when `content` is outside text (wrapped as untrusted data): where it came from. */
   outsideSource?: string;
+  /** Images the tool shows the model (view_image), by reference. */
+  images?: ImageRef[];
 }
 
 /**
@@ -75,12 +77,12 @@ export function capText(text: string, max: number): string {
 }
 
 /** Splits what a tool returned into the model's text and the trace's raw value. */
-export function readResult(result: ToolResult | unknown): { text: string; raw?: unknown; outsideSource?: string } {
+export function readResult(result: ToolResult | unknown): { text: string; raw?: unknown; outsideSource?: string; images?: ImageRef[] } {
   if (typeof result === 'string') return { text: result };
   if (typeof result === 'object' && result !== null && 'summary' in result) {
-    const { summary, raw, outsideSource } = result as { summary: unknown; raw?: unknown; outsideSource?: unknown };
+    const { summary, raw, outsideSource, images } = result as { summary: unknown; raw?: unknown; outsideSource?: unknown; images?: ImageRef[] };
     const text = typeof summary === 'string' ? summary : safeJson(summary);
-    return { text, raw, ...(typeof outsideSource === 'string' && { outsideSource }) };
+    return { text, raw, ...(typeof outsideSource === 'string' && { outsideSource }), ...(Array.isArray(images) && images.length > 0 && { images }) };
   }
   // Outside the contract (a tool returned a number or an object): show it rather than lose it.
   return { text: result === undefined ? '' : safeJson(result), raw: result };

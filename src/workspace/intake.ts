@@ -1,7 +1,9 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { OutboundPort } from '../gateway/ports.js';
-import type { InboundAttachment } from '../types.js';
+import type { ImageRef, InboundAttachment } from '../types.js';
+import { readWorkspaceImage } from '../vision/image-ref.js';
+import { IMAGE_NOTES, IMAGE_USER } from '../vision/image-notes.js';
 import { formatBytes, mimeFromName } from './file-kind.js';
 import { ATTACHMENTS_DIR, WorkspaceError, type SessionWorkspace } from './workspace.js';
 
@@ -20,6 +22,15 @@ export interface IntakeResult {
   modelNote?: string;
   /** Said to the person before the answer (files not taken). */
   userNotice?: string;
+  /** Saved files that are images a model may be shown (by their bytes, within HERMES_MAX_IMAGE_MB). */
+  images?: ImageRef[];
+}
+
+/** Which attachments become images for the model (src/vision). */
+export interface ImageIntake {
+  maxBytes: number;
+  /** Whether the model is shown images: only then is an over-size image worth a word to the person. */
+  canSee(): Promise<boolean>;
 }
 
 type Skip = { name: string; size: number; why: string };
@@ -45,11 +56,14 @@ export async function saveAttachments(opts: {
   port: OutboundPort | undefined;
   signal?: AbortSignal;
   log: Logger;
+  images?: ImageIntake;
 }): Promise<IntakeResult> {
   const { workspace, port, log } = opts;
   const maxBytes = workspace.limits.maxFileBytes;
   const saved: string[] = [];
   const skipped: Skip[] = [];
+  const images: ImageRef[] = [];
+  const largeImages: Skip[] = [];
   for (const [i, att] of opts.attachments.entries()) {
     const name = safeFileName(att.name);
     if (i >= MAX_ATTACHMENTS_PER_MESSAGE) {
@@ -71,6 +85,11 @@ export async function saveAttachments(opts: {
       const r = await workspace.writeStream(rel, body, maxBytes);
       const type = att.mimeType ?? mimeFromName(name) ?? 'unknown type';
       saved.push(`- ${r.rel} (${formatBytes(r.bytes)}, ${type})`);
+      if (opts.images) {
+        const image = await readWorkspaceImage(workspace, r.rel, opts.images.maxBytes).catch(() => undefined);
+        if (image?.ok) images.push(image.ref);
+        else if (image?.reason === 'too_large') largeImages.push({ name: r.rel, size: r.bytes, why: '' });
+      }
     } catch (err) {
       const why =
         err instanceof WorkspaceError && err.limit === 'file_size' ? SKIP.tooLarge(maxBytes)
@@ -81,15 +100,24 @@ export async function saveAttachments(opts: {
     }
   }
   const notes: string[] = [];
+  const notices: string[] = [];
+  if (largeImages.length && opts.images && (await opts.images.canSee())) {
+    for (const l of largeImages) {
+      notes.push(IMAGE_NOTES.tooLarge(l.name, l.size, opts.images.maxBytes));
+      notices.push(IMAGE_USER.tooLarge(path.basename(l.name), l.size, opts.images.maxBytes));
+    }
+  }
   if (saved.length) notes.push(`[Files the user attached, saved in the workspace (read_file and run_code can use them):\n${saved.join('\n')}]`);
   if (skipped.length) notes.push(`[Attached files that were NOT saved (the user has been told): ${skipped.map((s) => `${s.name} (${formatBytes(s.size)}): ${s.why}`).join('; ')}]`);
+  if (skipped.length) {
+    notices.unshift(skipped.length === 1
+      ? `I could not take your file ${skipped[0]!.name} (${formatBytes(skipped[0]!.size)}): ${skipped[0]!.why}.`
+      : `I could not take these files: ${skipped.map((s) => `${s.name} (${formatBytes(s.size)}): ${s.why}`).join('; ')}.`);
+  }
   return {
     ...(notes.length && { modelNote: notes.join('\n') }),
-    ...(skipped.length && {
-      userNotice: skipped.length === 1
-        ? `I could not take your file ${skipped[0]!.name} (${formatBytes(skipped[0]!.size)}): ${skipped[0]!.why}.`
-        : `I could not take these files: ${skipped.map((s) => `${s.name} (${formatBytes(s.size)}): ${s.why}`).join('; ')}.`,
-    }),
+    ...(notices.length && { userNotice: notices.join('\n') }),
+    ...(images.length && { images }),
   };
 }
 

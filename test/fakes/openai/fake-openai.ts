@@ -7,6 +7,7 @@ import type {
   ChatCompletionMessageFunctionToolCall,
 } from 'openai/resources/chat/completions';
 import type { CompletionUsage } from 'openai/resources/completions';
+import { PROBE_PNG } from '../../../src/vision/vision-probe.js';
 
 /**
  * A scripted OpenAI-compatible server on 127.0.0.1 for tests and benchmarks. Replies come from a
@@ -35,6 +36,15 @@ export interface FakeOpenAI {
   setLatency(ms: number): void;
   /** Chat requests received and not yet answered (or given up by the client) right now. */
   readonly inFlight: number;
+  /**
+   * The bot's "does this model take images?" probes (a 1×1 PNG), answered by the fake itself from
+   * its vision setting: kept apart from `requests`, never taking a scripted reply.
+   */
+  visionProbes: ChatCompletionRequestBody[];
+  /** Requests with image parts refused with a 400 while vision is off (not in `requests` either). */
+  imageRefusals: ChatCompletionRequestBody[];
+  /** Whether the model takes images (default true); off, any request with an image part gets a 400 as OpenAI's text models answer. */
+  setVision(on: boolean): void;
   /** The most chat requests that were in flight at the same time: proof of overlap that needs no timing. */
   readonly peakInFlight: number;
   /** Chat requests whose client went away before the answer was sent (a cancelled call). */
@@ -62,11 +72,23 @@ export interface FakeOpenAIOptions {
   apiKey?: string;
   /** Also answer `POST|PUT /sink` with 200 (a webhook target for `npm run fake-model`). */
   sink?: boolean;
+  /** Whether the model takes images (default true). */
+  vision?: boolean;
+}
+
+/** What OpenAI answers when a text-only model is sent an image part. */
+export const NO_VISION_ERROR = { error: { message: 'Invalid content type. image_url is only supported by certain models.', type: 'invalid_request_error', param: 'messages.[0].content.[1].type', code: null } };
+
+function imageParts(body: ChatCompletionRequestBody): string[] {
+  return body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content.flatMap((p) => (p.type === 'image_url' ? [p.image_url.url] : [])) : []));
 }
 
 export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
   const queue: FakeReply[] = [];
   const requests: ChatCompletionRequestBody[] = [];
+  const visionProbes: ChatCompletionRequestBody[] = [];
+  const imageRefusals: ChatCompletionRequestBody[] = [];
+  let vision = opts.vision ?? true;
   let handler = opts.handler;
   let latencyMs = opts.latencyMs ?? 0;
   let callIndex = 0;
@@ -116,6 +138,18 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
       sendJson(res, 400, { error: { message: 'request body is not JSON', type: 'invalid_request_error' } });
       return;
     }
+    const images = imageParts(body);
+    if (body.messages.length === 1 && images.length === 1 && images[0] === PROBE_PNG) {
+      visionProbes.push(body);
+      if (vision) sendJson(res, 200, toCompletion(body.model, { text: 'OK', toolCalls: [], usage: { prompt_tokens: 90, completion_tokens: 1, total_tokens: 91 } }, -1));
+      else sendJson(res, 400, NO_VISION_ERROR);
+      return;
+    }
+    if (images.length && !vision) {
+      imageRefusals.push(body);
+      sendJson(res, 400, NO_VISION_ERROR);
+      return;
+    }
     requests.push(body);
     const index = callIndex++;
     inFlight += 1;
@@ -155,6 +189,9 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    visionProbes,
+    imageRefusals,
+    setVision: (on) => void (vision = on),
     enqueue: (...replies) => void queue.push(...replies),
     setHandler: (h) => void (handler = h),
     setLatency: (ms) => void (latencyMs = ms),
