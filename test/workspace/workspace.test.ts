@@ -41,6 +41,14 @@ describe('workspace paths', () => {
     expect(await resolveInside(ws.root, 'new/dir/file.txt')).toMatchObject({ ok: true, rel: 'new/dir/file.txt' });
   });
 
+  it('allows names that merely start with two dots (..foo); only a ".." segment leaves', async () => {
+    expect(checkRelativePath('..foo')).toEqual({ ok: true, rel: '..foo' });
+    expect(await resolveInside(ws.root, '..foo')).toMatchObject({ ok: true, rel: '..foo' });
+    expect(await writeFileTool.run({ path: '..foo', content: 'dots' }, makeToolContext({ workspace: ws }))).toBe('Created ..foo (4 B).');
+    expect(String(await readFileTool.run({ path: '..foo' }, makeToolContext({ workspace: ws })))).toContain('dots');
+    expect(await resolveInside(ws.root, '..')).toMatchObject({ ok: false });
+  });
+
   it('names a session folder readably and uniquely', () => {
     const a = workspaceFolderName('slack:T1:C1:1700.1#abc');
     expect(a).toMatch(/^slack_T1_C1_1700\.1_abc-[0-9a-f]{10}$/);

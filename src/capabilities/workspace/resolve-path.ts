@@ -60,7 +60,9 @@ export async function resolveInside(root: string, raw: string): Promise<Resolved
 
 export function isInside(root: string, candidate: string): boolean {
   const rel = path.relative(root, candidate);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+  // Only a ".." segment climbs out; a name that merely starts with two dots ("..foo") stays inside.
+  const climbs = rel === '..' || rel.startsWith(`..${path.sep}`);
+  return rel === '' || (!climbs && !path.isAbsolute(rel));
 }
 
 /** After open(): the descriptor's real target must still be inside (defeats swap-in-a-symlink races). */

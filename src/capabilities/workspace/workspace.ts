@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
-import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, open, rm, type FileHandle } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import path from 'node:path';
 import { checkOpenedInside, resolveInside, type ResolvedPath } from './resolve-path.js';
 import { fileKind, formatBytes, type FileKind } from './file-kind.js';
@@ -55,6 +56,40 @@ export interface SessionWorkspace {
 }
 
 const MAX_READ_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Why the file tools touch nothing but regular files and folders: a blocking open of a named pipe
+ * waits for a writer that never comes, on one of libuv's four threads; four such reads (code in the
+ * sandbox can mkfifo) stopped every file read and DNS lookup of the whole bot. So the kind is checked
+ * with lstat before opening, every open is O_NONBLOCK (no effect on regular files), and the opened
+ * descriptor is checked again, in case something was swapped in between.
+ */
+const OPEN_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const OPEN_WRITE = constants.O_RDWR | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+function specialKind(st: Stats): string | undefined {
+  if (st.isFile() || st.isDirectory() || st.isSymbolicLink()) return undefined;
+  if (st.isFIFO()) return 'a named pipe';
+  if (st.isSocket()) return 'a socket';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  return 'a special file';
+}
+
+function notRegular(rel: string, kind: string): WorkspaceError {
+  return new WorkspaceError(`"${rel}" is ${kind}, not a regular file; the file tools only read and write regular files`);
+}
+
+/** Refuses a path that is (now) a pipe, socket or device, before anything opens it. */
+async function refuseSpecial(abs: string, rel: string): Promise<void> {
+  let st: Stats;
+  try {
+    st = await lstat(abs);
+  } catch {
+    return; // missing: the open that follows says so in its own words
+  }
+  const kind = specialKind(st);
+  if (kind) throw notRegular(rel, kind);
+}
 const SAMPLE_BYTES = 8 * 1024;
 
 export function workspaceFolderName(sessionId: string): string {
@@ -86,9 +121,10 @@ export function openWorkspace(root: string, limits: WorkspaceLimits): SessionWor
   /** Opens an existing regular file inside the workspace, never through a link that leaves it. */
   async function openExisting(rel: string): Promise<{ fh: FileHandle; rel: string; size: number }> {
     const r = await resolveOrThrow(rel);
+    await refuseSpecial(r.abs, r.rel);
     let fh: FileHandle;
     try {
-      fh = await open(r.abs, constants.O_RDONLY | constants.O_NOFOLLOW);
+      fh = await open(r.abs, OPEN_READ);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') throw new WorkspaceError(`there is no file "${r.rel}" in the workspace (list_files shows what is there)`);
@@ -99,7 +135,7 @@ export function openWorkspace(root: string, limits: WorkspaceLimits): SessionWor
       if (!(await checkOpenedInside(root, fh.fd))) throw new WorkspaceError(`"${r.rel}" points outside the workspace`);
       const st = await fh.stat();
       if (st.isDirectory()) throw new WorkspaceError(`"${r.rel || '.'}" is a folder; use list_files to see what is in it`);
-      if (!st.isFile()) throw new WorkspaceError(`"${r.rel}" is not a regular file`);
+      if (!st.isFile()) throw notRegular(r.rel, specialKind(st) ?? 'a special file');
       return { fh, rel: r.rel, size: st.size };
     } catch (err) {
       await fh.close();
@@ -129,17 +165,24 @@ export function openWorkspace(root: string, limits: WorkspaceLimits): SessionWor
     await mkdir(path.dirname(r.abs), { recursive: true });
     const again = await resolveInside(root, r.rel);
     if (!again.ok) throw new WorkspaceError(again.reason);
+    await refuseSpecial(again.abs, again.rel);
     let existed: number | undefined;
     let fh: FileHandle;
     try {
-      fh = await open(again.abs, constants.O_RDWR | constants.O_NOFOLLOW);
-      existed = (await fh.stat()).size;
+      fh = await open(again.abs, OPEN_WRITE);
+      const st = await fh.stat();
+      if (!st.isFile()) {
+        await fh.close();
+        throw st.isDirectory() ? new WorkspaceError(`"${r.rel}" is a folder`) : notRegular(again.rel, specialKind(st) ?? 'a special file');
+      }
+      existed = st.size;
     } catch (err) {
+      if (err instanceof WorkspaceError) throw err;
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ELOOP') throw new WorkspaceError(`"${r.rel}" is a symbolic link; write to a plain file name`);
       if (code === 'EISDIR') throw new WorkspaceError(`"${r.rel}" is a folder`);
       if (code !== 'ENOENT') throw err;
-      fh = await open(again.abs, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+      fh = await open(again.abs, OPEN_WRITE | constants.O_CREAT | constants.O_EXCL, 0o644);
     }
     if (!(await checkOpenedInside(root, fh.fd))) {
       await fh.close();
