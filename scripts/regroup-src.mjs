@@ -46,6 +46,7 @@ export const MOVES = {
   'src/net': 'src/capabilities/net',
   'src/sandbox': 'src/capabilities/sandbox',
   'src/workspace': 'src/capabilities/workspace',
+  'src/documents': 'src/capabilities/documents',
   // agent: one turn of model and tools (src/agent stays where it is), and sub-agents
   'src/subagents': 'src/agent/subagents',
   // gateway: from a platform's message to a turn and back; who may talk

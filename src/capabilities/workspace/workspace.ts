@@ -6,6 +6,7 @@ import path from 'node:path';
 import { checkOpenedInside, resolveInside, type ResolvedPath } from './resolve-path.js';
 import { fileKind, formatBytes, type FileKind } from './file-kind.js';
 import { totalBytes, walk, type WalkEntry } from './walk.js';
+import { documentKind, type DocumentKind } from '../documents/document-text.js';
 
 /**
  * One folder per session, under HERMES_WORKSPACE_DIR. `/hermes new` starts a new session and so a
@@ -36,7 +37,9 @@ export class WorkspaceError extends Error {
 
 export type ReadOutcome =
   | { kind: 'text'; rel: string; file: FileKind; bytes: number; totalChars: number; offset: number; text: string }
-  | { kind: 'binary'; rel: string; file: FileKind; bytes: number };
+  | { kind: 'binary'; rel: string; file: FileKind; bytes: number }
+  /** A PDF or Word document (by its bytes), handed over whole for text extraction. */
+  | { kind: 'document'; rel: string; document: DocumentKind; bytes: number; data: Buffer };
 
 export interface SessionWorkspace {
   /** Absolute host path of the folder (it may not exist yet: see ensure). */
@@ -212,6 +215,11 @@ export function openWorkspace(root: string, limits: WorkspaceLimits): SessionWor
       try {
         const sample = Buffer.alloc(Math.min(SAMPLE_BYTES, size));
         await fh.read(sample, 0, sample.length, 0);
+        const document = documentKind(name, sample);
+        if (document) {
+          if (size > MAX_READ_BYTES) throw new WorkspaceError(`"${name}" is ${formatBytes(size)}, too large to read as a document here`);
+          return { kind: 'document', rel: name, document, bytes: size, data: await fh.readFile() };
+        }
         const file = fileKind(name, sample);
         if (file.kind === 'binary') return { kind: 'binary', rel: name, file, bytes: size };
         if (size > MAX_READ_BYTES) {
