@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createVisibleTextFilter, type VisibleTextMode } from '../../src/provider/visible-text.js';
-import { hasHermesToolCalls, parseBareJsonToolCalls, parseHermesToolCalls, parseJsonModeAnswer, stripThinking } from '../../src/provider/tool-text.js';
-import { blankToNull } from '../../src/values.js';
+import { createVisibleTextFilter, type VisibleTextMode } from '../../src/runtime/provider/visible-text.js';
+import { hasHermesToolCalls, parseBareJsonToolCalls, parseHermesToolCalls, parseJsonModeAnswer, stripThinking } from '../../src/runtime/provider/tool-text.js';
+import { blankToNull } from '../../src/basics/values.js';
 
 const TOOLS: VisibleTextMode = { kind: 'native', toolNames: new Set(['calculator', 'fetch_url']) };
 const NO_TOOLS: VisibleTextMode = { kind: 'native', toolNames: new Set() };
