@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../src/toolkit/tool-api.js';
 import { formatBytes } from '../src/workspace/file-kind.js';
+import { OVER_QUOTA, overQuota } from '../src/workspace/quota-text.js';
 import { ATTACHMENTS_DIR, type SessionWorkspace } from '../src/workspace/workspace.js';
 
 /**
@@ -34,8 +35,9 @@ export const listFilesTool = defineTool({
   async run(args, ctx) {
     const ws = workspaceOf(ctx);
     const { entries, truncated } = await ws.list(args.path ?? '', LIST_MAX_ENTRIES);
-    const used = await ws.usageBytes();
-    const header = `Workspace: ${formatBytes(used)} of ${formatBytes(ws.limits.quotaBytes)} used.`;
+    const usage = await ws.usage();
+    const over = overQuota(usage, ws.limits);
+    const header = over ? OVER_QUOTA.listing(over) : `Workspace: ${formatBytes(usage.bytes)} of ${formatBytes(ws.limits.quotaBytes)} used.`;
     if (entries.length === 0) return `${header}\n${args.path ? `"${args.path}" is empty.` : 'The workspace is empty.'}`;
     const lines = entries.map((e) =>
       e.type === 'dir' ? `${e.rel}/` : e.type === 'link' ? `${e.rel} (symbolic link)` : e.type === 'file' ? `${e.rel} (${formatBytes(e.size)})` : `${e.rel} (special file)`,
