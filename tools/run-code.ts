@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { defineTool } from '../src/toolkit/tool-api.js';
-import type { CodeSandbox, RunResult, StopReason } from '../src/sandbox/code-sandbox.js';
-import { MAX_CODE_TIMEOUT_MS } from '../src/config.js';
-import { OVER_QUOTA, overQuota } from '../src/workspace/quota-text.js';
+import { defineTool } from '../src/runtime/toolkit/tool-api.js';
+import type { CodeSandbox, RunResult, StopReason } from '../src/capabilities/sandbox/code-sandbox.js';
+import { MAX_CODE_TIMEOUT_MS } from '../src/app/config.js';
+import { OVER_QUOTA, overQuota } from '../src/capabilities/workspace/quota-text.js';
 
 /**
- * run_code: Python, JavaScript or bash in the bubblewrap sandbox (src/sandbox), in the session's
+ * run_code: Python, JavaScript or bash in the bubblewrap sandbox (src/capabilities/sandbox), in the session's
  * workspace. Offered only when the sandbox passed its start-up probe; there is no other way to run
  * code. It needs no approval by default — it is offline and can touch only the workspace — and an
  * operator can require one with tools.run_code.needsApproval.

@@ -1,7 +1,7 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openWorkspace, WORKSPACE_MAX_ENTRIES, type SessionWorkspace } from '../../src/workspace/workspace.js';
+import { openWorkspace, WORKSPACE_MAX_ENTRIES, type SessionWorkspace } from '../../src/capabilities/workspace/workspace.js';
 import { listFilesTool, writeFileTool } from '../../tools/files.js';
 import { makeToolContext } from '../tools/context-helper.js';
 import { traversableTempDir } from '../sandbox/sandbox-helper.js';
