@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Clock } from '../../basics/clock.js';
 import { OUTPUTS_DIR, type SessionWorkspace } from '../workspace/workspace.js';
-import { diffWalks, totalBytes, walk, type WalkResult } from '../workspace/walk.js';
+import { diffWalks, measureUsage, walk, type WalkResult, type WorkspaceUsage } from '../workspace/walk.js';
 import { bwrapArgs, SANDBOX_UID, type Language, type SandboxLimits, type SystemLayout } from './bwrap-args.js';
 import { HeadTail } from './output-capture.js';
 import { treeMemoryBytes } from './process-memory.js';
@@ -52,8 +52,8 @@ export interface RunResult {
   timedOut: boolean;
   stoppedFor?: StopReason;
   files: { created: string[]; changed: string[]; deleted: string[]; truncated: boolean };
-  /** Bytes in the workspace once the run ended (at least this many when the listing was truncated). */
-  workspaceBytes: number;
+  /** The workspace once the run ended, counted exactly (up to its entry cap). */
+  workspaceUsage: WorkspaceUsage;
   /** Workspace-relative file with the whole output, when the model sees only head and tail. */
   fullOutput?: string;
   /** Why the full output could not be kept (quota), when it could not. */
@@ -105,7 +105,7 @@ export function createCodeSandbox(opts: CodeSandboxOptions): CodeSandbox {
         timedOut: outcome.stoppedFor === 'timeout',
         ...(outcome.stoppedFor && { stoppedFor: outcome.stoppedFor }),
         files,
-        workspaceBytes: totalBytes(after),
+        workspaceUsage: await measureUsage(root, req.workspace.limits.maxEntries),
       };
       if (outcome.stdout.truncated || outcome.stderr.truncated) await keepFullOutput(req.workspace, started, outcome, result);
       return result;
