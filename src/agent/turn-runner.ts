@@ -1,34 +1,34 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
-import type { ModelProvider, ToolSpec } from '../provider/provider.js';
-import { ModelError } from '../provider/provider.js';
-import type { ChatMessage, Conversation, Speaker, ToolCall } from '../types.js';
-import type { ToolContext } from '../toolkit/tool-api.js';
-import type { ToolRegistry, ToolView } from '../toolkit/registry.js';
-import { errorOutcome, TOOL_MESSAGES, type Ready, type ToolExecutor, type ToolOutcome } from '../toolkit/executor.js';
-import type { SessionStore } from '../sessions/session-store.js';
-import type { ApprovalRecord, ApprovalStore } from '../approvals/approval-store.js';
-import type { Tracer } from '../trace/tracer.js';
-import type { TokenCounter } from '../context/token-counter.js';
-import { buildContext } from '../context/build-context.js';
-import { toolArgsStub } from '../context/context-window.js';
-import { MAX_TOOL_ARGS_CHARS } from '../toolkit/executor.js';
-import { summarizeTurns } from '../context/summarizer.js';
-import { hidePrivateCalls } from '../context/private-calls.js';
+import type { Clock } from '../basics/clock.js';
+import type { ModelProvider, ToolSpec } from '../runtime/provider/provider.js';
+import { ModelError } from '../runtime/provider/provider.js';
+import type { ChatMessage, Conversation, Speaker, ToolCall } from '../basics/types.js';
+import type { ToolContext } from '../runtime/toolkit/tool-api.js';
+import type { ToolRegistry, ToolView } from '../runtime/toolkit/registry.js';
+import { errorOutcome, TOOL_MESSAGES, type Ready, type ToolExecutor, type ToolOutcome } from '../runtime/toolkit/executor.js';
+import type { SessionStore } from '../state/sessions/session-store.js';
+import type { ApprovalRecord, ApprovalStore } from '../state/approvals/approval-store.js';
+import type { Tracer } from '../runtime/trace/tracer.js';
+import type { TokenCounter } from '../runtime/context/token-counter.js';
+import { buildContext } from '../runtime/context/build-context.js';
+import { toolArgsStub } from '../runtime/context/context-window.js';
+import { MAX_TOOL_ARGS_CHARS } from '../runtime/toolkit/executor.js';
+import { summarizeTurns } from '../runtime/context/summarizer.js';
+import { hidePrivateCalls } from '../runtime/context/private-calls.js';
 import { createLoopGuard } from './loop-guards.js';
 import { buildSystemPrompt } from './system-prompt.js';
 import { argsTooLargeToShow, ONE_APPROVAL_AT_A_TIME, unparseableToolCalls } from './model-notes.js';
-import { MAX_SHOWN_ARGS_CHARS, shownArgsJson } from '../approvals/shown-args.js';
-import type { FactStore } from '../memory/fact-store.js';
-import { effectOf, gatedByOutsideText, outsideSourcesIn, requestText } from '../safety/outside-gate.js';
+import { MAX_SHOWN_ARGS_CHARS, shownArgsJson } from '../state/approvals/shown-args.js';
+import type { FactStore } from '../state/memory/fact-store.js';
+import { effectOf, gatedByOutsideText, outsideSourcesIn, requestText } from '../basics/safety/outside-gate.js';
 
 /** What the model had seen when it asked for the calls being run: outside sources and the user's own words. */
 interface CallGate {
   sources: string[];
   userText: string;
 }
-import { DailyBudgetExhausted, type DailyUsage, type Payer, type UsageMeter } from '../access/usage-meter.js';
+import { DailyBudgetExhausted, type DailyUsage, type Payer, type UsageMeter } from '../gateway/access/usage-meter.js';
 
 /**
  * Everything a turn needs to remember across an approval pause (and a restart): stored under
@@ -92,7 +92,7 @@ export interface TurnDeps {
   toolContext(state: TurnState, signal: AbortSignal, toolName: string, call?: CallInfo): ToolContext;
 }
 
-/** One call of this turn's model, as a sub-agent started from it inherits it (src/subagents). */
+/** One call of this turn's model, as a sub-agent started from it inherits it (src/agent/subagents). */
 export interface CallInfo {
   id: string;
   /** Outside sources the model had read when it asked for the call (the gate carries on inside). */
@@ -217,7 +217,7 @@ function forHistory(call: ToolCall): ToolCall {
  * stored pending record (and pauses the turn once the others are done); any further one is
  * answered "did not run", because two prompts racing each other confuse people. A call needs
  * approval when its tool (or the operator) says so, or when it is durable or outward and the model
- * had read outside text (src/safety/outside-gate.ts); the record keeps those sources for the prompt.
+ * had read outside text (src/basics/safety/outside-gate.ts); the record keeps those sources for the prompt.
  */
 async function runToolCalls(
   deps: TurnDeps,

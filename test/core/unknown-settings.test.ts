@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { knownEnvNames, loadConfig } from '../../src/config.js';
-import { closestName, unknownSettingWarnings } from '../../src/unknown-settings.js';
+import { knownEnvNames, loadConfig } from '../../src/app/config.js';
+import { closestName, unknownSettingWarnings } from '../../src/app/unknown-settings.js';
 import { envNamesInCode } from '../docs/docs-facts.js';
 
 /** A HERMES_* variable the bot does not read is named at start, with the closest name it knows. */
