@@ -15,6 +15,12 @@ export interface ModelRequest {
   maxTokens?: number;
   /** Another model for this call (a sub-agent profile's `model`); default the provider's own. */
   model?: string;
+  /**
+   * Set when someone shows the answer as it is written (agent/turn-sink.ts): a provider that streams
+   * calls it with each piece of visible text; one that does not may ignore it. The response is the
+   * same either way.
+   */
+  onTextDelta?(text: string): void;
 }
 
 export interface ModelResponse {
