@@ -1,25 +1,25 @@
 import path from 'node:path';
-import { loadConfig, secretValues, type Config } from './config.js';
-import { createLogger } from './log.js';
-import { createCore, type Core } from './app.js';
-import { StartupRefusal } from './startup-refusal.js';
-import { installCrashHandlers } from './crash-handlers.js';
-import { applyEnvFile } from './env-file.js';
-import { dataDirError, isDataDirError, prepareDataDir } from './data-dir.js';
-import { probeModel, probeWarning } from './provider/model-probe.js';
-import { chatLogDestination } from './chat-log.js';
+import { loadConfig, secretValues, type Config } from './app/config.js';
+import { createLogger } from './basics/log.js';
+import { createCore, type Core } from './app/app.js';
+import { StartupRefusal } from './basics/startup-refusal.js';
+import { installCrashHandlers } from './app/crash-handlers.js';
+import { applyEnvFile } from './basics/env-file.js';
+import { dataDirError, isDataDirError, prepareDataDir } from './app/data-dir.js';
+import { probeModel, probeWarning } from './runtime/provider/model-probe.js';
+import { chatLogDestination } from './app/chat-log.js';
 import type { Adapter } from './gateway/ports.js';
 // The composition root: the one place that knows every adapter and the built-in tools.
 import { builtinToolCatalogue, builtinTools, toolSettingsFromEnv } from '../tools/index.js';
-import { checkProfiles, knownTools } from './subagents/profiles.js';
+import { checkProfiles, knownTools } from './agent/subagents/profiles.js';
 import { createShellAdapter } from '../adapters/shell/shell-adapter.js';
 import { banner, logNotice } from '../adapters/shell/shell-text.js';
 
 const NOTHING_TO_TALK_TO =
   'hermes: nothing to talk to: no Slack or Discord settings (SLACK_BOT_TOKEN with SLACK_SIGNING_SECRET or SLACK_APP_TOKEN, or DISCORD_TOKEN) and no input on stdin; set them, or start it in an interactive terminal (docker run -it).';
-import { systemClock } from './clock.js';
-import { probeSandbox } from './sandbox/probe.js';
-import { sandboxLimits } from './sandbox/limits.js';
+import { systemClock } from './basics/clock.js';
+import { probeSandbox } from './capabilities/sandbox/probe.js';
+import { sandboxLimits } from './capabilities/sandbox/limits.js';
 import { runCodeTool } from '../tools/run-code.js';
 
 async function main(): Promise<void> {
@@ -80,9 +80,9 @@ async function main(): Promise<void> {
   const adapters: Adapter[] = [];
   let stopping = false;
   // HERMES_DASHBOARD_TOKEN: Slack HTTP mode mounts it on Bolt's server; otherwise it gets its own.
-  const dashboard = config.dashboard ? (await import('./dashboard/bot-dashboard.js')).createBotDashboard({ ...config, dashboard: config.dashboard }, core.registry, log) : undefined;
+  const dashboard = config.dashboard ? (await import('./operations/dashboard/bot-dashboard.js')).createBotDashboard({ ...config, dashboard: config.dashboard }, core.registry, log) : undefined;
   const slackHttp = !shellMode && config.slack !== undefined && config.slack.appToken === undefined;
-  const dashboardServer = dashboard && !slackHttp ? (await import('./dashboard/dashboard-server.js')).createDashboardServer(dashboard.handle, () => ready) : undefined;
+  const dashboardServer = dashboard && !slackHttp ? (await import('./operations/dashboard/dashboard-server.js')).createDashboardServer(dashboard.handle, () => ready) : undefined;
   const shutdown = async (code: number) => {
     if (stopping) return;
     stopping = true;
@@ -164,8 +164,8 @@ function mergeToolSettings(fromFile: Config['tools'], fromEnv: Record<string, Re
 
 /** `npm run eval` / `npm run replay`: the eval harness gets the built-in tools from here, like the bot. */
 async function runToolCommand(command: 'eval' | 'replay', argv: string[]): Promise<void> {
-  const { runCli } = await import('./cli/parse-cli.js');
-  const cli = command === 'eval' ? await import('./eval/eval-cli.js') : await import('./eval/replay-cli.js');
+  const { runCli } = await import('./basics/cli/parse-cli.js');
+  const cli = command === 'eval' ? await import('./operations/eval/eval-cli.js') : await import('./operations/eval/replay-cli.js');
   runCli(argv, (args, io) => cli.main(args, io, { tools: builtinTools }), command === 'eval' ? 'The eval harness' : 'Replay');
 }
 

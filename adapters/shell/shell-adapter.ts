@@ -4,7 +4,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { Adapter, ApprovalResolution, ApprovalView, GatewayApi, OutboundPort } from '../../src/gateway/ports.js';
 import { parseCommand } from '../../src/gateway/commands.js';
 import { approvalSourcesLine } from '../../src/gateway/user-messages.js';
-import type { Conversation, Speaker } from '../../src/types.js';
+import type { Conversation, Speaker } from '../../src/basics/types.js';
 import { RawLineEditor } from './raw-line-editor.js';
 import * as say from './shell-text.js';
 

@@ -1,12 +1,12 @@
-import { DailyBudgetExhausted } from '../access/usage-meter.js';
-import { ModelError, type ModelResponse, type ToolSpec } from '../provider/provider.js';
-import type { ChatMessage, ToolCall } from '../types.js';
-import type { ToolContext } from '../toolkit/tool-api.js';
-import type { Ready } from '../toolkit/executor.js';
-import { MAX_TOOL_ARGS_CHARS } from '../toolkit/executor.js';
-import type { ToolView } from '../toolkit/registry.js';
-import { toolArgsStub } from '../context/context-window.js';
-import type { SubAgentMark } from '../trace/trace-schema.js';
+import { DailyBudgetExhausted } from '../gateway/access/usage-meter.js';
+import { ModelError, type ModelResponse, type ToolSpec } from '../runtime/provider/provider.js';
+import type { ChatMessage, ToolCall } from '../basics/types.js';
+import type { ToolContext } from '../runtime/toolkit/tool-api.js';
+import type { Ready } from '../runtime/toolkit/executor.js';
+import { MAX_TOOL_ARGS_CHARS } from '../runtime/toolkit/executor.js';
+import type { ToolView } from '../runtime/toolkit/registry.js';
+import { toolArgsStub } from '../runtime/context/context-window.js';
+import type { SubAgentMark } from '../runtime/trace/trace-schema.js';
 import { createLoopGuard } from './loop-guards.js';
 import { systemNote, unparseableToolCalls } from './model-notes.js';
 import { ungroundedClaims, type GroundingMode } from './grounding.js';
@@ -61,7 +61,7 @@ export interface LoopRun {
 }
 
 /**
- * The agent loop, for the main agent (turn-runner.ts) and for sub-agents (src/subagents): model
+ * The agent loop, for the main agent (turn-runner.ts) and for sub-agents (src/agent/subagents): model
  * steps until a final answer, a pause for approval or a limit. It is the one place a turn calls the
  * model; every model and tool call is traced here (tool-round.ts for the tools).
  *

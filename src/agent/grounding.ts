@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../types.js';
+import type { ChatMessage } from '../basics/types.js';
 
 /** HERMES_GROUNDING: `retry` gives an ungrounded answer one more step; `off` never checks. */
 export type GroundingMode = 'retry' | 'off';

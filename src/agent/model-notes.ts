@@ -4,8 +4,8 @@
  * audiences need different words for the same event.
  */
 import type { ContextReadProblem } from '../gateway/ports.js';
-import type { ApprovalOutcome } from '../approvals/approval-outcome.js';
-import type { ChatMessage } from '../types.js';
+import type { ApprovalOutcome } from '../state/approvals/approval-outcome.js';
+import type { ChatMessage } from '../basics/types.js';
 
 const WHY: Record<Exclude<ApprovalOutcome, 'approved'>, string> = {
   denied: 'the user denied it',

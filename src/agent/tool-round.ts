@@ -1,7 +1,7 @@
-import type { ApprovalRecord } from '../approvals/approval-store.js';
-import { effectOf, gatedByOutsideText } from '../safety/outside-gate.js';
-import type { Ready, ToolOutcome } from '../toolkit/executor.js';
-import type { ChatMessage, ToolCall } from '../types.js';
+import type { ApprovalRecord } from '../state/approvals/approval-store.js';
+import { effectOf, gatedByOutsideText } from '../basics/safety/outside-gate.js';
+import type { Ready, ToolOutcome } from '../runtime/toolkit/executor.js';
+import type { ChatMessage, ToolCall } from '../basics/types.js';
 import type { LoopGuard } from './loop-guards.js';
 import { ONE_APPROVAL_AT_A_TIME } from './model-notes.js';
 import { toolCallRecord } from './trace-records.js';
@@ -16,7 +16,7 @@ export interface CallGate {
 
 /**
  * What happens to a call that needs a person (the tool or the operator says so, or it is durable
- * or outward after outside text was read — src/safety/outside-gate.ts):
+ * or outward after outside text was read — src/basics/safety/outside-gate.ts):
  * - ask: the first such call of a response is described and checked, then stored as a pending
  *   approval and the turn pauses once the other calls ran; any further one is answered "did not
  *   run", because two prompts racing each other confuse people (the main agent).

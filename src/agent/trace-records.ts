@@ -1,5 +1,5 @@
-import type { ToolOutcome } from '../toolkit/executor.js';
-import type { SubAgentMark, TraceEvent } from '../trace/trace-schema.js';
+import type { ToolOutcome } from '../runtime/toolkit/executor.js';
+import type { SubAgentMark, TraceEvent } from '../runtime/trace/trace-schema.js';
 
 /** The trace record of one answered tool call, from wherever it ran (a model step, an approved call). */
 export function toolCallRecord(turnId: string, o: ToolOutcome, args: unknown, mark?: SubAgentMark): Extract<TraceEvent, { type: 'tool_call' }> {

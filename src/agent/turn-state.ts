@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
-import type { ModelError, ModelProvider } from '../provider/provider.js';
-import type { Conversation, Speaker } from '../types.js';
-import type { ToolContext } from '../toolkit/tool-api.js';
-import type { ToolRegistry } from '../toolkit/registry.js';
-import type { ToolExecutor } from '../toolkit/executor.js';
-import type { SessionStore } from '../sessions/session-store.js';
-import type { ApprovalRecord, ApprovalStore } from '../approvals/approval-store.js';
-import type { Tracer } from '../trace/tracer.js';
-import type { TokenCounter } from '../context/token-counter.js';
-import type { FactStore } from '../memory/fact-store.js';
-import type { DailyUsage, Payer, UsageMeter } from '../access/usage-meter.js';
+import type { Clock } from '../basics/clock.js';
+import type { ModelError, ModelProvider } from '../runtime/provider/provider.js';
+import type { Conversation, Speaker } from '../basics/types.js';
+import type { ToolContext } from '../runtime/toolkit/tool-api.js';
+import type { ToolRegistry } from '../runtime/toolkit/registry.js';
+import type { ToolExecutor } from '../runtime/toolkit/executor.js';
+import type { SessionStore } from '../state/sessions/session-store.js';
+import type { ApprovalRecord, ApprovalStore } from '../state/approvals/approval-store.js';
+import type { Tracer } from '../runtime/trace/tracer.js';
+import type { TokenCounter } from '../runtime/context/token-counter.js';
+import type { FactStore } from '../state/memory/fact-store.js';
+import type { DailyUsage, Payer, UsageMeter } from '../gateway/access/usage-meter.js';
 import type { GroundingMode } from './grounding.js';
 
 /**
@@ -78,7 +78,7 @@ export interface TurnDeps {
   toolContext(state: TurnState, signal: AbortSignal, toolName: string, call?: CallInfo): ToolContext;
 }
 
-/** One call of this turn's model, as a sub-agent started from it inherits it (src/subagents). */
+/** One call of this turn's model, as a sub-agent started from it inherits it (src/agent/subagents). */
 export interface CallInfo {
   id: string;
   /** Outside sources the model had read when it asked for the call (the gate carries on inside). */

@@ -2,7 +2,7 @@ import { mkdir, readFile, readdir, stat, symlink, writeFile } from 'node:fs/prom
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
-import type { CodeSandbox } from '../../src/sandbox/code-sandbox.js';
+import type { CodeSandbox } from '../../src/capabilities/sandbox/code-sandbox.js';
 import { FAKE_OPENAI_KEY, FAKE_SLACK_BOT_TOKEN } from '../helpers/fake-secrets.js';
 import { MB, startSandbox, type SandboxFixture } from './sandbox-helper.js';
 

@@ -6,7 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { envFileValues } from '../../src/env-file.js';
+import { envFileValues } from '../../src/basics/env-file.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 
 /**
