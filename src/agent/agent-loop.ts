@@ -93,7 +93,7 @@ export async function runAgentLoop(deps: TurnDeps, run: LoopRun, policy: LoopPol
     const traced = { turnId: state.turnId, step, messages, tools: tools.map((t) => t.name), ...policy.mark };
     let response: ModelResponse;
     try {
-      response = await provider.complete({ messages, tools, signal, ...(policy.model && { model: policy.model }), ...(sink.textDelta && { onTextDelta: (text: string) => sink.textDelta?.(text) }) });
+      response = await provider.complete({ messages, tools, signal, ...(policy.model && { model: policy.model }), ...(sink.textDelta && { onText: (text: string) => sink.textDelta?.(text) }) });
     } catch (err) {
       if (err instanceof DailyBudgetExhausted) {
         tally.stepsUsed -= 1; // no model call happened

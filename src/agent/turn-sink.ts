@@ -15,7 +15,7 @@ export interface TurnSink {
   beforeModelCall?(): Promise<void>;
   /**
    * Visible text of the current model step as the model writes it. Only a provider that streams
-   * calls it (ModelRequest.onTextDelta); the rest never do, and the final answer still comes in
+   * calls it (ModelRequest.onText); the rest never do, and the final answer still comes in
    * the turn's end. Text of tool-call markup never reaches it.
    */
   textDelta?(text: string): void;
