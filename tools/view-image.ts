@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import { defineTool } from '../src/toolkit/tool-api.js';
-import { readWorkspaceImage } from '../src/vision/image-ref.js';
-import { IMAGE_NOTES } from '../src/vision/image-notes.js';
+import { defineTool } from '../src/runtime/toolkit/tool-api.js';
+import { readWorkspaceImage } from '../src/capabilities/workspace/workspace-image.js';
+import { IMAGE_NOTES } from '../src/runtime/vision/image-notes.js';
 
 /**
  * Lets the model look at an image in the session's workspace — typically a chart its own code
  * drew, or an attachment shown earlier and since left out. Chat-completions tool results are text
  * only, so the result says the image follows, and the image itself goes in a user message right
- * after the tool results (src/provider/sdk-messages.ts). Offered only while the model is shown
+ * after the tool results (src/runtime/provider/sdk-messages.ts). Offered only while the model is shown
  * images (HERMES_VISION). What it shows counts as outside content: afterwards, durable and outward
  * calls ask a person first, as after reading a page.
  */

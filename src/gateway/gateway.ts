@@ -1,18 +1,18 @@
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
-import type { Store } from '../store/store.js';
-import { StoreWriteError } from '../store/store.js';
-import type { Conversation, ImageRef, InboundMessage, Platform, Speaker } from '../types.js';
-import { conversationKey, speakerKey } from '../types.js';
-import type { SessionStore } from '../sessions/session-store.js';
-import type { ApprovalStore } from '../approvals/approval-store.js';
-import type { FactStore } from '../memory/fact-store.js';
+import type { Clock } from '../basics/clock.js';
+import type { Store } from '../state/store/store.js';
+import { StoreWriteError } from '../state/store/store.js';
+import type { Conversation, ImageRef, InboundMessage, Platform, Speaker } from '../basics/types.js';
+import { conversationKey, speakerKey } from '../basics/types.js';
+import type { SessionStore } from '../state/sessions/session-store.js';
+import type { ApprovalStore } from '../state/approvals/approval-store.js';
+import type { FactStore } from '../state/memory/fact-store.js';
 import type { TurnDeps } from '../agent/turn-runner.js';
 import { newTurnState } from '../agent/turn-runner.js';
 import { tagUserText } from '../agent/system-prompt.js';
 import type { Pool } from 'pg';
 import type { ApprovalOutcome, CommandInvocation, CommandReply, DecisionResult, GatewayApi, OutboundPort } from './ports.js';
-import { createPgWorkQueue, type WorkContext } from '../cluster/pg-work-queue.js';
+import { createPgWorkQueue, type WorkContext } from '../state/cluster/pg-work-queue.js';
 import { fixedLimit, type LoadGovernor } from './load-governor.js';
 import { createSessionQueue } from './session-queue.js';
 import { createTurnDriver } from './turn-driver.js';
@@ -22,10 +22,10 @@ import { runCommand, type CommandDeps } from './command-handlers.js';
 import { parseCommand } from './commands.js';
 import * as say from './user-messages.js';
 import type { ConversationContext } from './conversation-context.js';
-import type { ScheduleStore } from '../schedules/schedule-store.js';
-import type { ScheduledRun, ScheduledRunEnd } from '../schedules/schedule-runs.js';
-import { scheduleSessionKey } from '../schedules/schedule-record.js';
-import type { Gatekeeper, Refusal, Requester } from '../access/gatekeeper.js';
+import type { ScheduleStore } from '../state/schedules/schedule-store.js';
+import type { ScheduledRun, ScheduledRunEnd } from '../state/schedules/schedule-runs.js';
+import { scheduleSessionKey } from '../state/schedules/schedule-record.js';
+import type { Gatekeeper, Refusal, Requester } from './access/gatekeeper.js';
 
 export interface GatewayDeps {
   store: Store;
@@ -183,7 +183,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       if (files?.userNotice) await send(msg.conversation, files.userNotice, msg.replyTo);
       const said = msg.text.trim() === '' ? '(sent only files)' : msg.text;
       const text = files?.modelNote ? `${said}\n\n${files.modelNote}` : said;
-      // Attached images travel as references (src/vision): the model is shown them if it can see.
+      // Attached images travel as references (src/runtime/vision): the model is shown them if it can see.
       await deps.sessions.append(session.id, [{ role: 'user', content: tagUserText(msg.conversation, msg.speaker, text), speaker: msg.speaker, inboundId: msg.id, ...(files?.images && { images: files.images }) }]);
       const state = newTurnState({ sessionId: session.id, conversation: msg.conversation, speaker: msg.speaker, isAdmin: isAdmin(msg.speaker), replyTo: msg.replyTo }, deps.clock.now());
       deps.turn.tracer.record({ type: 'turn_start', turnId: state.turnId, sessionId: session.id, platform: msg.conversation.platform, userKey: speakerKey(msg.speaker), text: msg.text });

@@ -1,8 +1,8 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openWorkspace, type SessionWorkspace } from '../../src/workspace/workspace.js';
-import { documentKind, documentText } from '../../src/documents/document-text.js';
+import { openWorkspace, type SessionWorkspace } from '../../src/capabilities/workspace/workspace.js';
+import { documentKind, documentText } from '../../src/capabilities/documents/document-text.js';
 import { readFileTool } from '../../tools/files.js';
 import { makeToolContext } from '../tools/context-helper.js';
 import { traversableTempDir } from '../sandbox/sandbox-helper.js';

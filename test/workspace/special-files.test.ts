@@ -3,7 +3,7 @@ import { closeSync, constants, openSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openWorkspace, type SessionWorkspace } from '../../src/workspace/workspace.js';
+import { openWorkspace, type SessionWorkspace } from '../../src/capabilities/workspace/workspace.js';
 import { listFilesTool, readFileTool, sendFileTool, writeFileTool } from '../../tools/files.js';
 import { makeToolContext } from '../tools/context-helper.js';
 import { traversableTempDir } from '../sandbox/sandbox-helper.js';

@@ -1,8 +1,8 @@
 import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { checkRelativePath, resolveInside } from '../../src/workspace/resolve-path.js';
-import { openWorkspace, workspaceFolderName, type SessionWorkspace } from '../../src/workspace/workspace.js';
+import { checkRelativePath, resolveInside } from '../../src/capabilities/workspace/resolve-path.js';
+import { openWorkspace, workspaceFolderName, type SessionWorkspace } from '../../src/capabilities/workspace/workspace.js';
 import { listFilesTool, readFileTool, sendFileTool, writeFileTool } from '../../tools/files.js';
 import { makeToolContext } from '../tools/context-helper.js';
 import { traversableTempDir } from '../sandbox/sandbox-helper.js';
