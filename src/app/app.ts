@@ -134,6 +134,8 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   const workspaces = createWorkspaces({ dir: config.files.workspaceDir, limits: workspaceLimits(config.files) });
   const vision = createVisionSupport({
     ...config.vision,
+    // A provider passed in (the eval harness's scripted model) is no server to ask: `auto` means off.
+    mode: opts.provider && config.vision.mode === 'auto' ? 'off' : config.vision.mode,
     model: config.model.name,
     baseURL: config.model.baseURL,
     probe: () => probeVision({ baseURL: config.model.baseURL, apiKey: config.model.apiKey, model: config.model.name }),

@@ -12,6 +12,7 @@ import { outsideSourcesIn } from '../../src/basics/safety/outside-gate.js';
 import { createVisionSupport } from '../../src/runtime/vision/vision-support.js';
 import { probeVision, type VisionAnswer } from '../../src/runtime/vision/vision-probe.js';
 import { toJsonModeMessages } from '../../src/runtime/provider/json-mode.js';
+import { loadConfig } from '../../src/app/config.js';
 import type { ChatMessage, ImageRef } from '../../src/basics/types.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 import { GIF_HEAD, JPEG_HEAD, makePng, webpHead } from './image-fixtures.js';
@@ -159,5 +160,17 @@ describe('asking the server whether the model takes images', () => {
     await v.refused('Invalid content type. image_url is only supported by certain models.');
     expect(v.canSee()).toBe(false);
     expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ 'openai|m': { images: false, checkedAt: expect.any(String) } });
+  });
+});
+
+describe('settings', () => {
+  it('HERMES_VISION and HERMES_MAX_IMAGE_MB: defaults, and one clear line for a bad value', () => {
+    const ok = loadConfig({}, os.tmpdir());
+    expect(ok.ok && ok.config.vision).toEqual({ mode: 'auto', maxImageBytes: 5 * 1024 * 1024 });
+    const bad = loadConfig({ HERMES_VISION: 'maybe', HERMES_MAX_IMAGE_MB: '50' }, os.tmpdir());
+    expect(bad.ok ? [] : bad.errors).toEqual([
+      'HERMES_VISION="maybe" is not valid: use "auto" (ask the model server once whether the model takes images), "on" or "off".',
+      'HERMES_MAX_IMAGE_MB="50" is not valid: the largest image shown to the model, in MB, a whole number from 1 to 20 (default 5).',
+    ]);
   });
 });
