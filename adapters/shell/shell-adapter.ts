@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline';
 import os from 'node:os';
 import type { Readable, Writable } from 'node:stream';
-import type { Adapter, ApprovalResolution, ApprovalView, GatewayApi, OutboundPort } from '../../src/gateway/ports.js';
+import type { Adapter, ApprovalResolution, ApprovalView, GatewayApi, OutboundPort } from '../../src/basics/ports.js';
 import { parseCommand } from '../../src/gateway/commands.js';
 import { approvalSourcesLine } from '../../src/gateway/user-messages.js';
 import type { Conversation, Speaker } from '../../src/basics/types.js';

@@ -4,31 +4,31 @@ import type { Clock } from '../basics/clock.js';
 import type { ModelProvider, ToolSpec } from '../runtime/provider/provider.js';
 import { ModelError } from '../runtime/provider/provider.js';
 import type { ChatMessage, Conversation, Speaker, ToolCall } from '../basics/types.js';
-import type { ToolContext } from '../runtime/toolkit/tool-api.js';
-import type { ToolRegistry, ToolView } from '../runtime/toolkit/registry.js';
-import { errorOutcome, TOOL_MESSAGES, type Ready, type ToolExecutor, type ToolOutcome } from '../runtime/toolkit/executor.js';
+import type { ToolContext } from '../capabilities/toolkit/tool-api.js';
+import type { ToolRegistry, ToolView } from '../capabilities/toolkit/registry.js';
+import { errorOutcome, TOOL_MESSAGES, type Ready, type ToolExecutor, type ToolOutcome } from '../capabilities/toolkit/executor.js';
 import type { SessionStore } from '../state/sessions/session-store.js';
 import type { ApprovalRecord, ApprovalStore } from '../state/approvals/approval-store.js';
 import type { Tracer } from '../runtime/trace/tracer.js';
 import type { TokenCounter } from '../runtime/context/token-counter.js';
 import { buildContext } from '../runtime/context/build-context.js';
 import { toolArgsStub } from '../runtime/context/context-window.js';
-import { MAX_TOOL_ARGS_CHARS } from '../runtime/toolkit/executor.js';
+import { MAX_TOOL_ARGS_CHARS } from '../capabilities/toolkit/executor.js';
 import { summarizeTurns } from '../runtime/context/summarizer.js';
 import { hidePrivateCalls } from '../runtime/context/private-calls.js';
 import { createLoopGuard } from './loop-guards.js';
 import { buildSystemPrompt } from './system-prompt.js';
-import { argsTooLargeToShow, ONE_APPROVAL_AT_A_TIME, unparseableToolCalls } from './model-notes.js';
+import { argsTooLargeToShow, ONE_APPROVAL_AT_A_TIME, unparseableToolCalls } from '../basics/model-notes.js';
 import { MAX_SHOWN_ARGS_CHARS, shownArgsJson } from '../state/approvals/shown-args.js';
 import type { FactStore } from '../state/memory/fact-store.js';
-import { effectOf, gatedByOutsideText, outsideSourcesIn, requestText } from '../basics/safety/outside-gate.js';
+import { effectOf, gatedByOutsideText, outsideSourcesIn, requestText } from '../capabilities/toolkit/outside-gate.js';
 
 /** What the model had seen when it asked for the calls being run: outside sources and the user's own words. */
 interface CallGate {
   sources: string[];
   userText: string;
 }
-import { DailyBudgetExhausted, type DailyUsage, type Payer, type UsageMeter } from '../gateway/access/usage-meter.js';
+import { DailyBudgetExhausted, type DailyUsage, type Payer, type UsageMeter } from '../state/usage/usage-meter.js';
 
 /**
  * Everything a turn needs to remember across an approval pause (and a restart): stored under
@@ -217,7 +217,7 @@ function forHistory(call: ToolCall): ToolCall {
  * stored pending record (and pauses the turn once the others are done); any further one is
  * answered "did not run", because two prompts racing each other confuse people. A call needs
  * approval when its tool (or the operator) says so, or when it is durable or outward and the model
- * had read outside text (src/basics/safety/outside-gate.ts); the record keeps those sources for the prompt.
+ * had read outside text (src/capabilities/toolkit/outside-gate.ts); the record keeps those sources for the prompt.
  */
 async function runToolCalls(
   deps: TurnDeps,

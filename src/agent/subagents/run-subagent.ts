@@ -1,16 +1,16 @@
-import type { DailyUsage } from '../../gateway/access/usage-meter.js';
-import { DailyBudgetExhausted } from '../../gateway/access/usage-meter.js';
+import type { DailyUsage } from '../../state/usage/usage-meter.js';
+import { DailyBudgetExhausted } from '../../state/usage/usage-meter.js';
 import { createLoopGuard, type LoopGuard } from '../loop-guards.js';
-import { unparseableToolCalls } from '../model-notes.js';
+import { unparseableToolCalls } from '../../basics/model-notes.js';
 import { turnProvider, type CallInfo, type TurnDeps, type TurnState } from '../turn-runner.js';
 import { buildContext } from '../../runtime/context/build-context.js';
 import { ModelError } from '../../runtime/provider/provider.js';
-import { effectOf, gatedByOutsideText, outsideSourcesIn } from '../../basics/safety/outside-gate.js';
-import type { Ready, ToolOutcome } from '../../runtime/toolkit/executor.js';
-import type { ToolView } from '../../runtime/toolkit/registry.js';
-import type { DelegationRequest } from '../../runtime/toolkit/tool-api.js';
+import { effectOf, gatedByOutsideText, outsideSourcesIn } from '../../capabilities/toolkit/outside-gate.js';
+import type { Ready, ToolOutcome } from '../../capabilities/toolkit/executor.js';
+import type { ToolView } from '../../capabilities/toolkit/registry.js';
+import type { DelegationRequest } from '../../capabilities/toolkit/tool-api.js';
 import type { ChatMessage, ToolCall } from '../../basics/types.js';
-import { approvalRule, DELEGATE_TOOL, type AgentProfile } from './profiles.js';
+import { approvalRule, DELEGATE_TOOL, type AgentProfile } from '../../settings/agent-profiles.js';
 import { SUBAGENT_MODEL_TEXT, SUBAGENT_USER_TEXT, subAgentSystemPrompt, taskMessage } from './subagent-text.js';
 
 /**
