@@ -87,6 +87,8 @@ export const MOVES = {
   'src/app/config.ts': 'src/settings/config.ts',
   'src/config-env.ts': 'src/settings/config-env.ts',
   'src/app/config-env.ts': 'src/settings/config-env.ts',
+  'src/unknown-settings.ts': 'src/settings/unknown-settings.ts',
+  'src/app/unknown-settings.ts': 'src/settings/unknown-settings.ts',
   'src/access/allow-rules.ts': 'src/settings/allow-rules.ts',
   'src/gateway/access/allow-rules.ts': 'src/settings/allow-rules.ts',
   'src/dashboard/dashboard-config.ts': 'src/settings/dashboard-config.ts',

@@ -3,6 +3,7 @@ import { defineTool, type ToolContext } from '../src/capabilities/toolkit/tool-a
 import { formatBytes } from '../src/capabilities/workspace/file-kind.js';
 import { ATTACHMENTS_DIR, type SessionWorkspace } from '../src/capabilities/workspace/workspace.js';
 import { documentText } from '../src/capabilities/documents/document-text.js';
+import { OVER_QUOTA, overQuota } from '../src/capabilities/workspace/quota-text.js';
 
 /**
  * The session's workspace as the model sees it: list_files, read_file, write_file and send_file.
@@ -35,8 +36,9 @@ export const listFilesTool = defineTool({
   async run(args, ctx) {
     const ws = workspaceOf(ctx);
     const { entries, truncated } = await ws.list(args.path ?? '', LIST_MAX_ENTRIES);
-    const used = await ws.usageBytes();
-    const header = `Workspace: ${formatBytes(used)} of ${formatBytes(ws.limits.quotaBytes)} used.`;
+    const usage = await ws.usage();
+    const over = overQuota(usage, ws.limits);
+    const header = over ? OVER_QUOTA.listing(over) : `Workspace: ${formatBytes(usage.bytes)} of ${formatBytes(ws.limits.quotaBytes)} used.`;
     if (entries.length === 0) return `${header}\n${args.path ? `"${args.path}" is empty.` : 'The workspace is empty.'}`;
     const lines = entries.map((e) =>
       e.type === 'dir' ? `${e.rel}/` : e.type === 'link' ? `${e.rel} (symbolic link)` : e.type === 'file' ? `${e.rel} (${formatBytes(e.size)})` : `${e.rel} (special file)`,

@@ -1,4 +1,4 @@
-import type { CallInfo, TurnDeps, TurnState } from '../turn-runner.js';
+import type { CallInfo, TurnDeps, TurnState } from '../turn-state.js';
 import type { SubAgents, ToolResult } from '../../capabilities/toolkit/tool-api.js';
 import { runSubAgent, type SubAgentEnd, type SubAgentTally } from './run-subagent.js';
 import { answerSource, cappedAnswer, SUBAGENT_MODEL_TEXT, SUBAGENT_USER_TEXT } from './subagent-text.js';
@@ -35,7 +35,7 @@ export function createSubAgents(deps: SubAgentsDeps) {
             throw new Error(SUBAGENT_MODEL_TEXT.cancelled(profile.name));
           }
           const started = turn.clock.now();
-          const tally: SubAgentTally = { steps: 0, promptTokens: 0, completionTokens: 0, sources: [] };
+          const tally: SubAgentTally = { stepsUsed: 0, promptTokens: 0, completionTokens: 0, sources: [] };
           let end: SubAgentEnd | undefined;
           try {
             end = await runSubAgent(turn, state, { profile, request, call, signal }, tally);
@@ -45,7 +45,7 @@ export function createSubAgents(deps: SubAgentsDeps) {
             state.promptTokens += tally.promptTokens;
             state.completionTokens += tally.completionTokens;
             const outcome = end === undefined ? 'error' : end.kind === 'model_error' ? `model_error:${end.error.kind}` : end.kind;
-            turn.tracer.record({ type: 'subagent', turnId: state.turnId, callId: call.id, agent: profile.name, outcome, steps: tally.steps, durationMs: turn.clock.now() - started, promptTokens: tally.promptTokens, completionTokens: tally.completionTokens });
+            turn.tracer.record({ type: 'subagent', turnId: state.turnId, callId: call.id, agent: profile.name, outcome, steps: tally.stepsUsed, durationMs: turn.clock.now() - started, promptTokens: tally.promptTokens, completionTokens: tally.completionTokens });
             if (end && end.kind !== 'answered') call.progress(SUBAGENT_USER_TEXT.stopped(profile.name, end.kind));
           }
           return toResult(profile.name, end, tally);
@@ -60,12 +60,12 @@ function toResult(agent: string, end: SubAgentEnd, tally: SubAgentTally): ToolRe
   switch (end.kind) {
     case 'answered': {
       const summary = cappedAnswer(agent, end.text || SUBAGENT_MODEL_TEXT.empty(agent));
-      const raw = { agent, steps: tally.steps, promptTokens: tally.promptTokens, completionTokens: tally.completionTokens };
+      const raw = { agent, steps: tally.stepsUsed, promptTokens: tally.promptTokens, completionTokens: tally.completionTokens };
       // Built from pages or other people's words: to the parent it is outside text, and the gate stays shut.
       return tally.sources.length > 0 ? { summary, raw, outsideSource: answerSource(agent, tally.sources) } : { summary, raw };
     }
     case 'step_limit':
-      throw new Error(SUBAGENT_MODEL_TEXT.stepLimit(agent, tally.steps));
+      throw new Error(SUBAGENT_MODEL_TEXT.stepLimit(agent, tally.stepsUsed));
     case 'model_error':
       throw new Error(SUBAGENT_MODEL_TEXT.modelError(agent, end.error.message));
     case 'budget_exhausted':

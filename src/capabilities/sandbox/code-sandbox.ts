@@ -4,10 +4,10 @@ import path from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Clock } from '../../basics/clock.js';
 import { OUTPUTS_DIR, type SessionWorkspace } from '../workspace/workspace.js';
-import { diffWalks, totalBytes, walk, type WalkResult } from '../workspace/walk.js';
+import { diffWalks, measureUsage, walk, type WalkResult, type WorkspaceUsage } from '../workspace/walk.js';
 import { bwrapArgs, SANDBOX_UID, type Language, type SandboxLimits, type SystemLayout } from './bwrap-args.js';
 import { HeadTail } from './output-capture.js';
-import { treeMemoryBytes } from './process-memory.js';
+import { scratchBytes, treeMemoryBytes } from './process-memory.js';
 
 /**
  * Runs code under bubblewrap with the limits of bwrap-args.ts, and reports what happened.
@@ -17,7 +17,8 @@ import { treeMemoryBytes } from './process-memory.js';
  * bwrap itself is started as uid/gid 65534 (node's spawn drops to it before exec), its processes
  * count against that user's limit, and the workspace is handed to that uid before each run.
  * Limits that hold for every process tree, whoever runs it: the wall-clock timeout, the memory
- * watch (summed proportional memory of all sandbox processes) and the output cap, all enforced here by
+ * watch (summed proportional memory of all sandbox processes plus what sits in its in-memory /tmp
+ * and /dev/shm) and the output cap, all enforced here by
  * killing bwrap — its PID namespace dies with it, so no process of the run survives.
  */
 
@@ -52,8 +53,8 @@ export interface RunResult {
   timedOut: boolean;
   stoppedFor?: StopReason;
   files: { created: string[]; changed: string[]; deleted: string[]; truncated: boolean };
-  /** Bytes in the workspace once the run ended (at least this many when the listing was truncated). */
-  workspaceBytes: number;
+  /** The workspace once the run ended, counted exactly (up to its entry cap). */
+  workspaceUsage: WorkspaceUsage;
   /** Workspace-relative file with the whole output, when the model sees only head and tail. */
   fullOutput?: string;
   /** Why the full output could not be kept (quota), when it could not. */
@@ -105,7 +106,7 @@ export function createCodeSandbox(opts: CodeSandboxOptions): CodeSandbox {
         timedOut: outcome.stoppedFor === 'timeout',
         ...(outcome.stoppedFor && { stoppedFor: outcome.stoppedFor }),
         files,
-        workspaceBytes: totalBytes(after),
+        workspaceUsage: await measureUsage(root, req.workspace.limits.maxEntries),
       };
       if (outcome.stdout.truncated || outcome.stderr.truncated) await keepFullOutput(req.workspace, started, outcome, result);
       return result;
@@ -172,7 +173,8 @@ function spawnBwrap(opts: CodeSandboxOptions, runAs: CodeSandboxOptions['runAs']
       while (watching && child.pid !== undefined) {
         await new Promise((r) => setTimeout(r, MEMORY_POLL_MS));
         if (!watching) break;
-        if ((await treeMemoryBytes(child.pid)) > opts.limits.memoryBytes) stop('memory');
+        // Processes and the tmpfs scratch folders share one limit: both are the host's memory.
+        if ((await treeMemoryBytes(child.pid)) + (await scratchBytes(child.pid)) > opts.limits.memoryBytes) stop('memory');
       }
     };
     void watch();

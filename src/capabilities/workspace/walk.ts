@@ -1,4 +1,4 @@
-import { lstat, readdir } from 'node:fs/promises';
+import { lstat, opendir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 
 /**
@@ -71,4 +71,59 @@ export function diffWalks(before: WalkResult, after: WalkResult): { created: str
     old.delete(e.rel);
   }
   return { created, changed, deleted: [...old.keys()] };
+}
+
+/** What a workspace holds, counted by `measureUsage`. */
+export interface WorkspaceUsage {
+  /** Bytes of all regular files (a lower bound when `complete` is false). */
+  bytes: number;
+  /** Files, folders, links and other entries (maxEntries + 1 when the scan stopped there). */
+  entries: number;
+  /** False when the scan stopped past maxEntries or could not read part of the tree. */
+  complete: boolean;
+}
+
+/**
+ * The exact size and entry count of a tree, for the quota. Unlike `walk` it keeps no entries and
+ * has no depth limit: an earlier scan stopped at 20,000 entries and summed only those, so 20,001
+ * empty files hid megabytes behind them. It stops only once the count passes `maxEntries` (the
+ * workspace is then over its entry cap, which is answer enough) and reads folders as streams, so
+ * one folder with a million names costs no more than the cap.
+ */
+export async function measureUsage(root: string, maxEntries: number): Promise<WorkspaceUsage> {
+  const usage: WorkspaceUsage = { bytes: 0, entries: 0, complete: true };
+  const queue: string[] = [root];
+  while (queue.length) {
+    const folder = queue.shift()!;
+    let handle;
+    try {
+      handle = await opendir(folder, { bufferSize: 256 });
+    } catch (err) {
+      if (!isGone(err)) usage.complete = false;
+      continue;
+    }
+    try {
+      for await (const dirent of handle) {
+        usage.entries += 1;
+        if (usage.entries > maxEntries) return { ...usage, complete: false };
+        const abs = path.join(folder, dirent.name);
+        if (dirent.isDirectory()) queue.push(abs);
+        else if (dirent.isFile()) {
+          try {
+            usage.bytes += (await lstat(abs)).size;
+          } catch (err) {
+            if (!isGone(err)) usage.complete = false;
+          }
+        }
+      }
+    } catch (err) {
+      if (!isGone(err)) usage.complete = false;
+    }
+  }
+  return usage;
+}
+
+function isGone(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
 }

@@ -5,7 +5,8 @@ import type { Stats } from 'node:fs';
 import path from 'node:path';
 import { checkOpenedInside, resolveInside, type ResolvedPath } from './resolve-path.js';
 import { fileKind, formatBytes, type FileKind } from './file-kind.js';
-import { totalBytes, walk, type WalkEntry } from './walk.js';
+import { measureUsage, walk, type WalkEntry, type WorkspaceUsage } from './walk.js';
+import { entriesWords } from './quota-text.js';
 import { documentKind, type DocumentKind } from '../documents/document-text.js';
 
 /**
@@ -25,7 +26,15 @@ export interface WorkspaceLimits {
   quotaBytes: number;
   /** HERMES_MAX_FILE_MB in bytes: the largest file taken in or sent out. */
   maxFileBytes: number;
+  /** Files and folders the workspace may hold; default WORKSPACE_MAX_ENTRIES. */
+  maxEntries?: number;
 }
+
+/**
+ * Files and folders one workspace may hold. The cap keeps the exact usage count (every write
+ * counts the whole tree) cheap and bounded, whatever code in the sandbox creates.
+ */
+export const WORKSPACE_MAX_ENTRIES = 10_000;
 
 export class WorkspaceError extends Error {
   override name = 'WorkspaceError';
@@ -44,11 +53,12 @@ export type ReadOutcome =
 export interface SessionWorkspace {
   /** Absolute host path of the folder (it may not exist yet: see ensure). */
   readonly root: string;
-  readonly limits: WorkspaceLimits;
+  readonly limits: Required<WorkspaceLimits>;
   ensure(): Promise<string>;
   resolve(rel: string): Promise<ResolvedPath>;
   list(rel?: string, maxEntries?: number): Promise<{ entries: WalkEntry[]; truncated: boolean }>;
-  usageBytes(): Promise<number>;
+  /** Exact bytes and entries (see measureUsage); `complete` is false past the entry cap. */
+  usage(): Promise<WorkspaceUsage>;
   read(rel: string, opts: { offset: number; maxChars: number }): Promise<ReadOutcome>;
   /** Whole file as bytes, for send_file (refuses more than maxBytes). */
   readBytes(rel: string, maxBytes: number): Promise<{ rel: string; data: Buffer }>;
@@ -108,7 +118,8 @@ export function createWorkspaces(opts: { dir: string; limits: WorkspaceLimits })
   };
 }
 
-export function openWorkspace(root: string, limits: WorkspaceLimits): SessionWorkspace {
+export function openWorkspace(root: string, given: WorkspaceLimits): SessionWorkspace {
+  const limits: Required<WorkspaceLimits> = { ...given, maxEntries: given.maxEntries ?? WORKSPACE_MAX_ENTRIES };
   const ensure = async () => {
     await mkdir(root, { recursive: true, mode: 0o755 });
     return root;
@@ -146,13 +157,26 @@ export function openWorkspace(root: string, limits: WorkspaceLimits): SessionWor
     }
   }
 
-  async function usageBytes(): Promise<number> {
+  async function usage(): Promise<WorkspaceUsage> {
     await ensure();
-    return totalBytes(await walk(root));
+    return measureUsage(root, limits.maxEntries);
+  }
+
+  /**
+   * The exact usage, counted with the file being written already in it (openForWrite created it),
+   * or a refusal when that makes too many entries or the tree cannot be counted in full.
+   */
+  async function countedRoom(rel: string): Promise<WorkspaceUsage> {
+    const used = await usage();
+    if (used.entries > limits.maxEntries) {
+      throw new WorkspaceError(`writing "${rel}" would take the workspace over its limit of ${entriesWords(limits.maxEntries)}; delete files first`, 'quota');
+    }
+    if (!used.complete) throw new WorkspaceError(`part of the workspace cannot be read, so its size cannot be counted; nothing more can be written until that folder is removed`, 'quota');
+    return used;
   }
 
   async function roomFor(rel: string, newBytes: number, replacing: number): Promise<void> {
-    const used = await usageBytes();
+    const used = (await countedRoom(rel)).bytes;
     if (used - replacing + newBytes > limits.quotaBytes) {
       throw new WorkspaceError(
         `writing "${rel}" (${formatBytes(newBytes)}) would take the workspace over its quota of ${formatBytes(limits.quotaBytes)} (${formatBytes(used)} used); delete files first`,
@@ -208,7 +232,7 @@ export function openWorkspace(root: string, limits: WorkspaceLimits): SessionWor
       return walk(root, { from: r.rel, maxEntries });
     },
 
-    usageBytes,
+    usage,
 
     async read(rel, { offset, maxChars }) {
       const { fh, rel: name, size } = await openExisting(rel);
@@ -264,7 +288,7 @@ export function openWorkspace(root: string, limits: WorkspaceLimits): SessionWor
       let bytes = 0;
       let ok = false;
       try {
-        const room = limits.quotaBytes - (await usageBytes()) + (target.existed ?? 0);
+        const room = limits.quotaBytes - (await countedRoom(target.rel)).bytes + (target.existed ?? 0);
         const cap = Math.min(maxBytes, room);
         await target.fh.truncate(0);
         for await (const chunk of chunks) {

@@ -15,6 +15,15 @@ export interface ModelRequest {
   maxTokens?: number;
   /** Another model for this call (a sub-agent profile's `model`); default the provider's own. */
   model?: string;
+  /**
+   * Set to stream: the model is called with `stream: true` and the answer's visible text is passed
+   * here as it is written. Joined, one call's pieces equal the response's `content` when the call
+   * ends without a parse error (the provider passes the rest at the end); nothing that may be a tool
+   * call written as text is ever passed (src/runtime/provider/visible-text.ts). A model that closes a
+   * `</think>` it never opened is the one case where the pieces are not a prefix of `content`;
+   * callers compare and show `content` instead.
+   */
+  onText?: (delta: string) => void;
 }
 
 export interface ModelResponse {
