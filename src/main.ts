@@ -4,7 +4,7 @@ import { createLogger } from './basics/log.js';
 import { createCore, type Core } from './app/app.js';
 import { StartupRefusal } from './basics/startup-refusal.js';
 import { installCrashHandlers } from './app/crash-handlers.js';
-import { applyEnvFile } from './basics/env-file.js';
+import { applyEnvFile, ignoredLinesWarning } from './basics/env-file.js';
 import { dataDirError, isDataDirError, prepareDataDir } from './app/data-dir.js';
 import { probeModel, probeWarning } from './runtime/provider/model-probe.js';
 import { chatLogDestination } from './app/chat-log.js';
@@ -51,7 +51,10 @@ async function main(): Promise<void> {
   // as a short notice between its lines); piped or supervised, JSON lines on stderr as anywhere else.
   const interactive = shellMode && process.stdin.isTTY === true && process.stdout.isTTY === true;
   const chatLogFile = path.join(config.dataDir, 'chat.log');
-  let notice: (text: string) => void = () => undefined;
+  // Warnings logged before the chat is drawn (settings, the sandbox check) wait here, and are shown
+  // under the banner; otherwise they would reach only the log file.
+  const early: string[] = [];
+  let notice: (text: string) => void = (text) => void early.push(text);
   const chatLog = interactive ? chatLogDestination(chatLogFile, config.logLevel, (level, msg) => notice(logNotice(level, msg))) : undefined;
   const log = createLogger(config.logLevel, chatLog, shellMode ? 2 : 1, secretValues(config));
   if (envFile.kind === 'loaded') log.info({ file: envFile.file, variables: envFile.applied }, 'read settings from .env');
@@ -59,7 +62,7 @@ async function main(): Promise<void> {
   let core: Core | undefined;
   installCrashHandlers(process, { log, flush: async () => core?.flushTraces(), exit: (code) => process.exit(code) });
 
-  for (const w of [...result.warnings, ...agents.warnings]) log.warn(w);
+  for (const w of [ignoredLinesWarning(envFile), ...result.warnings, ...agents.warnings]) if (w) log.warn(w);
   // The sandbox probe (one real run) goes on while the store opens; run_code joins the tools before
   // any adapter starts, so the first message already sees it.
   const probing = probeSandbox({ workspaceDir: config.files.workspaceDir, limits: sandboxLimits(config.files), clock: systemClock });
@@ -100,6 +103,7 @@ async function main(): Promise<void> {
       output: process.stdout,
       interactive,
       thinkingDelayMs: config.limits.progressDelayMs,
+      waitingFile: path.join(config.dataDir, 'chat-waiting.json'),
       onEnd: ({ sawInput }) => {
         // No platform, no terminal, and stdin closed without a byte (e.g. `docker run` without
         // -it): nobody can ever talk to this process, which must not look like a clean exit.
@@ -113,8 +117,9 @@ async function main(): Promise<void> {
     });
     adapters.push(shell);
     if (interactive) {
-      notice = shell.notice;
       process.stdout.write(`${banner(config.model.name, config.model.baseURL, chatLogFile)}\n`);
+      for (const text of early.splice(0)) process.stdout.write(`${text}\n`);
+      notice = shell.notice;
     }
   } else {
     if (config.slack) {
@@ -148,6 +153,8 @@ async function main(): Promise<void> {
   ready = true;
   log.info({ adapters: adapters.map((a) => a.port.platform), model: config.model.name }, 'ready');
   void dashboard?.warm();
+  // Without a key for the default server the start warning already said so; a probe would only repeat it.
+  if (!config.model.apiKey) return;
   void probeModel({ baseURL: config.model.baseURL, apiKey: config.model.apiKey, model: config.model.name }).then((r) => {
     const warning = probeWarning(r, { baseURL: config.model.baseURL, apiKey: config.model.apiKey, model: config.model.name });
     if (warning) log.warn(warning);

@@ -32,7 +32,7 @@ export async function runCommand(parsed: Exclude<ParsedCommand, { kind: 'task' }
     case 'new': {
       await deps.stop();
       await deps.sessions.startNew(cmd.conversation);
-      return { kind: 'private', text: 'Started a fresh conversation here. The previous one is archived; what I remember about you is kept (see `memory`).' };
+      return { kind: 'private', text: `Started a fresh conversation here. The previous one is archived; what I remember about you is kept (see \`${prefix}memory\`).` };
     }
     case 'stop': {
       const r = await deps.stop();
