@@ -11,10 +11,11 @@ import type { SubAgentMark } from '../runtime/trace/trace-schema.js';
 import type { TurnSink } from './turn-sink.js';
 import type { TurnDeps } from './turn-state.js';
 
-/** What the model had seen when it asked for the calls being run: outside sources and the user's own words. */
+/** What the model had seen when it asked for the calls being run: outside sources, the user's own words, the messages. */
 export interface CallGate {
   sources: string[];
   userText: string;
+  seen: readonly ChatMessage[];
 }
 
 /**
@@ -81,7 +82,7 @@ export async function runToolRound(deps: TurnDeps, round: ToolRound): Promise<Ap
       results.set(call.id, { callId: call.id, name: prepared.tool.name, ok: false, content: verdict.modelMessage, durationMs: 0, errorKind: 'not_run', args: prepared.args });
       continue;
     }
-    const effect = effectOf(prepared.tool, prepared.args, deps.registry.settingsFor(prepared.tool.name).effect, { userText: gate.userText });
+    const effect = effectOf(prepared.tool, prepared.args, deps.registry.settingsFor(prepared.tool.name).effect, { userText: gate.userText, seen: gate.seen });
     if (!prepared.needsApproval && !gatedByOutsideText(effect, gate.sources)) {
       ready.push(prepared);
       continue;

@@ -67,7 +67,7 @@ function sessionConversation(deps: TurnDeps, state: TurnState, signal: AbortSign
         saveSummary: (summary, upTo) => deps.sessions.setSummary(state.sessionId, summary, base + upTo),
         log: deps.log,
       });
-      return { messages, gate: { sources: outsideSourcesIn(messages), userText: requestText(history) } };
+      return { messages, gate: { sources: outsideSourcesIn(messages), userText: requestText(history), seen: messages } };
     },
     append: (messages) => deps.sessions.append(state.sessionId, messages),
   };

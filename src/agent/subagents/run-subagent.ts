@@ -84,7 +84,7 @@ function transcript(deps: TurnDeps, state: TurnState, run: SubAgentRun, tally: S
       });
       // What the parent had read before it delegated still counts here.
       const sources = [...new Set([...call.sources, ...outsideSourcesIn(built.messages)])];
-      return { messages: built.messages, gate: { sources, userText: call.userText } };
+      return { messages: built.messages, gate: { sources, userText: call.userText, seen: built.messages } };
     },
     async append(added) {
       for (const m of added) {

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { Logger } from 'pino';
 import type { Clock } from '../../basics/clock.js';
-import type { Conversation, Speaker } from '../../basics/types.js';
+import type { ChatMessage, Conversation, Speaker } from '../../basics/types.js';
 import type { NetClient } from '../net/net-client.js';
 import type { UserFacts } from '../../state/memory/user-facts.js';
 import type { UserReminders } from '../../state/reminders/user-reminders.js';
@@ -89,6 +89,8 @@ export type ToolEffect = 'none' | 'durable' | 'outward';
 export interface EffectInput {
   /** The requesting user's own words in this turn (to tell data they wrote from data they did not). */
   userText: string;
+  /** The messages the model saw before asking for the call (earlier results, e.g. pages it fetched). */
+  seen: readonly ChatMessage[];
 }
 
 export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
@@ -104,7 +106,7 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   category?: ToolCategory;
   /** True when running twice would do something twice (a timeout then reads "outcome unknown"). */
   sideEffects?: boolean;
-  /** Default 'none'. A function decides from the validated arguments (a fetch whose query string carries data is outward). */
+  /** Default 'none'. A function decides from the validated arguments (a fetch of a URL nobody wrote is outward). */
   effect?: ToolEffect | ((args: z.infer<S>, input: EffectInput) => ToolEffect);
   /** Only offered where the conversation can be read (not in the terminal chat). */
   needsConversationHistory?: boolean;
