@@ -1,17 +1,17 @@
 import path from 'node:path';
-import { loadConfig, secretValues, type Config } from './app/config.js';
+import { loadConfig, secretValues, type Config } from './settings/config.js';
 import { createLogger } from './basics/log.js';
 import { createCore, type Core } from './app/app.js';
 import { StartupRefusal } from './basics/startup-refusal.js';
 import { installCrashHandlers } from './app/crash-handlers.js';
-import { applyEnvFile } from './basics/env-file.js';
+import { applyEnvFile, ignoredLinesWarning } from './basics/env-file.js';
 import { dataDirError, isDataDirError, prepareDataDir } from './app/data-dir.js';
 import { probeModel, probeWarning } from './runtime/provider/model-probe.js';
 import { chatLogDestination } from './app/chat-log.js';
-import type { Adapter } from './gateway/ports.js';
+import type { Adapter } from './basics/ports.js';
 // The composition root: the one place that knows every adapter and the built-in tools.
 import { builtinToolCatalogue, builtinTools, toolSettingsFromEnv } from '../tools/index.js';
-import { checkProfiles, knownTools } from './agent/subagents/profiles.js';
+import { checkProfiles, knownTools } from './settings/agent-profiles.js';
 import { createShellAdapter } from '../adapters/shell/shell-adapter.js';
 import { banner, logNotice } from '../adapters/shell/shell-text.js';
 
@@ -21,6 +21,8 @@ import { systemClock } from './basics/clock.js';
 import { probeSandbox } from './capabilities/sandbox/probe.js';
 import { sandboxLimits } from './capabilities/sandbox/limits.js';
 import { runCodeTool } from '../tools/run-code.js';
+import { startFailure } from './app/start-failure.js';
+import { sandboxWorkspaceRoot, workspaceRootNote } from './capabilities/sandbox/workspace-root.js';
 
 async function main(): Promise<void> {
   const envFile = applyEnvFile(process.env, process.cwd());
@@ -40,18 +42,29 @@ async function main(): Promise<void> {
     for (const line of agents.errors) process.stderr.write(`config error: ${line}\n`);
     process.exit(2);
   }
-  const config: Config = { ...merged, agents: agents.profiles };
-  const shellMode = process.argv.includes('--chat') || (!config.slack && !config.discord);
-  const dataProblem = await prepareDataDir(config.dataDir);
+  const checked: Config = { ...merged, agents: agents.profiles };
+  const shellMode = process.argv.includes('--chat') || (!checked.slack && !checked.discord);
+  const dataProblem = await prepareDataDir(checked.dataDir);
   if (dataProblem) {
     process.stderr.write(`config error: ${dataProblem}\n`);
     process.exit(2);
   }
+  // As root, run_code's sandbox user must be able to reach the workspaces (workspace-root.ts).
+  const workspaceRoot = await sandboxWorkspaceRoot({
+    workspaceDir: checked.files.workspaceDir,
+    dataDir: checked.dataDir,
+    chosen: (process.env.HERMES_WORKSPACE_DIR ?? '').trim() !== '',
+    runsAsRoot: process.getuid?.() === 0,
+  });
+  const config: Config = { ...checked, files: { ...checked.files, workspaceDir: workspaceRoot.dir } };
   // The terminal chat owns stdout. In a terminal, logs go to a file (warnings also reach the chat
   // as a short notice between its lines); piped or supervised, JSON lines on stderr as anywhere else.
   const interactive = shellMode && process.stdin.isTTY === true && process.stdout.isTTY === true;
   const chatLogFile = path.join(config.dataDir, 'chat.log');
-  let notice: (text: string) => void = () => undefined;
+  // Warnings logged before the chat is drawn (settings, the sandbox check) wait here, and are shown
+  // under the banner; otherwise they would reach only the log file.
+  const early: string[] = [];
+  let notice: (text: string) => void = (text) => void early.push(text);
   const chatLog = interactive ? chatLogDestination(chatLogFile, config.logLevel, (level, msg) => notice(logNotice(level, msg))) : undefined;
   const log = createLogger(config.logLevel, chatLog, shellMode ? 2 : 1, secretValues(config));
   if (envFile.kind === 'loaded') log.info({ file: envFile.file, variables: envFile.applied }, 'read settings from .env');
@@ -59,7 +72,9 @@ async function main(): Promise<void> {
   let core: Core | undefined;
   installCrashHandlers(process, { log, flush: async () => core?.flushTraces(), exit: (code) => process.exit(code) });
 
-  for (const w of [...result.warnings, ...agents.warnings]) log.warn(w);
+  for (const w of [ignoredLinesWarning(envFile), ...result.warnings, ...agents.warnings]) if (w) log.warn(w);
+  const rootNote = workspaceRootNote(workspaceRoot);
+  if (rootNote) log.info(rootNote);
   // The sandbox probe (one real run) goes on while the store opens; run_code joins the tools before
   // any adapter starts, so the first message already sees it.
   const probing = probeSandbox({ workspaceDir: config.files.workspaceDir, limits: sandboxLimits(config.files), clock: systemClock });
@@ -100,6 +115,7 @@ async function main(): Promise<void> {
       output: process.stdout,
       interactive,
       thinkingDelayMs: config.limits.progressDelayMs,
+      waitingFile: path.join(config.dataDir, 'chat-waiting.json'),
       onEnd: ({ sawInput }) => {
         // No platform, no terminal, and stdin closed without a byte (e.g. `docker run` without
         // -it): nobody can ever talk to this process, which must not look like a clean exit.
@@ -113,8 +129,9 @@ async function main(): Promise<void> {
     });
     adapters.push(shell);
     if (interactive) {
-      notice = shell.notice;
       process.stdout.write(`${banner(config.model.name, config.model.baseURL, chatLogFile)}\n`);
+      for (const text of early.splice(0)) process.stdout.write(`${text}\n`);
+      notice = shell.notice;
     }
   } else {
     if (config.slack) {
@@ -139,15 +156,18 @@ async function main(): Promise<void> {
     }
     for (const a of adapters) await a.start();
   } catch (err) {
-    log.fatal({ err: (err as Error).message }, 'could not connect');
-    process.stderr.write(`${(err as Error).message}\n`);
-    await shutdown(1);
+    // Said once, in one line; the adapters leave reporting a failed start to this place.
+    const failure = startFailure(err, config.port);
+    process.stderr.write(`${failure.line}\n`);
+    await shutdown(failure.exitCode);
     return;
   }
   if (!shellMode) await core.start();
   ready = true;
   log.info({ adapters: adapters.map((a) => a.port.platform), model: config.model.name }, 'ready');
   void dashboard?.warm();
+  // Without a key for the default server the start warning already said so; a probe would only repeat it.
+  if (!config.model.apiKey) return;
   void probeModel({ baseURL: config.model.baseURL, apiKey: config.model.apiKey, model: config.model.name }).then((r) => {
     const warning = probeWarning(r, { baseURL: config.model.baseURL, apiKey: config.model.apiKey, model: config.model.name });
     if (warning) log.warn(warning);
@@ -166,7 +186,7 @@ function mergeToolSettings(fromFile: Config['tools'], fromEnv: Record<string, Re
 async function runToolCommand(command: 'eval' | 'replay', argv: string[]): Promise<void> {
   const { runCli } = await import('./basics/cli/parse-cli.js');
   const cli = command === 'eval' ? await import('./operations/eval/eval-cli.js') : await import('./operations/eval/replay-cli.js');
-  runCli(argv, (args, io) => cli.main(args, io, { tools: builtinTools }), command === 'eval' ? 'The eval harness' : 'Replay');
+  runCli(argv, (args, io) => cli.main(args, io, { tools: builtinTools, createCore }), command === 'eval' ? 'The eval harness' : 'Replay');
 }
 
 const command = process.argv[2];

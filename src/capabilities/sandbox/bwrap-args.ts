@@ -3,13 +3,15 @@
  * folders exist, where node is) come in as a `SystemLayout` found once at start.
  *
  * Start from nothing and add only what an interpreter needs:
- * - every namespace unshared (`--unshare-all`): no network (only a loopback that is down), own PID
- *   namespace (the code sees only itself), own IPC, UTS and cgroup namespaces;
+ * - every namespace unshared (`--unshare-all`): no network (only the namespace's own loopback, up
+ *   but reaching nothing outside), own PID namespace (the code sees only itself), own IPC, UTS and
+ *   cgroup namespaces;
  * - a user namespace in which the code is uid/gid 65534 with no capabilities, and no further user
  *   namespaces (`--disable-userns`);
  * - the system folders (`/usr`, `/lib*`, `/bin`…) and a few `/etc` files the loader and the
  *   interpreters read, all read-only; nothing else of the host — no home, no data dir, no checkout;
- * - a fresh, size-limited `/tmp`, a new `/proc` and a minimal `/dev`;
+ * - a fresh, size-limited `/tmp`, a new `/proc` and a minimal, read-only `/dev` with a size-limited
+ *   `/dev/shm`: the only writable places besides the workspace, and counted in the memory limit;
  * - the session's workspace, read-write, as the working directory `/workspace`;
  * - the code itself as a read-only file under /run/code (passed through a pipe: never on disk);
  * - an empty environment apart from PATH, HOME and LANG;
@@ -88,7 +90,13 @@ export function bwrapArgs(layout: SystemLayout, opts: { workspace: string; langu
   for (const bind of layout.extraBinds) args.push('--ro-bind', bind.host, bind.inside);
   args.push(
     '--proc', '/proc',
+    // --dev makes /dev a writable tmpfs with no size cap whose pages belong to no process, so the
+    // memory watch could not see them (363 MB written under a 256 MB limit). /dev is made read-only
+    // (its device nodes stay usable); /dev/shm, which Python's multiprocessing needs, is a capped
+    // tmpfs like /tmp, and both count in the memory limit (code-sandbox.ts).
     '--dev', '/dev',
+    '--size', String(limits.tmpBytes), '--tmpfs', '/dev/shm',
+    '--remount-ro', '/dev',
     '--size', String(limits.tmpBytes), '--tmpfs', '/tmp',
     '--bind', opts.workspace, WORKSPACE_MOUNT,
     '--ro-bind-data', String(CODE_FD), scriptPath(opts.language),

@@ -7,7 +7,7 @@ import { OUTPUTS_DIR, type SessionWorkspace } from '../workspace/workspace.js';
 import { diffWalks, measureUsage, walk, type WalkResult, type WorkspaceUsage } from '../workspace/walk.js';
 import { bwrapArgs, SANDBOX_UID, type Language, type SandboxLimits, type SystemLayout } from './bwrap-args.js';
 import { HeadTail } from './output-capture.js';
-import { treeMemoryBytes } from './process-memory.js';
+import { scratchBytes, treeMemoryBytes } from './process-memory.js';
 
 /**
  * Runs code under bubblewrap with the limits of bwrap-args.ts, and reports what happened.
@@ -17,7 +17,8 @@ import { treeMemoryBytes } from './process-memory.js';
  * bwrap itself is started as uid/gid 65534 (node's spawn drops to it before exec), its processes
  * count against that user's limit, and the workspace is handed to that uid before each run.
  * Limits that hold for every process tree, whoever runs it: the wall-clock timeout, the memory
- * watch (summed proportional memory of all sandbox processes) and the output cap, all enforced here by
+ * watch (summed proportional memory of all sandbox processes plus what sits in its in-memory /tmp
+ * and /dev/shm) and the output cap, all enforced here by
  * killing bwrap — its PID namespace dies with it, so no process of the run survives.
  */
 
@@ -172,7 +173,8 @@ function spawnBwrap(opts: CodeSandboxOptions, runAs: CodeSandboxOptions['runAs']
       while (watching && child.pid !== undefined) {
         await new Promise((r) => setTimeout(r, MEMORY_POLL_MS));
         if (!watching) break;
-        if ((await treeMemoryBytes(child.pid)) > opts.limits.memoryBytes) stop('memory');
+        // Processes and the tmpfs scratch folders share one limit: both are the host's memory.
+        if ((await treeMemoryBytes(child.pid)) + (await scratchBytes(child.pid)) > opts.limits.memoryBytes) stop('memory');
       }
     };
     void watch();

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, statfs } from 'node:fs/promises';
 
 /**
  * Memory of a process and all its descendants, read from /proc. Per-process rlimits let each of
@@ -36,6 +36,30 @@ export async function treeMemoryBytes(rootPid: number, maxProcesses = 512): Prom
     seen += 1;
     total += await pssBytes(pid);
     queue.push(...(await childrenOf(pid)));
+  }
+  return total;
+}
+
+/** The sandbox's in-memory scratch folders (tmpfs): what is written there is memory too. */
+export const SCRATCH_MOUNTS = ['/tmp', '/dev/shm'];
+
+/**
+ * Bytes written to the sandbox's tmpfs scratch folders, read through a process inside its mount
+ * namespace (bwrap's first child; bwrap itself stays in the host's). Tmpfs pages belong to no
+ * process, so the PSS sum alone never sees them: without this, a run could hold its whole memory
+ * limit in processes and the scratch folders on top. 0 while the sandbox is not set up yet.
+ */
+export async function scratchBytes(bwrapPid: number): Promise<number> {
+  const [inside] = await childrenOf(bwrapPid);
+  if (inside === undefined) return 0;
+  let total = 0;
+  for (const mount of SCRATCH_MOUNTS) {
+    try {
+      const st = await statfs(`/proc/${inside}/root${mount}`);
+      total += (st.blocks - st.bfree) * st.bsize;
+    } catch {
+      // not mounted yet, or the run is ending
+    }
   }
   return total;
 }

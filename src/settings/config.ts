@@ -3,10 +3,11 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { z } from 'zod';
 import { commaList, decimal, formatIssue, httpUrl, oneOf, otlpHeaders, presentValues, text, timeZone, wholeNumber } from './config-env.js';
-import { ALLOW_ENTRY, ALLOW_ENTRY_FIX, toAllowRule, type AllowRule } from '../gateway/access/allow-rules.js';
+import { ALLOW_ENTRY, ALLOW_ENTRY_FIX, toAllowRule, type AllowRule } from './allow-rules.js';
 import { redactSecrets } from '../basics/safety/secrets.js';
-import { dashboardEnv, type DashboardConfig } from '../operations/dashboard/dashboard-config.js';
-import { agentsFileSchema, resolveProfiles, type AgentProfiles } from '../agent/subagents/profiles.js';
+import { unknownSettingWarnings } from './unknown-settings.js';
+import { dashboardEnv, type DashboardConfig } from './dashboard-config.js';
+import { agentsFileSchema, resolveProfiles, type AgentProfiles } from './agent-profiles.js';
 
 /**
  * Every setting, validated once at start. Env is the primary interface; an optional
@@ -319,8 +320,26 @@ export function loadConfig(env: Env, cwd = process.cwd()): ConfigResult {
 
   const file = readConfigFile(present.HERMES_CONFIG ?? firstExisting(cwd), errors);
   if (!parsed.success || errors.length) return { ok: false, errors };
-  return { ok: true, config: { ...parsed.data, tools: file?.tools ?? {}, agents: resolveProfiles(file?.agents) }, warnings: unusedSettings(present) };
+  return { ok: true, config: { ...parsed.data, tools: file?.tools ?? {}, agents: resolveProfiles(file?.agents) }, warnings: [...unusedSettings(present), ...unknownSettingWarnings(present, knownEnvNames())] };
 }
+
+/** Names read outside the zod areas: the config file's path. */
+const READ_ELSEWHERE = ['HERMES_CONFIG'];
+
+/** Every variable the bot reads: the keys of each area's zod object, and the few read elsewhere. */
+export function knownEnvNames(): string[] {
+  const keys = (schema: unknown): string[] => {
+    const s = schema as { shape?: Record<string, unknown>; in?: unknown };
+    if (s.shape) return Object.keys(s.shape);
+    return s.in ? keys(s.in) : [];
+  };
+  const areas: Record<string, unknown> = envSchema('.').in.shape;
+  return [...new Set([...Object.values(areas).flatMap(keys), ...READ_ELSEWHERE])];
+}
+
+/** No key for the default server (OpenAI): every model call would be refused, so say it once, at start. */
+export const NO_MODEL_KEY =
+  'OPENAI_API_KEY is not set, and without OPENAI_BASE_URL the model server is OpenAI, which refuses every call without a key: set OPENAI_API_KEY in .env, or set OPENAI_BASE_URL to a local server (e.g. http://localhost:11434/v1 for Ollama); to try the bot offline, see "npm run fake-model".';
 
 /** Valid settings that do nothing without the variable that turns their platform on. */
 function unusedSettings(env: Record<string, string>): string[] {
@@ -331,6 +350,7 @@ function unusedSettings(env: Record<string, string>): string[] {
   if (!env.DISCORD_TOKEN && (env.DISCORD_GUILD_ID || env.DISCORD_API_URL)) {
     warnings.push('DISCORD_GUILD_ID or DISCORD_API_URL is set without DISCORD_TOKEN, so Discord stays off: set DISCORD_TOKEN to turn it on.');
   }
+  if (!env.OPENAI_API_KEY && !env.OPENAI_BASE_URL) warnings.push(NO_MODEL_KEY);
   if (env.HERMES_OTEL_CONTENT === 'true' && !env.OTEL_EXPORTER_OTLP_ENDPOINT && !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) {
     warnings.push('HERMES_OTEL_CONTENT is set without OTEL_EXPORTER_OTLP_ENDPOINT, so nothing is exported: set the endpoint to turn OpenTelemetry export on.');
   }
