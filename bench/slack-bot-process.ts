@@ -1,4 +1,5 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { createReceiptJournal } from '../src/gateway/receipts.js';
 import diagnostics from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import pino from 'pino';
@@ -48,7 +49,7 @@ async function main(): Promise<void> {
   const counted = countingStore(shared ?? (await createSqliteStore({ file: path.join(config.dataDir, 'hermes.sqlite'), log })));
   const core = await createCore({ config, log, tools: builtinTools(), reminders: false, store: counted.store, shared });
   let ready = false;
-  const adapter = await createSlackAdapter({ config: config.slack!, httpPort: 0, gateway: core.gateway, store: core.store, log, isReady: () => ready });
+  const adapter = await createSlackAdapter({ config: config.slack!, httpPort: 0, gateway: core.gateway, store: core.store, receipts: createReceiptJournal(core.database, 'slack'), log, isReady: () => ready });
   await adapter.start();
   await core.start();
   ready = true;
