@@ -1,6 +1,6 @@
-import type { Conversation, Speaker } from '../types.js';
-import type { FactView } from '../memory/user-facts.js';
-import { OUTSIDE_TEXT_RULE } from '../safety/outside-text.js';
+import type { Conversation, Speaker } from '../basics/types.js';
+import type { FactView } from '../state/memory/user-facts.js';
+import { OUTSIDE_TEXT_RULE } from '../basics/safety/outside-text.js';
 
 export interface PromptInput {
   now: Date;

@@ -1,5 +1,5 @@
-import type { OpenedDatabase } from '../store/database.js';
-import type { WorkItem, WorkQueue } from '../cluster/work-queue.js';
+import type { OpenedDatabase } from '../state/store/database.js';
+import type { WorkItem, WorkQueue } from '../state/cluster/work-queue.js';
 
 /**
  * Accepting a message (or a task command) is one transaction: the dedupe mark in

@@ -1,4 +1,4 @@
-import type { OpenedDatabase } from '../store/database.js';
+import type { OpenedDatabase } from '../state/store/database.js';
 
 /**
  * What a platform was told we received is on disk first. An adapter writes each accepted request

@@ -3,15 +3,15 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createPgPool } from '../../src/store/postgres-store.js';
-import { openPostgresDatabase, openSqliteDatabase, type OpenedDatabase } from '../../src/store/database.js';
+import { createPgPool } from '../../src/state/store/postgres-store.js';
+import { openPostgresDatabase, openSqliteDatabase, type OpenedDatabase } from '../../src/state/store/database.js';
 import { createInbox } from '../../src/gateway/inbox.js';
 import { createReceiptJournal } from '../../src/gateway/receipts.js';
-import { createLocalWorkQueue } from '../../src/cluster/local-work-queue.js';
-import { createPgWorkQueue } from '../../src/cluster/pg-work-queue.js';
-import type { WorkContext, WorkItem, WorkQueue } from '../../src/cluster/work-queue.js';
+import { createLocalWorkQueue } from '../../src/state/cluster/local-work-queue.js';
+import { createPgWorkQueue } from '../../src/state/cluster/pg-work-queue.js';
+import type { WorkContext, WorkItem, WorkQueue } from '../../src/state/cluster/work-queue.js';
 import { clockOrderKey, orderKey } from '../../src/gateway/order-key.js';
-import { systemClock } from '../../src/clock.js';
+import { systemClock } from '../../src/basics/clock.js';
 import { freshSchema, postgresForTests } from '../helpers/postgres.js';
 
 /**
