@@ -184,7 +184,6 @@ describe.each(engines)('operational tables on $name', (engine) => {
     await queue.add(item('later', 'C', clockOrderKey(t0), { kind: 'reminder', dueAt: t0 + 300 }));
     await until(() => started.some((s) => s.job === 'b'));
     expect(started.map((s) => s.job)).toContain('slow-a');
-    expect(started.some((s) => s.job === 'later')).toBe(false);
     await until(() => started.some((s) => s.job === 'later'));
     expect(started.find((s) => s.job === 'later')!.at).toBeGreaterThanOrEqual(t0 + 300);
     release();
