@@ -10,7 +10,7 @@ import type { FactStore } from '../state/memory/fact-store.js';
 import type { TurnDeps } from '../agent/turn-runner.js';
 import { newTurnState } from '../agent/turn-runner.js';
 import { tagUserText } from '../agent/system-prompt.js';
-import type { ApprovalOutcome, CommandInvocation, CommandReply, DecisionResult, GatewayApi, OutboundPort } from './ports.js';
+import type { ApprovalOutcome, CommandInvocation, CommandReply, DecisionResult, GatewayApi, OutboundPort } from '../basics/ports.js';
 import type { WorkContext, WorkItem, WorkQueue } from '../state/cluster/work-queue.js';
 import type { OpenedDatabase } from '../state/store/database.js';
 import { fixedLimit, type LoadGovernor } from './load-governor.js';
