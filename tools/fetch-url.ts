@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defineTool } from '../src/runtime/toolkit/tool-api.js';
+import { defineTool } from '../src/capabilities/toolkit/tool-api.js';
 import { decodeBody, htmlTitle, htmlToText, truncateText } from '../src/capabilities/net/web-content.js';
-import { resultsOf, urlCarriesNewData } from '../src/basics/safety/outside-gate.js';
+import { resultsOf, urlCarriesNewData } from '../src/capabilities/toolkit/outside-gate.js';
 import { wrapOutsideText } from '../src/basics/safety/outside-text.js';
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { effectOf, gatedByOutsideText, outsideSourcesIn, requestText, resultsOf, urlCarriesNewData } from '../../src/basics/safety/outside-gate.js';
-import { defineTool } from '../../src/runtime/toolkit/tool-api.js';
+import { effectOf, gatedByOutsideText, outsideSourcesIn, requestText, resultsOf, urlCarriesNewData } from '../../src/capabilities/toolkit/outside-gate.js';
+import { defineTool } from '../../src/capabilities/toolkit/tool-api.js';
 import type { ChatMessage } from '../../src/basics/types.js';
 
 const speaker = { platform: 'slack' as const, workspaceId: 'T', userId: 'U1' };

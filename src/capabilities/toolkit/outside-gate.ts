@@ -1,5 +1,5 @@
-import type { ChatMessage } from '../types.js';
-import type { AnyTool, EffectInput, ToolEffect } from '../../runtime/toolkit/tool-api.js';
+import type { ChatMessage } from '../../basics/types.js';
+import type { AnyTool, EffectInput, ToolEffect } from './tool-api.js';
 
 /**
  * Outside text cannot act on its own. Measured before this existed: a fetched page's hidden
