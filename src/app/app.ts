@@ -69,6 +69,8 @@ export interface CoreOptions {
   extraTools?: AnyTool[];
   /** Start the due timer: reminders and scheduled tasks (default true). */
   reminders?: boolean;
+  /** A trace record that does not match trace-schema.ts: `throw` in tests, logged otherwise. */
+  invalidTraces?: 'throw' | 'log';
 }
 
 export interface Core {
@@ -129,7 +131,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   const counter = createTokenCounter(config.model.name);
   const redact = createRedactor(secretValues(config));
   const telemetry = await startTelemetry(config.telemetry, { log, redact, now: () => clock.now(), modelBaseUrl: config.model.baseURL });
-  const tracer = withTelemetry(createTracer({ dir: path.join(config.dataDir, 'traces'), log, redact, now: () => clock.now() }), telemetry, () => clock.now());
+  const tracer = withTelemetry(createTracer({ dir: path.join(config.dataDir, 'traces'), log, redact, now: () => clock.now(), invalid: opts.invalidTraces ?? 'log' }), telemetry, () => clock.now());
   const provider =
     opts.provider ??
     createOpenAIProvider({ ...config.model, model: config.model.name, log });

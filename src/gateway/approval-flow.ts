@@ -1,5 +1,5 @@
 import type { ApprovalRecord } from '../state/approvals/approval-store.js';
-import { shownArgsJson } from '../state/approvals/shown-args.js';
+import { shownArgsJson, visibleText } from '../state/approvals/shown-args.js';
 import { runApprovedCall, type TurnState } from '../agent/turn-runner.js';
 import { actionNotRun, actionOutcomeUnknown, interruptedCall } from '../basics/model-notes.js';
 import type { Conversation, Speaker } from '../basics/types.js';
@@ -50,7 +50,7 @@ export function createApprovalFlow(deps: FlowDeps) {
     toolName: r.toolName,
     argsJson: shownArgsJson(r.args),
     argsDigest: r.argsHash,
-    ...(r.description === undefined ? {} : { description: r.description }),
+    ...(r.description === undefined ? {} : { description: visibleText(r.description) }),
     requester: r.requester,
     expiresAt: r.expiresAt,
     ...(r.sources?.length && { sources: r.sources }),

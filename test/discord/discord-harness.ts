@@ -96,7 +96,7 @@ export async function startBot(opts: { env?: Record<string, string>; heartbeatIn
   });
 
   const build = async (): Promise<{ core: Core; adapter: DiscordAdapter }> => {
-    const core = await createCore({ config, log, extraTools: [risky, ...(opts.tools ?? [])] });
+    const core = await createCore({ config, log, extraTools: [risky, ...(opts.tools ?? [])], invalidTraces: 'throw' });
     const adapter = await createDiscordAdapter({ config: config.discord!, gateway: core.gateway, store: core.store, log, timing: FAST_TIMING });
     await adapter.start();
     await core.start();

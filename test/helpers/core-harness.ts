@@ -119,7 +119,8 @@ export async function startHarness(opts: { env?: Record<string, string>; tools?:
   let config = configFor();
   const log = pino({ level: process.env.TEST_LOG ?? 'silent' });
   const open = async () => {
-    const core = await createCore({ config, log, tools: opts.tools, extraTools: opts.extraTools, ...opts.core });
+    // Every trace record a test's turns write is checked against the schema (a mismatch fails the turn).
+    const core = await createCore({ config, log, tools: opts.tools, extraTools: opts.extraTools, invalidTraces: 'throw', ...opts.core });
     const port = createRecordingPort();
     core.gateway.registerPort(port);
     await core.start();

@@ -86,7 +86,7 @@ export async function startSlackHarness(opts: HarnessOptions = {}): Promise<Slac
 
   const h = { slack, ai, config, ready: false } as SlackHarness;
   const open = async () => {
-    const core = await createCore({ config, log, extraTools: opts.extraTools, reminders: opts.dueTimer === true, ...(opts.clock ? { clock: opts.clock } : {}) });
+    const core = await createCore({ config, log, extraTools: opts.extraTools, reminders: opts.dueTimer === true, invalidTraces: 'throw', ...(opts.clock ? { clock: opts.clock } : {}) });
     const gateway = opts.wrapGateway ? opts.wrapGateway(core.gateway) : core.gateway;
     // The wrapper must still deliver the port to the real gateway.
     const adapter = await createSlackAdapter({ config: config.slack!, httpPort: 0, gateway, store: core.store, receipts: createReceiptJournal(core.database, 'slack'), log, isReady: () => h.ready, retries: 0, callTimeoutMs: opts.callTimeoutMs, maxRateLimitWaitMs: opts.maxRateLimitWaitMs, dashboard: opts.dashboard?.(core, config) });
