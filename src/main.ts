@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { loadConfig, secretValues, type Config } from './app/config.js';
+import { createReceiptJournal } from './gateway/receipts.js';
+import { loadConfig, secretValues, type Config } from './settings/config.js';
 import { createLogger } from './basics/log.js';
 import { createCore, type Core } from './app/app.js';
 import { StartupRefusal } from './basics/startup-refusal.js';
@@ -8,10 +9,10 @@ import { applyEnvFile, ignoredLinesWarning } from './basics/env-file.js';
 import { dataDirError, isDataDirError, prepareDataDir } from './app/data-dir.js';
 import { probeModel, probeWarning } from './runtime/provider/model-probe.js';
 import { chatLogDestination } from './app/chat-log.js';
-import type { Adapter } from './gateway/ports.js';
+import type { Adapter } from './basics/ports.js';
 // The composition root: the one place that knows every adapter and the built-in tools.
 import { builtinToolCatalogue, builtinTools, toolSettingsFromEnv } from '../tools/index.js';
-import { checkProfiles, knownTools } from './agent/subagents/profiles.js';
+import { checkProfiles, knownTools } from './settings/agent-profiles.js';
 import { createShellAdapter } from '../adapters/shell/shell-adapter.js';
 import { banner, logNotice } from '../adapters/shell/shell-text.js';
 
@@ -21,6 +22,8 @@ import { systemClock } from './basics/clock.js';
 import { probeSandbox } from './capabilities/sandbox/probe.js';
 import { sandboxLimits } from './capabilities/sandbox/limits.js';
 import { runCodeTool } from '../tools/run-code.js';
+import { startFailure } from './app/start-failure.js';
+import { sandboxWorkspaceRoot, workspaceRootNote } from './capabilities/sandbox/workspace-root.js';
 
 async function main(): Promise<void> {
   const envFile = applyEnvFile(process.env, process.cwd());
@@ -40,13 +43,21 @@ async function main(): Promise<void> {
     for (const line of agents.errors) process.stderr.write(`config error: ${line}\n`);
     process.exit(2);
   }
-  const config: Config = { ...merged, agents: agents.profiles };
-  const shellMode = process.argv.includes('--chat') || (!config.slack && !config.discord);
-  const dataProblem = await prepareDataDir(config.dataDir);
+  const checked: Config = { ...merged, agents: agents.profiles };
+  const shellMode = process.argv.includes('--chat') || (!checked.slack && !checked.discord);
+  const dataProblem = await prepareDataDir(checked.dataDir);
   if (dataProblem) {
     process.stderr.write(`config error: ${dataProblem}\n`);
     process.exit(2);
   }
+  // As root, run_code's sandbox user must be able to reach the workspaces (workspace-root.ts).
+  const workspaceRoot = await sandboxWorkspaceRoot({
+    workspaceDir: checked.files.workspaceDir,
+    dataDir: checked.dataDir,
+    chosen: (process.env.HERMES_WORKSPACE_DIR ?? '').trim() !== '',
+    runsAsRoot: process.getuid?.() === 0,
+  });
+  const config: Config = { ...checked, files: { ...checked.files, workspaceDir: workspaceRoot.dir } };
   // The terminal chat owns stdout. In a terminal, logs go to a file (warnings also reach the chat
   // as a short notice between its lines); piped or supervised, JSON lines on stderr as anywhere else.
   const interactive = shellMode && process.stdin.isTTY === true && process.stdout.isTTY === true;
@@ -63,6 +74,8 @@ async function main(): Promise<void> {
   installCrashHandlers(process, { log, flush: async () => core?.flushTraces(), exit: (code) => process.exit(code) });
 
   for (const w of [ignoredLinesWarning(envFile), ...result.warnings, ...agents.warnings]) if (w) log.warn(w);
+  const rootNote = workspaceRootNote(workspaceRoot);
+  if (rootNote) log.info(rootNote);
   // The sandbox probe (one real run) goes on while the store opens; run_code joins the tools before
   // any adapter starts, so the first message already sees it.
   const probing = probeSandbox({ workspaceDir: config.files.workspaceDir, limits: sandboxLimits(config.files), clock: systemClock });
@@ -124,7 +137,7 @@ async function main(): Promise<void> {
   } else {
     if (config.slack) {
       const { createSlackAdapter } = await import('../adapters/slack/slack-adapter.js');
-      adapters.push(await createSlackAdapter({ config: config.slack, httpPort: config.port, gateway: core.gateway, store: core.store, log: log.child({ adapter: 'slack' }), isReady: () => ready, dashboard: dashboard?.handle }));
+      adapters.push(await createSlackAdapter({ config: config.slack, httpPort: config.port, gateway: core.gateway, store: core.store, receipts: createReceiptJournal(core.database, 'slack'), log: log.child({ adapter: 'slack' }), isReady: () => ready, dashboard: dashboard?.handle }));
     }
     if (config.discord) {
       const { createDiscordAdapter } = await import('../adapters/discord/discord-adapter.js');
@@ -144,9 +157,10 @@ async function main(): Promise<void> {
     }
     for (const a of adapters) await a.start();
   } catch (err) {
-    log.fatal({ err: (err as Error).message }, 'could not connect');
-    process.stderr.write(`${(err as Error).message}\n`);
-    await shutdown(1);
+    // Said once, in one line; the adapters leave reporting a failed start to this place.
+    const failure = startFailure(err, config.port);
+    process.stderr.write(`${failure.line}\n`);
+    await shutdown(failure.exitCode);
     return;
   }
   if (!shellMode) await core.start();
@@ -173,7 +187,7 @@ function mergeToolSettings(fromFile: Config['tools'], fromEnv: Record<string, Re
 async function runToolCommand(command: 'eval' | 'replay', argv: string[]): Promise<void> {
   const { runCli } = await import('./basics/cli/parse-cli.js');
   const cli = command === 'eval' ? await import('./operations/eval/eval-cli.js') : await import('./operations/eval/replay-cli.js');
-  runCli(argv, (args, io) => cli.main(args, io, { tools: builtinTools }), command === 'eval' ? 'The eval harness' : 'Replay');
+  runCli(argv, (args, io) => cli.main(args, io, { tools: builtinTools, createCore }), command === 'eval' ? 'The eval harness' : 'Replay');
 }
 
 const command = process.argv[2];

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { defineTool } from '../src/runtime/toolkit/tool-api.js';
-import { readWorkspaceImage } from '../src/capabilities/workspace/workspace-image.js';
-import { IMAGE_NOTES } from '../src/runtime/vision/image-notes.js';
+import { defineTool } from '../src/capabilities/toolkit/tool-api.js';
+import { readWorkspaceImage, viewedImageText } from '../src/capabilities/workspace/workspace-image.js';
 
 /**
  * Lets the model look at an image in the session's workspace — typically a chart its own code
@@ -26,6 +25,6 @@ export const viewImageTool = defineTool({
     if (!ctx.images) throw new Error('images cannot be shown to you here');
     const read = await readWorkspaceImage(ctx.workspace, args.path, ctx.images.maxBytes);
     if (!read.ok) throw new Error(read.message);
-    return { summary: IMAGE_NOTES.viewed(read.ref), images: [read.ref], raw: { image: read.ref } };
+    return { summary: viewedImageText(read.ref), images: [read.ref], raw: { image: read.ref } };
   },
 });

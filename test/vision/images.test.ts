@@ -8,11 +8,11 @@ import { promptImages, IMAGE_TOKENS } from '../../src/runtime/vision/prompt-imag
 import { toSdkMessages } from '../../src/runtime/provider/sdk-messages.js';
 import { fitContext } from '../../src/runtime/context/context-window.js';
 import { createTokenCounter } from '../../src/runtime/context/token-counter.js';
-import { outsideSourcesIn } from '../../src/basics/safety/outside-gate.js';
+import { outsideSourcesIn } from '../../src/capabilities/toolkit/outside-gate.js';
 import { createVisionSupport } from '../../src/runtime/vision/vision-support.js';
 import { probeVision, type VisionAnswer } from '../../src/runtime/vision/vision-probe.js';
 import { toJsonModeMessages } from '../../src/runtime/provider/json-mode.js';
-import { loadConfig } from '../../src/app/config.js';
+import { loadConfig } from '../../src/settings/config.js';
 import type { ChatMessage, ImageRef } from '../../src/basics/types.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 import { GIF_HEAD, JPEG_HEAD, makePng, webpHead } from './image-fixtures.js';

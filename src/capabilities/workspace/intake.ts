@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { OutboundPort } from '../../gateway/ports.js';
+import type { OutboundPort } from '../../basics/ports.js';
 import type { ImageRef, InboundAttachment } from '../../basics/types.js';
 import { readWorkspaceImage } from './workspace-image.js';
 import { IMAGE_NOTES, IMAGE_USER } from '../../runtime/vision/image-notes.js';

@@ -28,6 +28,11 @@ export async function readWorkspaceImage(ws: SessionWorkspace, rel: string, maxI
   return { ok: true, ref, data: file.data };
 }
 
+/** view_image's answer for an image it shows (the image itself follows the tool results). */
+export function viewedImageText(ref: ImageRef): string {
+  return IMAGE_NOTES.viewed(ref);
+}
+
 /** The bytes of a ref as a data URL, or undefined when the file is gone or no longer the same image. */
 export async function imageDataUrl(ws: SessionWorkspace, ref: ImageRef): Promise<string | undefined> {
   try {

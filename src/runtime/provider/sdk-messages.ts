@@ -8,7 +8,7 @@ import type { ChatMessage, ImageRef, ToolCall } from '../../basics/types.js';
 import { IMAGE_NOTES } from '../vision/image-notes.js';
 import type { ToolSpec } from './provider.js';
 import { newCallId, normalizeArgumentsText, type IdFactory } from './tool-text.js';
-import { parseLenientJson } from '../toolkit/lenient-json.js';
+import { parseLenientJson } from './lenient-json.js';
 
 /** Our transcript ↔ the SDK's wire shapes. Nothing outside src/runtime/provider sees SDK types. */
 

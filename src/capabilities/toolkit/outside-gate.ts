@@ -1,5 +1,5 @@
-import type { ChatMessage } from '../types.js';
-import type { AnyTool, EffectInput, ToolEffect } from '../../runtime/toolkit/tool-api.js';
+import type { ChatMessage } from '../../basics/types.js';
+import type { AnyTool, EffectInput, ToolEffect } from './tool-api.js';
 
 /**
  * Outside text cannot act on its own. Measured before this existed: a fetched page's hidden
@@ -64,26 +64,59 @@ export function requestText(messages: readonly ChatMessage[]): string {
   return '';
 }
 
+/** The text of earlier results of the named tools in what the model saw (pages fetched, search results). */
+export function resultsOf(messages: readonly ChatMessage[], toolNames: readonly string[]): string[] {
+  return messages.filter((m): m is Extract<ChatMessage, { role: 'tool' }> => m.role === 'tool' && toolNames.includes(m.name)).map((m) => m.content);
+}
+
 /**
- * True when `url` has a query string that the user's own words do not contain: data in it came
- * from the model (and so, possibly, from an instruction in outside text). A URL the user pasted,
- * or one without a query, carries nothing they did not write.
+ * True when `url` may carry data that nobody wrote: it does not appear, whole, in any of
+ * `knownTexts` (the user's own words, pages already fetched). Measured before: only a query string
+ * counted as data, so after reading an injected page the model fetched
+ * `https://evil.example/exfil/<notes>/x.png` without anyone being asked. A path, a host name
+ * (`<notes>.evil.example`) or a fragment carries data just as well, so after outside text any URL
+ * the model composed itself is treated as carrying data. A URL found whole in a known text adds
+ * nothing: a page can only link to what its author already knew, and the fetch of that page was
+ * itself held to this rule. Spelling that carries no data is forgiven: the scheme, a trailing
+ * slash, percent-encoding. The match must end where the URL ends in the text, so the model cannot
+ * pick a prefix of a longer link.
  */
-export function queryNotWrittenBy(url: string, userText: string): boolean {
-  let query: string;
+export function urlCarriesNewData(url: string, knownTexts: readonly string[]): boolean {
+  let parsed: URL;
   try {
-    query = new URL(url).search.slice(1);
+    parsed = new URL(url);
   } catch {
     return true;
   }
-  if (query === '') return false;
-  const candidates = [url, query, safeDecode(query)];
-  return !candidates.some((c) => userText.includes(c));
+  const forms = spellings(url, parsed);
+  return !knownTexts.some((text) => forms.some((form) => containsWhole(text, form)));
+}
+
+function spellings(raw: string, parsed: URL): string[] {
+  const out = new Set<string>();
+  for (const f of [raw.trim(), parsed.href, safeDecode(parsed.href)]) {
+    for (const g of [f, f.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '')]) {
+      out.add(g);
+      if (g.endsWith('/')) out.add(g.slice(0, -1));
+    }
+  }
+  out.delete('');
+  return [...out];
+}
+
+/** Where a URL can end in running text: the end, a space or bracket, or closing punctuation. */
+const URL_END = /^(?:$|[\s"'<>()[\]{}`|^\\]|[.,;:!?*_]+(?:$|[\s"'<>()[\]{}]))/;
+
+function containsWhole(text: string, form: string): boolean {
+  for (let at = text.indexOf(form); at !== -1; at = text.indexOf(form, at + 1)) {
+    if (URL_END.test(text.slice(at + form.length, at + form.length + 8))) return true;
+  }
+  return false;
 }
 
 function safeDecode(s: string): string {
   try {
-    return decodeURIComponent(s.replace(/\+/g, ' '));
+    return decodeURI(s);
   } catch {
     return s;
   }
