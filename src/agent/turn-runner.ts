@@ -18,6 +18,7 @@ import { summarizeTurns } from '../context/summarizer.js';
 import { hidePrivateCalls } from '../context/private-calls.js';
 import { createLoopGuard } from './loop-guards.js';
 import { buildSystemPrompt } from './system-prompt.js';
+import { USE_SKILL_TOOL, type SkillSummary } from '../skills/skill-library.js';
 import { argsTooLargeToShow, ONE_APPROVAL_AT_A_TIME, unparseableToolCalls } from './model-notes.js';
 import { MAX_SHOWN_ARGS_CHARS, shownArgsJson } from '../approvals/shown-args.js';
 import type { FactStore } from '../memory/fact-store.js';
@@ -90,6 +91,8 @@ export interface TurnDeps {
    * `call` is given for calls the turn's own model made (sub-agents start from it).
    */
   toolContext(state: TurnState, signal: AbortSignal, toolName: string, call?: CallInfo): ToolContext;
+  /** The usable skills (names and descriptions), listed in the system prompt while use_skill is offered. */
+  skills?(): readonly SkillSummary[];
 }
 
 /** One call of this turn's model, as a sub-agent started from it inherits it (src/subagents). */
@@ -150,7 +153,8 @@ export async function runSteps(deps: TurnDeps, state: TurnState, signal: AbortSi
     const lastUser = [...history].reverse().find((m) => m.role === 'user');
     const facts = await deps.facts.promptFacts(state.speaker, lastUser?.content ?? '', deps.limits.factTokens, deps.counter);
     const tools: ToolSpec[] = deps.registry.specsFor(view);
-    const system = buildSystemPrompt({ now: new Date(deps.clock.now()), timezone: deps.timezone, conversation: state.conversation, speaker: state.speaker, facts });
+    const skills = deps.skills && tools.some((t) => t.name === USE_SKILL_TOOL) ? deps.skills() : [];
+    const system = buildSystemPrompt({ now: new Date(deps.clock.now()), timezone: deps.timezone, conversation: state.conversation, speaker: state.speaker, facts, skills });
     const { messages } = await buildContext({
       system,
       session: { ...session, summarizedUpTo: 0 },
