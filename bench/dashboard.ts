@@ -2,8 +2,8 @@ import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { createDashboard } from '../src/dashboard/dashboard.js';
-import { createDashboardServer } from '../src/dashboard/dashboard-server.js';
+import { createDashboard } from '../src/operations/dashboard/dashboard.js';
+import { createDashboardServer } from '../src/operations/dashboard/dashboard-server.js';
 import { median, percentile, round } from './stats.js';
 
 /**

@@ -2,11 +2,11 @@ import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { systemClock } from '../src/clock.js';
-import { probeSandbox } from '../src/sandbox/probe.js';
-import { discoverLayout } from '../src/sandbox/layout.js';
-import { sandboxLimits } from '../src/sandbox/limits.js';
-import { openWorkspace } from '../src/workspace/workspace.js';
+import { systemClock } from '../src/basics/clock.js';
+import { probeSandbox } from '../src/capabilities/sandbox/probe.js';
+import { discoverLayout } from '../src/capabilities/sandbox/layout.js';
+import { sandboxLimits } from '../src/capabilities/sandbox/limits.js';
+import { openWorkspace } from '../src/capabilities/workspace/workspace.js';
 import { percentile, round } from './stats.js';
 
 /**

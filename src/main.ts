@@ -1,27 +1,27 @@
 import path from 'node:path';
-import { loadConfig, secretValues, type Config } from './config.js';
-import { createLogger } from './log.js';
-import { createCore, type Core } from './app.js';
-import { StartupRefusal } from './startup-refusal.js';
-import { installCrashHandlers } from './crash-handlers.js';
-import { applyEnvFile } from './env-file.js';
-import { dataDirError, isDataDirError, prepareDataDir } from './data-dir.js';
-import { probeModel, probeWarning } from './provider/model-probe.js';
-import { chatLogDestination } from './chat-log.js';
+import { loadConfig, secretValues, type Config } from './app/config.js';
+import { createLogger } from './basics/log.js';
+import { createCore, type Core } from './app/app.js';
+import { StartupRefusal } from './basics/startup-refusal.js';
+import { installCrashHandlers } from './app/crash-handlers.js';
+import { applyEnvFile, ignoredLinesWarning } from './basics/env-file.js';
+import { dataDirError, isDataDirError, prepareDataDir } from './app/data-dir.js';
+import { probeModel, probeWarning } from './runtime/provider/model-probe.js';
+import { chatLogDestination } from './app/chat-log.js';
 import type { Adapter } from './gateway/ports.js';
 // The composition root: the one place that knows every adapter and the built-in tools.
 import { builtinToolCatalogue, builtinTools, toolSettingsFromEnv } from '../tools/index.js';
-import { checkProfiles, knownTools } from './subagents/profiles.js';
+import { checkProfiles, knownTools } from './agent/subagents/profiles.js';
 import { createShellAdapter } from '../adapters/shell/shell-adapter.js';
 import { banner, logNotice } from '../adapters/shell/shell-text.js';
 
 const NOTHING_TO_TALK_TO =
   'hermes: nothing to talk to: no Slack or Discord settings (SLACK_BOT_TOKEN with SLACK_SIGNING_SECRET or SLACK_APP_TOKEN, or DISCORD_TOKEN) and no input on stdin; set them, or start it in an interactive terminal (docker run -it).';
-import { systemClock } from './clock.js';
-import { probeSandbox } from './sandbox/probe.js';
-import { sandboxLimits } from './sandbox/limits.js';
+import { systemClock } from './basics/clock.js';
+import { probeSandbox } from './capabilities/sandbox/probe.js';
+import { sandboxLimits } from './capabilities/sandbox/limits.js';
 import { runCodeTool } from '../tools/run-code.js';
-import { openSkillLibrary } from './skills/skill-library.js';
+import { openSkillLibrary } from './capabilities/skills/skill-library.js';
 
 async function main(): Promise<void> {
   const envFile = applyEnvFile(process.env, process.cwd());
@@ -55,7 +55,10 @@ async function main(): Promise<void> {
   // as a short notice between its lines); piped or supervised, JSON lines on stderr as anywhere else.
   const interactive = shellMode && process.stdin.isTTY === true && process.stdout.isTTY === true;
   const chatLogFile = path.join(config.dataDir, 'chat.log');
-  let notice: (text: string) => void = () => undefined;
+  // Warnings logged before the chat is drawn (settings, the sandbox check) wait here, and are shown
+  // under the banner; otherwise they would reach only the log file.
+  const early: string[] = [];
+  let notice: (text: string) => void = (text) => void early.push(text);
   const chatLog = interactive ? chatLogDestination(chatLogFile, config.logLevel, (level, msg) => notice(logNotice(level, msg))) : undefined;
   const log = createLogger(config.logLevel, chatLog, shellMode ? 2 : 1, secretValues(config));
   if (envFile.kind === 'loaded') log.info({ file: envFile.file, variables: envFile.applied }, 'read settings from .env');
@@ -63,7 +66,7 @@ async function main(): Promise<void> {
   let core: Core | undefined;
   installCrashHandlers(process, { log, flush: async () => core?.flushTraces(), exit: (code) => process.exit(code) });
 
-  for (const w of [...result.warnings, ...agents.warnings]) log.warn(w);
+  for (const w of [ignoredLinesWarning(envFile), ...result.warnings, ...agents.warnings]) if (w) log.warn(w);
   // The sandbox probe (one real run) goes on while the store opens; run_code joins the tools before
   // any adapter starts, so the first message already sees it.
   const probing = probeSandbox({ workspaceDir: config.files.workspaceDir, limits: sandboxLimits(config.files), clock: systemClock });
@@ -85,9 +88,9 @@ async function main(): Promise<void> {
   const adapters: Adapter[] = [];
   let stopping = false;
   // HERMES_DASHBOARD_TOKEN: Slack HTTP mode mounts it on Bolt's server; otherwise it gets its own.
-  const dashboard = config.dashboard ? (await import('./dashboard/bot-dashboard.js')).createBotDashboard({ ...config, dashboard: config.dashboard }, core.registry, log) : undefined;
+  const dashboard = config.dashboard ? (await import('./operations/dashboard/bot-dashboard.js')).createBotDashboard({ ...config, dashboard: config.dashboard }, core.registry, log) : undefined;
   const slackHttp = !shellMode && config.slack !== undefined && config.slack.appToken === undefined;
-  const dashboardServer = dashboard && !slackHttp ? (await import('./dashboard/dashboard-server.js')).createDashboardServer(dashboard.handle, () => ready) : undefined;
+  const dashboardServer = dashboard && !slackHttp ? (await import('./operations/dashboard/dashboard-server.js')).createDashboardServer(dashboard.handle, () => ready) : undefined;
   const shutdown = async (code: number) => {
     if (stopping) return;
     stopping = true;
@@ -105,6 +108,7 @@ async function main(): Promise<void> {
       output: process.stdout,
       interactive,
       thinkingDelayMs: config.limits.progressDelayMs,
+      waitingFile: path.join(config.dataDir, 'chat-waiting.json'),
       onEnd: ({ sawInput }) => {
         // No platform, no terminal, and stdin closed without a byte (e.g. `docker run` without
         // -it): nobody can ever talk to this process, which must not look like a clean exit.
@@ -118,8 +122,9 @@ async function main(): Promise<void> {
     });
     adapters.push(shell);
     if (interactive) {
-      notice = shell.notice;
       process.stdout.write(`${banner(config.model.name, config.model.baseURL, chatLogFile)}\n`);
+      for (const text of early.splice(0)) process.stdout.write(`${text}\n`);
+      notice = shell.notice;
     }
   } else {
     if (config.slack) {
@@ -155,6 +160,8 @@ async function main(): Promise<void> {
   ready = true;
   log.info({ adapters: adapters.map((a) => a.port.platform), model: config.model.name }, 'ready');
   void dashboard?.warm();
+  // Without a key for the default server the start warning already said so; a probe would only repeat it.
+  if (!config.model.apiKey) return;
   void probeModel({ baseURL: config.model.baseURL, apiKey: config.model.apiKey, model: config.model.name }).then((r) => {
     const warning = probeWarning(r, { baseURL: config.model.baseURL, apiKey: config.model.apiKey, model: config.model.name });
     if (warning) log.warn(warning);
@@ -171,8 +178,8 @@ function mergeToolSettings(fromFile: Config['tools'], fromEnv: Record<string, Re
 
 /** `npm run eval` / `npm run replay`: the eval harness gets the built-in tools from here, like the bot. */
 async function runToolCommand(command: 'eval' | 'replay', argv: string[]): Promise<void> {
-  const { runCli } = await import('./cli/parse-cli.js');
-  const cli = command === 'eval' ? await import('./eval/eval-cli.js') : await import('./eval/replay-cli.js');
+  const { runCli } = await import('./basics/cli/parse-cli.js');
+  const cli = command === 'eval' ? await import('./operations/eval/eval-cli.js') : await import('./operations/eval/replay-cli.js');
   runCli(argv, (args, io) => cli.main(args, io, { tools: builtinTools }), command === 'eval' ? 'The eval harness' : 'Replay');
 }
 

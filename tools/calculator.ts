@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool } from '../src/toolkit/tool-api.js';
+import { defineTool } from '../src/runtime/toolkit/tool-api.js';
 
 export const MAX_EXPRESSION_CHARS = 500;
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { defineTool } from '../src/toolkit/tool-api.js';
-import { decodeBody, htmlTitle, htmlToText, truncateText } from '../src/net/web-content.js';
-import { queryNotWrittenBy } from '../src/safety/outside-gate.js';
-import { wrapOutsideText } from '../src/safety/outside-text.js';
+import { defineTool } from '../src/runtime/toolkit/tool-api.js';
+import { decodeBody, htmlTitle, htmlToText, truncateText } from '../src/capabilities/net/web-content.js';
+import { queryNotWrittenBy } from '../src/basics/safety/outside-gate.js';
+import { wrapOutsideText } from '../src/basics/safety/outside-text.js';
 
 /**
  * fetch_url: GET one page and hand the model readable text. All network rules (private

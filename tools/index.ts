@@ -1,4 +1,4 @@
-import type { AnyTool } from '../src/toolkit/tool-api.js';
+import type { AnyTool } from '../src/runtime/toolkit/tool-api.js';
 import { getCurrentTime } from './get-current-time.js';
 import { calculator } from './calculator.js';
 import { fetchUrlTool } from './fetch-url.js';
@@ -10,12 +10,12 @@ import { readChannelHistoryTool } from './read-channel-history.js';
 import { scheduleTools } from './schedules.js';
 import { fileTools } from './files.js';
 import { runCodeTool } from './run-code.js';
-import type { CodeSandbox } from '../src/sandbox/code-sandbox.js';
+import type { CodeSandbox } from '../src/capabilities/sandbox/code-sandbox.js';
 import { delegateTool } from './delegate.js';
 import { RUN_CODE_TOOL } from './run-code.js';
-import { resolveProfiles, type AgentProfiles } from '../src/subagents/profiles.js';
+import { resolveProfiles, type AgentProfiles } from '../src/agent/subagents/profiles.js';
 import { READ_SKILL_FILE, skillTools, USE_SKILL } from './skills.js';
-import type { SkillLibrary } from '../src/skills/skill-library.js';
+import type { SkillLibrary } from '../src/capabilities/skills/skill-library.js';
 
 export interface BuiltinToolOptions {
   /** The sandbox that passed its start-up probe; without it run_code is not offered at all. */

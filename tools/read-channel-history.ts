@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineTool } from '../src/toolkit/tool-api.js';
-import { CHANNEL_HISTORY_SOURCE, formatContextLines } from '../src/context/thread-context.js';
+import { defineTool } from '../src/runtime/toolkit/tool-api.js';
+import { CHANNEL_HISTORY_SOURCE, formatContextLines } from '../src/runtime/context/thread-context.js';
 import { channelHistoryMissing } from '../src/agent/model-notes.js';
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineTool } from '../src/toolkit/tool-api.js';
-import { formatInZone, parseDueTime } from '../src/reminders/parse-due-time.js';
+import { defineTool } from '../src/runtime/toolkit/tool-api.js';
+import { formatInZone, parseDueTime } from '../src/state/reminders/parse-due-time.js';
 
 /**
  * create_reminder / list_reminders / cancel_reminder. The user is never an argument: ctx.reminders

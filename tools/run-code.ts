@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { defineTool } from '../src/toolkit/tool-api.js';
-import type { CodeSandbox, RunResult, StopReason } from '../src/sandbox/code-sandbox.js';
-import { MAX_CODE_TIMEOUT_MS } from '../src/config.js';
-import { OVER_QUOTA, overQuota } from '../src/workspace/quota-text.js';
+import { defineTool } from '../src/runtime/toolkit/tool-api.js';
+import type { CodeSandbox, RunResult, StopReason } from '../src/capabilities/sandbox/code-sandbox.js';
+import { MAX_CODE_TIMEOUT_MS } from '../src/app/config.js';
+import { OVER_QUOTA, overQuota } from '../src/capabilities/workspace/quota-text.js';
 
 /**
- * run_code: Python, JavaScript or bash in the bubblewrap sandbox (src/sandbox), in the session's
+ * run_code: Python, JavaScript or bash in the bubblewrap sandbox (src/capabilities/sandbox), in the session's
  * workspace. Offered only when the sandbox passed its start-up probe; there is no other way to run
  * code. It needs no approval by default — it is offline and can touch only the workspace — and an
  * operator can require one with tools.run_code.needsApproval.
@@ -38,15 +38,23 @@ export function formatRunResult(r: RunResult, limits: RunCodeLimits): string {
   if (r.stoppedFor) lines.push(STOP_MESSAGES[r.stoppedFor](r, limits));
   else if (r.signal && SIGNAL_MESSAGES[r.signal]) lines.push(SIGNAL_MESSAGES[r.signal]!(limits));
   const f = r.files;
-  if (f.created.length) lines.push(`files created: ${f.created.join(', ')}`);
-  if (f.changed.length) lines.push(`files changed: ${f.changed.join(', ')}`);
-  if (f.deleted.length) lines.push(`files deleted: ${f.deleted.join(', ')}`);
+  if (f.created.length) lines.push(`files created: ${someNames(f.created)}`);
+  if (f.changed.length) lines.push(`files changed: ${someNames(f.changed)}`);
+  if (f.deleted.length) lines.push(`files deleted: ${someNames(f.deleted)}`);
   if (f.truncated) lines.push('(the workspace has too many files to compare them all)');
   lines.push(`stdout:\n${r.stdout || '(empty)'}`);
   lines.push(`stderr:\n${r.stderr || '(empty)'}`);
   if (r.fullOutput) lines.push(`The output was long; head and tail are shown. All of it is in ${r.fullOutput} (read_file with offset to page through it).`);
   else if (r.fullOutputProblem) lines.push(`The output was long; head and tail are shown. The full output could not be kept: ${r.fullOutputProblem}`);
   return lines.join('\n');
+}
+
+/** Names of files a run touched; a run that makes thousands would otherwise crowd out its output. */
+const MAX_NAMES_LISTED = 50;
+
+function someNames(names: string[]): string {
+  if (names.length <= MAX_NAMES_LISTED) return names.join(', ');
+  return `${names.slice(0, MAX_NAMES_LISTED).join(', ')} and ${names.length - MAX_NAMES_LISTED} more (list_files shows them)`;
 }
 
 export function runCodeTool(sandbox: CodeSandbox, opts: { defaultTimeoutMs: number; memoryMb: number }) {
@@ -75,10 +83,10 @@ export function runCodeTool(sandbox: CodeSandbox, opts: { defaultTimeoutMs: numb
       const result = await sandbox.run({ workspace: ctx.workspace, language: args.language, code: args.code, timeoutMs, signal: ctx.signal });
       ctx.log.info({ language: args.language, exitCode: result.exitCode, durationMs: result.durationMs, stoppedFor: result.stoppedFor }, 'run_code finished');
       const summary = formatRunResult(result, { timeoutS: timeoutMs / 1000, memoryMb: opts.memoryMb });
-      const over = overQuota(result.workspaceBytes, ctx.workspace.limits.quotaBytes);
+      const over = overQuota(result.workspaceUsage, ctx.workspace.limits);
       if (!over) return { summary, raw: result };
-      await ctx.notice?.(OVER_QUOTA.user(over.used, over.quota));
-      return { summary: `${OVER_QUOTA.model(over.used, over.quota)}\n${summary}`, raw: result };
+      await ctx.notice?.(OVER_QUOTA.user(over));
+      return { summary: `${OVER_QUOTA.model(over)}\n${summary}`, raw: result };
     },
   });
 }

@@ -1,14 +1,14 @@
 import { z } from 'zod';
-import { defineTool, type SchedulePreview, type ToolContext, type UserSchedules } from '../src/toolkit/tool-api.js';
-import { formatRunTime } from '../src/schedules/schedule-spec.js';
-import { scheduleLine } from '../src/schedules/schedule-text.js';
+import { defineTool, type SchedulePreview, type ToolContext, type UserSchedules } from '../src/runtime/toolkit/tool-api.js';
+import { formatRunTime } from '../src/state/schedules/schedule-spec.js';
+import { scheduleLine } from '../src/state/schedules/schedule-text.js';
 
 /**
  * schedule_task / list_scheduled_tasks / cancel_scheduled_task. The user is never an argument:
  * ctx.schedules is already scoped to the verified speaker and the conversation runs post in.
  * Errors are thrown with text written for the model (what was wrong and how to fix it).
  * All three are private: in a shared thread, another person's turn sees stubs for a user's
- * schedule calls, never the tasks or ids (src/context/private-calls.ts).
+ * schedule calls, never the tasks or ids (src/runtime/context/private-calls.ts).
  */
 
 function schedulesOf(ctx: ToolContext): UserSchedules {

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { defineTool, type AnyTool, type ToolContext, type ToolResult } from '../src/toolkit/tool-api.js';
-import { USE_SKILL_TOOL, type SkillLibrary } from '../src/skills/skill-library.js';
-import { SKILL_TEXT } from '../src/skills/skill-text.js';
-import { readConfined, SKILL_FILE } from '../src/skills/skill-folder.js';
+import { defineTool, type AnyTool, type ToolContext, type ToolResult } from '../src/runtime/toolkit/tool-api.js';
+import { USE_SKILL_TOOL, type SkillLibrary } from '../src/capabilities/skills/skill-library.js';
+import { SKILL_TEXT } from '../src/capabilities/skills/skill-text.js';
+import { readConfined, SKILL_FILE } from '../src/capabilities/skills/skill-folder.js';
 
 /**
  * use_skill and read_skill_file (docs/mcp-and-skills.md). Only offered when some skill is usable.

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { defineTool } from '../src/toolkit/tool-api.js';
-import { backendsFromSettings, type SearchResult } from '../src/net/search-backends.js';
+import { defineTool } from '../src/runtime/toolkit/tool-api.js';
+import { backendsFromSettings, type SearchResult } from '../src/capabilities/net/search-backends.js';
 
-export { webSearchSettingsFromEnv } from '../src/net/search-backends.js';
+export { webSearchSettingsFromEnv } from '../src/capabilities/net/search-backends.js';
 
 /**
  * web_search: structured results from whichever backend the deployment configured

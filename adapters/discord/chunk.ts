@@ -1,4 +1,4 @@
-import { chunkMarkdown } from '../../src/text/chunk-markdown.js';
+import { chunkMarkdown } from '../../src/basics/text/chunk-markdown.js';
 
 export const DISCORD_MESSAGE_LIMIT = 2000;
 

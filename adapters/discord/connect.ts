@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { Client, Events, GatewayIntentBits, Options, Partials } from 'discord.js';
 import { GatewayCloseCodes } from 'discord-api-types/v10';
-import type { Logger } from '../../src/log.js';
+import type { Logger } from '../../src/basics/log.js';
 
 /**
  * Builds the discord.js client and logs it in. discord.js never gives up on some failures (a

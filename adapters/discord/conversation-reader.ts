@@ -1,7 +1,7 @@
 import { DiscordAPIError, RateLimitError, type REST } from 'discord.js';
 import { MessageType, Routes, type APIGuildMember, type APIMessage } from 'discord-api-types/v10';
 import type { ContextMessage, ContextRead, ContextReadProblem, ConversationReader } from '../../src/gateway/ports.js';
-import type { Logger } from '../../src/log.js';
+import type { Logger } from '../../src/basics/log.js';
 
 /**
  * Reading a Discord conversation for context over REST (never the message cache, which is off):

@@ -1,11 +1,11 @@
 import { Events, type Client, type Interaction, type Message } from 'discord.js';
 import { Routes, type APIMessage } from 'discord-api-types/v10';
-import { systemClock, type Clock } from '../../src/clock.js';
-import type { Config } from '../../src/config.js';
+import { systemClock, type Clock } from '../../src/basics/clock.js';
+import type { Config } from '../../src/app/config.js';
 import type { Adapter, GatewayApi } from '../../src/gateway/ports.js';
-import type { Logger } from '../../src/log.js';
-import type { Store } from '../../src/store/store.js';
-import type { Leadership } from '../../src/cluster/leadership.js';
+import type { Logger } from '../../src/basics/log.js';
+import type { Store } from '../../src/state/store/store.js';
+import type { Leadership } from '../../src/state/cluster/leadership.js';
 import { createClient, loginUntilReady, type ConnectOptions } from './connect.js';
 import { conversationOf, toInbound } from './inbound.js';
 import { createDiscordReader } from './conversation-reader.js';

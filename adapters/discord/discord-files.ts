@@ -11,8 +11,8 @@
  */
 import type { Message, REST } from 'discord.js';
 import { Routes } from 'discord-api-types/v10';
-import type { Conversation, InboundAttachment, OutboundFile } from '../../src/types.js';
-import { WorkspaceError } from '../../src/workspace/workspace.js';
+import type { Conversation, InboundAttachment, OutboundFile } from '../../src/basics/types.js';
+import { WorkspaceError } from '../../src/capabilities/workspace/workspace.js';
 import { textMessage } from './render.js';
 
 const CDN_HOSTS = new Set(['cdn.discordapp.com', 'media.discordapp.net']);

@@ -1,5 +1,5 @@
 import { GuildMember, MessageType, type APIInteractionGuildMember, type Message, type User } from 'discord.js';
-import type { Conversation, InboundMessage, Speaker } from '../../src/types.js';
+import type { Conversation, InboundMessage, Speaker } from '../../src/basics/types.js';
 import { attachmentsOf } from './discord-files.js';
 
 /**

@@ -2,7 +2,7 @@ import { MessageFlags, type ButtonInteraction, type ChatInputCommandInteraction 
 import { isPrivateCommand } from '../../src/gateway/commands.js';
 import type { CommandReply, GatewayApi } from '../../src/gateway/ports.js';
 import { approvalAlreadyDecided } from '../../src/gateway/user-messages.js';
-import type { Logger } from '../../src/log.js';
+import type { Logger } from '../../src/basics/log.js';
 import { splitMessage } from './chunk.js';
 import { conversationOf, roleIdsOf, speakerOf } from './inbound.js';
 import { parseApprovalCustomId } from './render.js';

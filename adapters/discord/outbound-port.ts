@@ -1,8 +1,8 @@
 import type { REST } from 'discord.js';
 import { Routes, type APIChannel, type APIMessage } from 'discord-api-types/v10';
 import type { ApprovalResolution, ApprovalView, ConversationReader, MessageRef, OutboundPort } from '../../src/gateway/ports.js';
-import type { Logger } from '../../src/log.js';
-import type { Conversation } from '../../src/types.js';
+import type { Logger } from '../../src/basics/log.js';
+import type { Conversation } from '../../src/basics/types.js';
 import { splitMessage } from './chunk.js';
 import { approvalMessages, mention, resolvedApprovalMessage, statusText, textMessage } from './render.js';
 import { createDiscordFiles } from './discord-files.js';

@@ -8,7 +8,7 @@ import {
   type APIApplicationCommand,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord-api-types/v10';
-import type { Logger } from '../../src/log.js';
+import type { Logger } from '../../src/basics/log.js';
 
 /**
  * `/hermes <text>`: one free-text option rather than Discord subcommands, because the shared

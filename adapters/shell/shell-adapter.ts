@@ -1,10 +1,11 @@
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import os from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import type { Adapter, ApprovalResolution, ApprovalView, GatewayApi, OutboundPort } from '../../src/gateway/ports.js';
 import { parseCommand } from '../../src/gateway/commands.js';
 import { approvalSourcesLine } from '../../src/gateway/user-messages.js';
-import type { Conversation, Speaker } from '../../src/types.js';
+import type { Conversation, Speaker } from '../../src/basics/types.js';
 import { RawLineEditor } from './raw-line-editor.js';
 import * as say from './shell-text.js';
 
@@ -24,6 +25,11 @@ export interface ShellAdapterOptions {
   maxMessageChars?: number;
   /** A model call silent this long shows the "thinking" line (interactive only). */
   thinkingDelayMs?: number;
+  /**
+   * Questions still waiting behind an approval when input ends are kept in this file and sent in
+   * the next chat, once that approval is decided (nothing typed is lost with the pipe).
+   */
+  waitingFile?: string;
 }
 
 const OUTCOME_WORD: Record<ApprovalResolution['outcome'], string> = {
@@ -38,14 +44,12 @@ const NO = /^(n|no)$/i;
 /** Messages waiting behind an answer or an approval; more are refused, not buffered without end. */
 const MAX_WAITING = 20;
 
-type Waiting = { id: string; fromEarlierRun: boolean };
-
 /**
  * Terminal chat on the same core. Commands run at once and `y`/`n` answer a waiting approval;
  * questions go one at a time, each after the previous one was answered, and never while an
- * approval of this run waits (they wait with it, never count as a "no"). An approval shown again
- * from an earlier run is answered the same way, but a piped question is not held behind it: the
- * gateway then cancels it as for any newer message, so a script never hangs on an old prompt.
+ * approval waits (they wait with it, never count as a "no"), whether it was asked in this run or
+ * shown again from an earlier one, and whether the input is a terminal or a pipe. Questions still
+ * waiting when input ends are kept (`waitingFile`) for the next chat, never dropped.
  */
 export function createShellAdapter(opts: ShellAdapterOptions): Adapter & { notice(text: string): void } {
   const user = opts.userName ?? (os.userInfo().username || 'you');
@@ -55,12 +59,13 @@ export function createShellAdapter(opts: ShellAdapterOptions): Adapter & { notic
   const speaker: Speaker = { platform: 'shell', workspaceId: 'local', userId: user, displayName: user };
   const editor = new RawLineEditor(maxChars);
 
-  let started = false;
   let ended = false;
   let sawInput = false;
   /** A question was sent (or an approval decided) and its answer has not arrived yet. */
   let answering = false;
-  let approval: Waiting | undefined;
+  let approval: { id: string } | undefined;
+  /** The prompt is drawn only once the terminal is being read (lines shown before it stand alone). */
+  let reading = false;
   const held: string[] = [];
   let thinkingTimer: NodeJS.Timeout | undefined;
   let pipeLines: AsyncIterator<string> | undefined;
@@ -80,7 +85,7 @@ export function createShellAdapter(opts: ShellAdapterOptions): Adapter & { notic
     const body = text.endsWith('\n') ? text : `${text}\n`;
     if (!interactive) return void opts.output.write(body);
     // Clear the prompt line, print, then draw the prompt and what was typed so far again.
-    opts.output.write(`\r\x1b[2K${body}${ended ? '' : say.PROMPT + editor.current}`);
+    opts.output.write(`\r\x1b[2K${body}${ended || !reading ? '' : say.PROMPT + editor.current}`);
   };
 
   const armThinking = () => {
@@ -107,7 +112,7 @@ export function createShellAdapter(opts: ShellAdapterOptions): Adapter & { notic
       write(`hermes> ${markdown}`);
     },
     async showApproval(_c, view: ApprovalView) {
-      approval = { id: view.id, fromEarlierRun: !started };
+      approval = { id: view.id };
       answered();
       const described = view.description ? `${view.description}\n` : '';
       write(described + say.approvalPrompt(view.toolName, view.argsJson, view.argsDigest, view.sources?.length ? approvalSourcesLine(view.sources) : undefined));
@@ -122,8 +127,10 @@ export function createShellAdapter(opts: ShellAdapterOptions): Adapter & { notic
     async startWorking() {
       return async () => undefined;
     },
+    // A progress line (a tool running) stands instead of "thinking": the model is not being waited on.
     async showProgress(_c, note) {
-      output(`… ${note}`);
+      clearTimeout(thinkingTimer);
+      write(`… ${note}`);
     },
     // The terminal is on the same machine: the file is already there, so its path is the delivery.
     async sendFile(_c, file) {
@@ -175,7 +182,7 @@ export function createShellAdapter(opts: ShellAdapterOptions): Adapter & { notic
 
   /** Sends the next waiting question when nothing blocks it. */
   async function pump(): Promise<void> {
-    while (!answering && held.length > 0 && !(approval && !(approval.fromEarlierRun && !interactive))) {
+    while (!answering && held.length > 0 && !approval) {
       await send(held.shift()!);
     }
   }
@@ -188,7 +195,7 @@ export function createShellAdapter(opts: ShellAdapterOptions): Adapter & { notic
       if (approval && (YES.test(line) || NO.test(line))) return await decide(approval.id, YES.test(line));
       if (line.startsWith('/') && (await command(line))) return;
       const text = line.replace(/^\/hermes\s+/i, '');
-      const blockedBy = approval && !(approval.fromEarlierRun && !interactive) ? 'approval' : answering ? 'answer' : undefined;
+      const blockedBy = approval ? 'approval' : answering ? 'answer' : undefined;
       if (!blockedBy && held.length === 0) return await send(text);
       if (held.length >= MAX_WAITING) return write(say.QUEUE_FULL);
       held.push(text);
@@ -205,7 +212,8 @@ export function createShellAdapter(opts: ShellAdapterOptions): Adapter & { notic
     ended = true;
     clearTimeout(thinkingTimer);
     if (approval) write(say.APPROVAL_STILL_WAITING);
-    if (held.length) write(say.heldNotSent(held.length));
+    if (held.length && opts.waitingFile && keepWaiting(opts.waitingFile, held)) write(say.keptForNextChat(held.length));
+    else if (held.length) write(say.heldNotSent(held.length));
     opts.onEnd?.({ sawInput });
   }
 
@@ -234,7 +242,13 @@ export function createShellAdapter(opts: ShellAdapterOptions): Adapter & { notic
         sawInput = true;
         await handle(next.value);
       }
-      await settledForPipe();
+      // Input ended: what still waits behind an answer goes now; behind an approval it is kept.
+      // Each round sends one waiting question, so this ends.
+      for (;;) {
+        await settledForPipe();
+        if (held.length === 0 || approval) break;
+        await pump();
+      }
     } finally {
       finish();
     }
@@ -273,6 +287,7 @@ export function createShellAdapter(opts: ShellAdapterOptions): Adapter & { notic
       }
     });
     input.on('end', () => later(stop));
+    reading = true;
     opts.output.write(say.PROMPT);
   }
 
@@ -280,8 +295,15 @@ export function createShellAdapter(opts: ShellAdapterOptions): Adapter & { notic
     port,
     notice: (text) => write(text),
     async start() {
-      started = true;
-      if (interactive) readTerminal();
+      const kept = opts.waitingFile ? takeWaiting(opts.waitingFile) : [];
+      if (kept.length) {
+        held.push(...kept);
+        write(say.keptFromLastChat(kept.length, approval !== undefined));
+      }
+      if (interactive) {
+        readTerminal();
+        if (held.length) later(pump);
+      }
       else void readPipe();
     },
     async stop() {
@@ -290,4 +312,26 @@ export function createShellAdapter(opts: ShellAdapterOptions): Adapter & { notic
       if (interactive) (opts.input as Readable & { setRawMode?(on: boolean): void }).setRawMode?.(false);
     },
   };
+}
+
+/** Writes the waiting questions for the next chat; false when the file cannot be written. */
+function keepWaiting(file: string, lines: string[]): boolean {
+  try {
+    writeFileSync(file, `${JSON.stringify(lines)}\n`, { mode: 0o600 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The questions an earlier chat left waiting (the file is removed: they are this chat's now). */
+function takeWaiting(file: string): string[] {
+  let lines: unknown;
+  try {
+    lines = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return [];
+  }
+  rmSync(file, { force: true });
+  return Array.isArray(lines) ? lines.filter((l): l is string => typeof l === 'string').slice(0, MAX_WAITING) : [];
 }

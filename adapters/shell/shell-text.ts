@@ -47,6 +47,15 @@ export function approvalPrompt(toolName: string, argsJson: string, argsDigest: s
 
 export const APPROVAL_STILL_WAITING = '(input ended with an approval still waiting; it stays pending until it expires)';
 
+export function keptForNextChat(n: number): string {
+  return `(${n} message${n === 1 ? '' : 's'} not sent yet: kept, and sent in the next chat once that approval is answered with y or n)`;
+}
+
+export function keptFromLastChat(n: number, approvalWaits: boolean): string {
+  const what = `${n} message${n === 1 ? '' : 's'} from the last chat`;
+  return approvalWaits ? `(${what} ${n === 1 ? 'is' : 'are'} sent once the approval above is answered with y or n)` : `(sending ${what})`;
+}
+
 export function heldNotSent(n: number): string {
   return `(${n} message${n === 1 ? '' : 's'} not sent: ${n === 1 ? 'it was' : 'they were'} waiting for that approval)`;
 }

@@ -1,4 +1,4 @@
-import { chunkMarkdown } from '../../src/text/chunk-markdown.js';
+import { chunkMarkdown } from '../../src/basics/text/chunk-markdown.js';
 
 /** Slack accepts 40,000 characters; long walls are unreadable, so we cut far earlier. */
 export const SLACK_CHUNK_CHARS = 3_800;

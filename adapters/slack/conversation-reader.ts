@@ -10,7 +10,7 @@
  */
 import type { webApi } from '@slack/bolt';
 import type { ContextMessage, ContextRead, ContextReadProblem, ConversationReader } from '../../src/gateway/ports.js';
-import type { Logger } from '../../src/log.js';
+import type { Logger } from '../../src/basics/log.js';
 import { cleanInboundText } from './inbound-text.js';
 import { describeSlackError, isRateLimited, type Sleep } from './slack-calls.js';
 import type { UserNames } from './user-names.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { App, type AppOptions } from '@slack/bolt';
 import type { ReceiverEvent } from '@slack/bolt';
-import type { Logger } from '../../src/log.js';
+import type { Logger } from '../../src/basics/log.js';
 import type { ReceiptJournal } from '../../src/gateway/receipts.js';
 
 /**

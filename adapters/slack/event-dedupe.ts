@@ -6,8 +6,8 @@
  * dedupes on the message id as well; this layer keeps redelivered events (retries, reconnects)
  * from costing name lookups and gateway work. Store failures never block a message.
  */
-import type { Logger } from '../../src/log.js';
-import { storeKey, type Store } from '../../src/store/store.js';
+import type { Logger } from '../../src/basics/log.js';
+import { storeKey, type Store } from '../../src/state/store/store.js';
 
 /** Slack retries for a few minutes at most; a day covers reconnect replays with room to spare. */
 const SEEN_TTL_MS = 24 * 60 * 60 * 1000;

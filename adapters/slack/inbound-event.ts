@@ -11,7 +11,7 @@
  *   context in a thread the bot has joined and never answers it.
  * Both events of the mention + message pair carry id `channel:ts`, so the gateway dedupes them.
  */
-import type { Conversation, InboundMessage } from '../../src/types.js';
+import type { Conversation, InboundMessage } from '../../src/basics/types.js';
 import { mentionedUserIds, mentionsUser } from './inbound-text.js';
 import { attachmentsOf, type SlackFile } from './slack-files.js';
 

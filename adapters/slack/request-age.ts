@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from '../../src/log.js';
+import type { Logger } from '../../src/basics/log.js';
 
 /**
  * Slack signs `v0:<timestamp>:<body>`, so a captured request stays validly signed forever; the

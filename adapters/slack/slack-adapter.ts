@@ -12,10 +12,10 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HTTPReceiver, SocketModeReceiver, type Logger as SlackLogger } from '@slack/bolt';
-import type { Config } from '../../src/config.js';
+import type { Config } from '../../src/app/config.js';
 import type { Adapter, GatewayApi } from '../../src/gateway/ports.js';
-import type { Logger } from '../../src/log.js';
-import type { Store } from '../../src/store/store.js';
+import type { Logger } from '../../src/basics/log.js';
+import type { Store } from '../../src/state/store/store.js';
 import { createEventDedupe } from './event-dedupe.js';
 import { createOutboundClient, normaliseApiUrl, SLACK_CALL_TIMEOUT_MS } from './slack-calls.js';
 import { registerInbound } from './slack-inbound.js';
@@ -28,7 +28,7 @@ import { DurableApp } from './durable-app.js';
 import { createReceiptJournal } from '../../src/gateway/receipts.js';
 import { createSlackReader } from './conversation-reader.js';
 import { rejectSkewedRequests } from './request-age.js';
-import { isDashboardPath, type RequestHandler } from '../../src/dashboard/dashboard.js';
+import { isDashboardPath, type RequestHandler } from '../../src/operations/dashboard/dashboard.js';
 
 export interface SlackAdapterOptions {
   config: NonNullable<Config['slack']>;

@@ -12,8 +12,8 @@
  * credential) → files.completeUploadExternal into the channel and thread.
  */
 import type { webApi } from '@slack/bolt';
-import type { InboundAttachment, OutboundFile, Conversation } from '../../src/types.js';
-import { WorkspaceError } from '../../src/workspace/workspace.js';
+import type { InboundAttachment, OutboundFile, Conversation } from '../../src/basics/types.js';
+import { WorkspaceError } from '../../src/capabilities/workspace/workspace.js';
 import { honouringRateLimits, type Sleep } from './slack-calls.js';
 
 const MAX_REDIRECTS = 3;

@@ -5,7 +5,7 @@
  */
 import type { App } from '@slack/bolt';
 import type { GatewayApi } from '../../src/gateway/ports.js';
-import type { Logger } from '../../src/log.js';
+import type { Logger } from '../../src/basics/log.js';
 import type { EventDedupe } from './event-dedupe.js';
 import { classifyEvent, type SlackMessageLike } from './inbound-event.js';
 import { cleanInboundText, mentionedUserIds } from './inbound-text.js';

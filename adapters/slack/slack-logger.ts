@@ -4,7 +4,7 @@
  * demoted to pino's trace level so LOG_LEVEL=debug stays readable.
  */
 import { LogLevel, type Logger as SlackLogger } from '@slack/bolt';
-import type { Logger } from '../../src/log.js';
+import type { Logger } from '../../src/basics/log.js';
 
 export function toSlackLogger(log: Logger): SlackLogger {
   const text = (msg: unknown[]): string => msg.map((m) => (typeof m === 'string' ? m : m instanceof Error ? m.message : JSON.stringify(m))).join(' ').slice(0, 2000);

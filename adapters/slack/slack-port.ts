@@ -8,8 +8,8 @@
  */
 import type { webApi } from '@slack/bolt';
 import type { ApprovalResolution, ConversationReader, MessageRef, OutboundPort } from '../../src/gateway/ports.js';
-import type { Logger } from '../../src/log.js';
-import type { Conversation } from '../../src/types.js';
+import type { Logger } from '../../src/basics/log.js';
+import type { Conversation } from '../../src/basics/types.js';
 import { approvalBlocks, approvalFallbackText, resolvedBlocks } from './approval-blocks.js';
 import { chunkMrkdwn } from './chunk.js';
 import { renderMrkdwn } from './render-mrkdwn.js';

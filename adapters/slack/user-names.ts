@@ -4,7 +4,7 @@
  * caller falls back to the raw id, so a failure is remembered briefly instead of retried per message.
  */
 import type { webApi } from '@slack/bolt';
-import type { Logger } from '../../src/log.js';
+import type { Logger } from '../../src/basics/log.js';
 import { describeSlackError } from './slack-calls.js';
 
 const TTL_MS = 60 * 60 * 1000;

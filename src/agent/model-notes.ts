@@ -4,7 +4,8 @@
  * audiences need different words for the same event.
  */
 import type { ContextReadProblem } from '../gateway/ports.js';
-import type { ApprovalOutcome } from '../approvals/approval-outcome.js';
+import type { ApprovalOutcome } from '../state/approvals/approval-outcome.js';
+import type { ChatMessage } from '../basics/types.js';
 
 const WHY: Record<Exclude<ApprovalOutcome, 'approved'>, string> = {
   denied: 'the user denied it',
@@ -66,3 +67,13 @@ export function privateResultStub(toolName: string): string {
 /** Left in history when a turn stops because the speaker's daily tokens ran out between steps. */
 export const BUDGET_STOPPED =
   'The previous task stopped before it was finished: the user\'s daily token allowance ran out. The tool results above are complete, but no answer was given. If the user asks to continue, pick up from there.';
+
+/** A note from the loop itself, in the conversation where the model reads it (models follow user-role notes best). */
+export function systemNote(text: string): ChatMessage {
+  return { role: 'user', content: `[system note] ${text}` };
+}
+
+/** After an answer that stated figures no tool gave and nobody wrote (agent/grounding.ts). */
+export function groundingNote(claims: readonly string[]): string {
+  return `Your answer states ${claims.map((c) => `"${c}"`).join(', ')}, which no tool gave you in this conversation. If it is live or specific data (prices, times, dates, figures, links), check it with a tool now; otherwise answer again and say plainly which of it is from memory and may be out of date.`;
+}

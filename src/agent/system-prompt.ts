@@ -1,8 +1,8 @@
-import type { Conversation, Speaker } from '../types.js';
-import type { FactView } from '../memory/user-facts.js';
-import { defang, OUTSIDE_TEXT_RULE } from '../safety/outside-text.js';
-import type { SkillSummary } from '../skills/skill-library.js';
-import { SKILL_TEXT } from '../skills/skill-text.js';
+import type { Conversation, Speaker } from '../basics/types.js';
+import type { FactView } from '../state/memory/user-facts.js';
+import { defang, OUTSIDE_TEXT_RULE } from '../basics/safety/outside-text.js';
+import type { SkillSummary } from '../capabilities/skills/skill-library.js';
+import { SKILL_TEXT } from '../capabilities/skills/skill-text.js';
 
 export interface PromptInput {
   now: Date;

@@ -1,9 +1,9 @@
-import type { ApprovalRecord } from '../approvals/approval-store.js';
-import { shownArgsJson } from '../approvals/shown-args.js';
+import type { ApprovalRecord } from '../state/approvals/approval-store.js';
+import { shownArgsJson } from '../state/approvals/shown-args.js';
 import { runApprovedCall, type TurnState } from '../agent/turn-runner.js';
 import { actionNotRun, actionOutcomeUnknown, interruptedCall } from '../agent/model-notes.js';
-import type { Conversation, Speaker } from '../types.js';
-import { speakerKey } from '../types.js';
+import type { Conversation, Speaker } from '../basics/types.js';
+import { speakerKey } from '../basics/types.js';
 import type { ApprovalDecisionInput, ApprovalOutcome, ApprovalView, DecisionResult, OutboundPort } from './ports.js';
 import type { GatewayDeps } from './gateway.js';
 import * as say from './user-messages.js';

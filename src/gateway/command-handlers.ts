@@ -1,10 +1,10 @@
-import type { SessionStore } from '../sessions/session-store.js';
-import type { FactStore } from '../memory/fact-store.js';
-import type { Speaker } from '../types.js';
+import type { SessionStore } from '../state/sessions/session-store.js';
+import type { FactStore } from '../state/memory/fact-store.js';
+import type { Speaker } from '../basics/types.js';
 import type { CommandInvocation, CommandReply } from './ports.js';
 import { helpText, type ParsedCommand } from './commands.js';
-import type { ScheduleStore } from '../schedules/schedule-store.js';
-import { scheduleList, unscheduleAnswer } from '../schedules/schedule-text.js';
+import type { ScheduleStore } from '../state/schedules/schedule-store.js';
+import { scheduleList, unscheduleAnswer } from '../state/schedules/schedule-text.js';
 
 export interface CommandDeps {
   sessions: SessionStore;
@@ -32,7 +32,7 @@ export async function runCommand(parsed: Exclude<ParsedCommand, { kind: 'task' }
     case 'new': {
       await deps.stop();
       await deps.sessions.startNew(cmd.conversation);
-      return { kind: 'private', text: 'Started a fresh conversation here. The previous one is archived; what I remember about you is kept (see `memory`).' };
+      return { kind: 'private', text: `Started a fresh conversation here. The previous one is archived; what I remember about you is kept (see \`${prefix}memory\`).` };
     }
     case 'stop': {
       const r = await deps.stop();

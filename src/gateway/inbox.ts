@@ -1,6 +1,6 @@
-import type { Store } from '../store/store.js';
-import { storeKey } from '../store/store.js';
-import type { InboundMessage } from '../types.js';
+import type { Store } from '../state/store/store.js';
+import { storeKey } from '../state/store/store.js';
+import type { InboundMessage } from '../basics/types.js';
 
 /**
  * Accepted messages are written here before the platform is acknowledged, and removed when their

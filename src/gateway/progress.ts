@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
-import type { Conversation } from '../types.js';
+import type { Clock } from '../basics/clock.js';
+import type { Conversation } from '../basics/types.js';
 import type { OutboundPort } from './ports.js';
 
 /**

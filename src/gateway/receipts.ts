@@ -1,5 +1,5 @@
-import type { Store } from '../store/store.js';
-import { storeKey } from '../store/store.js';
+import type { Store } from '../state/store/store.js';
+import { storeKey } from '../state/store/store.js';
 
 /**
  * What a platform was told we received is on disk first. An adapter writes each accepted request

@@ -2,10 +2,10 @@
  * Every text a PERSON reads that the gateway writes (errors, limits, command answers). One place,
  * so wording stays consistent across Slack, Discord and the terminal. The model never sees these.
  */
-import type { ModelError } from '../provider/provider.js';
+import type { ModelError } from '../runtime/provider/provider.js';
 import type { ApprovalOutcome, ContextReadProblem } from './ports.js';
-import type { Refusal, UsageReport } from '../access/gatekeeper.js';
-import type { DailyUsage } from '../access/usage-meter.js';
+import type { Refusal, UsageReport } from './access/gatekeeper.js';
+import type { DailyUsage } from './access/usage-meter.js';
 
 export function modelFailed(err: ModelError): string {
   switch (err.kind) {
@@ -99,7 +99,7 @@ export function contextUnavailable(problem: ContextReadProblem, what: 'thread' |
   }
 }
 
-// Who may use it, and how much (src/access). Each names the limit and when it lets go.
+// Who may use it, and how much (src/gateway/access). Each names the limit and when it lets go.
 
 /** The private notice for someone HERMES_ALLOW does not list (at most once an hour per person). */
 export const NOT_ALLOWED = 'Sorry, I only answer certain people and channels here, and this is not one of them. If you need me, ask an admin of this bot to add you.';

@@ -1,10 +1,10 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { parseAllowList } from '../../src/access/allow-rules.js';
-import { createGatekeeper } from '../../src/access/gatekeeper.js';
-import { createMemoryStore } from '../../src/store/memory-store.js';
-import type { TraceEvent } from '../../src/trace/tracer.js';
-import type { Conversation, Speaker } from '../../src/types.js';
+import { parseAllowList } from '../../src/gateway/access/allow-rules.js';
+import { createGatekeeper } from '../../src/gateway/access/gatekeeper.js';
+import { createMemoryStore } from '../../src/state/store/memory-store.js';
+import type { TraceEvent } from '../../src/runtime/trace/tracer.js';
+import type { Conversation, Speaker } from '../../src/basics/types.js';
 import { ManualClock } from '../reminders/manual-clock.js';
 
 const ROLE = '400000000000000004';

@@ -2,8 +2,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { calculator } from '../../tools/calculator.js';
 import { reminderTools } from '../../tools/reminders.js';
-import { readTraceStats } from '../../src/stats/trace-stats.js';
-import type { InboundMessage } from '../../src/types.js';
+import { readTraceStats } from '../../src/operations/stats/trace-stats.js';
+import type { InboundMessage } from '../../src/basics/types.js';
 import { conv, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
 import { settle } from '../reminders/manual-clock.js';
 

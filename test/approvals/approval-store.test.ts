@@ -2,12 +2,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Clock } from '../../src/clock.js';
-import type { Conversation, Speaker } from '../../src/types.js';
-import { createSqliteStore } from '../../src/store/sqlite-store.js';
-import { createMemoryStore } from '../../src/store/memory-store.js';
-import { storeKey, type Store } from '../../src/store/store.js';
-import { canonicalJson, createApprovalStore, hashArgs, type NewApproval } from '../../src/approvals/approval-store.js';
+import type { Clock } from '../../src/basics/clock.js';
+import type { Conversation, Speaker } from '../../src/basics/types.js';
+import { createSqliteStore } from '../../src/state/store/sqlite-store.js';
+import { createMemoryStore } from '../../src/state/store/memory-store.js';
+import { storeKey, type Store } from '../../src/state/store/store.js';
+import { canonicalJson, createApprovalStore, hashArgs, type NewApproval } from '../../src/state/approvals/approval-store.js';
 
 function manualClock(start = 1_700_000_000_000): Clock & { advance(ms: number): void } {
   let now = start;

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { rm } from 'node:fs/promises';
-import { createNetClient } from '../../src/net/safe-fetch.js';
-import { createApprovalStore, hashArgs } from '../../src/approvals/approval-store.js';
-import { systemClock } from '../../src/clock.js';
-import { MAX_SHOWN_ARGS_CHARS } from '../../src/approvals/shown-args.js';
+import { createNetClient } from '../../src/capabilities/net/safe-fetch.js';
+import { createApprovalStore, hashArgs } from '../../src/state/approvals/approval-store.js';
+import { systemClock } from '../../src/basics/clock.js';
+import { MAX_SHOWN_ARGS_CHARS } from '../../src/state/approvals/shown-args.js';
 import { sendWebhookTool } from '../../tools/send-webhook.js';
 import { conv, isApproval, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
 import { startFakeWeb, type FakeWeb } from '../fakes/web/fake-web.js';

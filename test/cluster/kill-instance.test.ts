@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { InboundMessage } from '../../src/types.js';
+import type { InboundMessage } from '../../src/basics/types.js';
 import { RESTART_INTERRUPTED } from '../../src/gateway/user-messages.js';
 import { startFakeOpenAI, type ChatCompletionRequestBody, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 import { conv, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';

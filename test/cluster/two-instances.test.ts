@@ -1,9 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool } from '../../src/toolkit/tool-api.js';
+import { defineTool } from '../../src/runtime/toolkit/tool-api.js';
 import { reminderTools } from '../../tools/reminders.js';
 import { RESTART_INTERRUPTED } from '../../src/gateway/user-messages.js';
-import type { InboundMessage } from '../../src/types.js';
+import type { InboundMessage } from '../../src/basics/types.js';
 import { startFakeOpenAI, type ChatCompletionRequestBody, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 import { conv, isApproval, isText, startHarness, user, type Harness, type PortEvent } from '../helpers/core-harness.js';
 import { freshSchema, postgresForTests } from '../helpers/postgres.js';

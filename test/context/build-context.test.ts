@@ -1,10 +1,10 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { buildContext } from '../../src/context/build-context.js';
-import { createTokenCounter } from '../../src/context/token-counter.js';
-import { createLogger } from '../../src/log.js';
-import type { ToolSpec } from '../../src/provider/provider.js';
-import type { ChatMessage } from '../../src/types.js';
+import { buildContext } from '../../src/runtime/context/build-context.js';
+import { createTokenCounter } from '../../src/runtime/context/token-counter.js';
+import { createLogger } from '../../src/basics/log.js';
+import type { ToolSpec } from '../../src/runtime/provider/provider.js';
+import type { ChatMessage } from '../../src/basics/types.js';
 import { expectValidRequest, rng, summaryOf, words } from './history-fixtures.js';
 
 const counter = createTokenCounter('gpt-4o');

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { fitContext, toolResultStub, SUMMARY_HEADING } from '../../src/context/context-window.js';
-import { createTokenCounter } from '../../src/context/token-counter.js';
-import { pairToolMessages, turnStarts } from '../../src/context/turns.js';
-import type { ChatMessage } from '../../src/types.js';
+import { fitContext, toolResultStub, SUMMARY_HEADING } from '../../src/runtime/context/context-window.js';
+import { createTokenCounter } from '../../src/runtime/context/token-counter.js';
+import { pairToolMessages, turnStarts } from '../../src/runtime/context/turns.js';
+import type { ChatMessage } from '../../src/basics/types.js';
 import { expectValidRequest, randomHistory, rng, words } from './history-fixtures.js';
 
 const counter = createTokenCounter('gpt-4o');

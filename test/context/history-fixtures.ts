@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
-import type { ChatMessage } from '../../src/types.js';
-import type { TokenCounter } from '../../src/context/token-counter.js';
-import { SUMMARY_HEADING } from '../../src/context/context-window.js';
+import type { ChatMessage } from '../../src/basics/types.js';
+import type { TokenCounter } from '../../src/runtime/context/token-counter.js';
+import { SUMMARY_HEADING } from '../../src/runtime/context/context-window.js';
 
 /** Small deterministic PRNG (mulberry32) so a failing random history can be replayed from its seed. */
 export function rng(seed: number): () => number {

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { summarizeTurns, SUMMARY_MAX_TOKENS } from '../../src/context/summarizer.js';
-import { createOpenAIProvider } from '../../src/provider/openai-provider.js';
-import { createLogger } from '../../src/log.js';
-import type { ModelProvider } from '../../src/provider/provider.js';
-import type { ChatMessage } from '../../src/types.js';
+import { summarizeTurns, SUMMARY_MAX_TOKENS } from '../../src/runtime/context/summarizer.js';
+import { createOpenAIProvider } from '../../src/runtime/provider/openai-provider.js';
+import { createLogger } from '../../src/basics/log.js';
+import type { ModelProvider } from '../../src/runtime/provider/provider.js';
+import type { ChatMessage } from '../../src/basics/types.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 
 let fake: FakeOpenAI;

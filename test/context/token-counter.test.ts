@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createTokenCounter, encodingForModelName, estimateTokens, MESSAGE_OVERHEAD, REPLY_PRIMING } from '../../src/context/token-counter.js';
-import type { ChatMessage } from '../../src/types.js';
+import { createTokenCounter, encodingForModelName, estimateTokens, MESSAGE_OVERHEAD, REPLY_PRIMING } from '../../src/runtime/context/token-counter.js';
+import type { ChatMessage } from '../../src/basics/types.js';
 
 describe('encodingForModelName', () => {
   it('maps OpenAI model families to their tokenizer and everything else to the estimate', () => {

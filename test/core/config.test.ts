@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig, NO_MODEL_KEY } from '../../src/app/config.js';
 import { FAKE_OPENAI_KEY } from '../helpers/fake-secrets.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -119,8 +119,17 @@ describe('config', () => {
   });
 
   it('warns about platform settings that stay off without their token', () => {
-    const r = loadConfig({ SLACK_SIGNING_SECRET: 's', DISCORD_GUILD_ID: '1' }, os.tmpdir());
+    const r = loadConfig({ SLACK_SIGNING_SECRET: 's', DISCORD_GUILD_ID: '1', OPENAI_API_KEY: 'k' }, os.tmpdir());
     expect(r.ok && r.warnings.map((w) => w.split(' ')[0])).toEqual(['SLACK_SIGNING_SECRET', 'DISCORD_GUILD_ID']);
+  });
+
+  it('warns once, with the fix, when there is no OPENAI_API_KEY for the default server', () => {
+    const none = loadConfig({}, os.tmpdir());
+    expect(none.ok && none.warnings.filter((w) => w.includes('OPENAI_API_KEY'))).toEqual([NO_MODEL_KEY]);
+    for (const env of [{ OPENAI_API_KEY: 'sk-x' }, { OPENAI_BASE_URL: 'http://localhost:11434/v1' }]) {
+      const r = loadConfig(env, os.tmpdir());
+      expect(r.ok && r.warnings).toEqual([]);
+    }
   });
 
   it('validates the tool settings file', async () => {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { calculator } from '../../tools/calculator.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/basics/log.js';
 import { conv, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
 import { FAKE_CREDENTIALS } from '../helpers/fake-secrets.js';
 
@@ -36,7 +36,7 @@ describe('traces and logs', () => {
     expect(events.map((e) => e.type)).toEqual(['turn_start', 'model_call', 'tool_call', 'model_call', 'turn_end']);
     expect(new Set(events.map((e) => e.turnId)).size).toBe(1);
 
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/trace/trace-cli.ts', 'last'], { cwd: ROOT, env: { ...process.env, HERMES_DATA_DIR: h.dataDir }, encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/runtime/trace/trace-cli.ts', 'last'], { cwd: ROOT, env: { ...process.env, HERMES_DATA_DIR: h.dataDir }, encoding: 'utf8', timeout: 60_000 });
     expect(r.status).toBe(0);
     expect(r.stdout).toContain(`TURN ${events[0]!.turnId}`);
     expect(r.stdout).toMatch(/TOOL calculator ok/);

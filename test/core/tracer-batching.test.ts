@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTracer } from '../../src/trace/tracer.js';
+import { createTracer } from '../../src/runtime/trace/tracer.js';
 
 let dir: string | undefined;
 afterEach(async () => {

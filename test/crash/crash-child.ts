@@ -3,8 +3,8 @@
  * a throw from a timer (an uncaught exception). argv[2] is the trace directory.
  */
 import pino from 'pino';
-import { installCrashHandlers } from '../../src/crash-handlers.js';
-import { createTracer } from '../../src/trace/tracer.js';
+import { installCrashHandlers } from '../../src/app/crash-handlers.js';
+import { createTracer } from '../../src/runtime/trace/tracer.js';
 
 const log = pino({ level: 'info' }, pino.destination({ fd: 1, sync: true }));
 const tracer = createTracer({ dir: process.argv[2]!, log, redact: (v) => JSON.stringify(v) });

@@ -1,6 +1,6 @@
 import pino from 'pino';
-import { createDashboard, type Dashboard, type DashboardOptions } from '../../src/dashboard/dashboard.js';
-import { createDashboardServer } from '../../src/dashboard/dashboard-server.js';
+import { createDashboard, type Dashboard, type DashboardOptions } from '../../src/operations/dashboard/dashboard.js';
+import { createDashboardServer } from '../../src/operations/dashboard/dashboard-server.js';
 
 export const TOKEN = 'dashboard-test-token-0123456789';
 

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOpenAIProvider } from '../../src/provider/openai-provider.js';
+import { createOpenAIProvider } from '../../src/runtime/provider/openai-provider.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 import { formToken, serveDashboard, type Served } from './dashboard-helper.js';
 import { line } from './trace-lines.js';

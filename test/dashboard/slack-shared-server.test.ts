@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBotDashboard } from '../../src/dashboard/bot-dashboard.js';
+import { createBotDashboard } from '../../src/operations/dashboard/bot-dashboard.js';
 import { calculator } from '../../tools/calculator.js';
 import { startSlackHarness, type SlackHarness } from '../slack/slack-harness.js';
 import { TOKEN } from './dashboard-helper.js';

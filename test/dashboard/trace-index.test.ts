@@ -2,7 +2,7 @@ import { appendFile, mkdtemp, open, rm, truncate, unlink, writeFile } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTraceIndex } from '../../src/dashboard/trace-index.js';
+import { createTraceIndex } from '../../src/operations/dashboard/trace-index.js';
 import { line, turnLines } from './trace-lines.js';
 
 let dir: string;

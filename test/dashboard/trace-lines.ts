@@ -1,5 +1,5 @@
 /**
- * Trace lines shaped exactly as src/trace/tracer.ts writes them (ts first, then the event's own
+ * Trace lines shaped exactly as src/runtime/trace/tracer.ts writes them (ts first, then the event's own
  * keys), for index and page tests that need many turns or hand-made odd lines.
  */
 export function line(ts: string, event: Record<string, unknown>): string {

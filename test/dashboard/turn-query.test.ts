@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { TurnSummary } from '../../src/dashboard/trace-index.js';
-import { computeStats, pageOf, parseFilter } from '../../src/dashboard/turn-query.js';
+import type { TurnSummary } from '../../src/operations/dashboard/trace-index.js';
+import { computeStats, pageOf, parseFilter } from '../../src/operations/dashboard/turn-query.js';
 
 /** The numbers and filters behind the turns and stats pages, as pure functions over summaries. */
 

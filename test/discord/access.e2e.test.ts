@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ComponentType, MessageFlags, type APIMessage, type RESTPostAPIChannelMessageJSONBody } from 'discord-api-types/v10';
 import { NOT_ALLOWED } from '../../src/gateway/user-messages.js';
-import { readTraceStats } from '../../src/stats/trace-stats.js';
-import { speakerKey } from '../../src/types.js';
+import { readTraceStats } from '../../src/operations/stats/trace-stats.js';
+import { speakerKey } from '../../src/basics/types.js';
 import { settle } from '../reminders/manual-clock.js';
 import { DEFAULT_USER, MEMBER_ROLE, type RestCall } from '../fakes/discord/fake-discord.js';
 import { user } from '../fakes/discord/payloads.js';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDiscordAdapter } from '../../adapters/discord/discord-adapter.js';
-import { createMemoryStore } from '../../src/store/memory-store.js';
+import { createMemoryStore } from '../../src/state/store/memory-store.js';
 import { captureLog, recordingGateway } from './recording-gateway.js';
 import { DEFAULT_USER, startFakeDiscord, type FakeDiscord } from '../fakes/discord/fake-discord.js';
 import { FAST_TIMING, startBot, type Bot } from './discord-harness.js';

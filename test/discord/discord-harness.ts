@@ -4,10 +4,10 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { z } from 'zod';
 import { createDiscordAdapter, type DiscordAdapter } from '../../adapters/discord/discord-adapter.js';
-import { createCore, type Core } from '../../src/app.js';
-import { loadConfig, type Config } from '../../src/config.js';
-import { createLogger } from '../../src/log.js';
-import { defineTool, type AnyTool } from '../../src/toolkit/tool-api.js';
+import { createCore, type Core } from '../../src/app/app.js';
+import { loadConfig, type Config } from '../../src/app/config.js';
+import { createLogger } from '../../src/basics/log.js';
+import { defineTool, type AnyTool } from '../../src/runtime/toolkit/tool-api.js';
 import { startFakeDiscord, type FakeDiscord } from '../fakes/discord/fake-discord.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 

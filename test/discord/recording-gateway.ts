@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import type { CommandInvocation, CommandReply, GatewayApi, OutboundPort } from '../../src/gateway/ports.js';
-import { createLogger } from '../../src/log.js';
-import type { InboundMessage } from '../../src/types.js';
+import { createLogger } from '../../src/basics/log.js';
+import type { InboundMessage } from '../../src/basics/types.js';
 
 /** Test doubles for adapter-only tests that need no model: a recording gateway and a log sink. */
 

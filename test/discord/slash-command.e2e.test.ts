@@ -3,7 +3,7 @@ import { InteractionResponseType, MessageFlags, type APIMessage, type RESTPostAP
 import { HERMES_COMMAND } from '../../adapters/discord/register-commands.js';
 import { DEFAULT_USER, type RestCall } from '../fakes/discord/fake-discord.js';
 import { startBot, type Bot } from './discord-harness.js';
-import { storeKey } from '../../src/store/store.js';
+import { storeKey } from '../../src/state/store/store.js';
 
 /** `/hermes` end to end, registered globally (no DISCORD_GUILD_ID). */
 

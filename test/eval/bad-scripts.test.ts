@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadCases, type EvalCase, type ScriptStep } from '../../src/eval/case-schema.js';
-import { runCase, type CaseResult } from '../../src/eval/run-case.js';
+import { loadCases, type EvalCase, type ScriptStep } from '../../src/operations/eval/case-schema.js';
+import { runCase, type CaseResult } from '../../src/operations/eval/run-case.js';
 import { startScriptedFake, type ScriptedFake } from './scripted-fake.js';
 import { FAKE_LIVE_KEY } from '../helpers/fake-secrets.js';
 import { builtinTools } from '../../tools/index.js';

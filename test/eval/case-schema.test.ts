@@ -2,7 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CaseFileError, loadCases, parseCaseFile, selectCases, withWebOrigin } from '../../src/eval/case-schema.js';
+import { CaseFileError, loadCases, parseCaseFile, selectCases, withWebOrigin } from '../../src/operations/eval/case-schema.js';
 
 const minimal = `
 name: ok-case

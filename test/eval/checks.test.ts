@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { matchesSubset, matchToolCalls, realtimeClaim, runChecks, toolAccuracy, type CaseObservation } from '../../src/eval/checks.js';
+import { matchesSubset, matchToolCalls, realtimeClaim, runChecks, toolAccuracy, type CaseObservation } from '../../src/operations/eval/checks.js';
 
 const obs = (over: Partial<CaseObservation> = {}): CaseObservation => ({
   answers: ['Done.'], finalAnswer: 'Done.', toolCalls: [], approvals: [], sink: [], facts: [], steps: 1, ...over,

@@ -2,8 +2,8 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/eval/eval-cli.js';
-import type { SuiteResult } from '../../src/eval/run-suite.js';
+import { main } from '../../src/operations/eval/eval-cli.js';
+import type { SuiteResult } from '../../src/operations/eval/run-suite.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 import { builtinTools } from '../../tools/index.js';
 

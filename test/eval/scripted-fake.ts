@@ -1,6 +1,6 @@
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
-import { scriptedModel } from '../../src/eval/scripted-model.js';
-import type { SuiteHooks } from '../../src/eval/run-suite.js';
+import { scriptedModel } from '../../src/operations/eval/scripted-model.js';
+import type { SuiteHooks } from '../../src/operations/eval/run-suite.js';
 
 /**
  * The scripted model behind the fake OpenAI server: the real SDK and provider talk HTTP to it,

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadCases, type EvalCase } from '../../src/eval/case-schema.js';
-import { runSuite, type SuiteResult } from '../../src/eval/run-suite.js';
+import { loadCases, type EvalCase } from '../../src/operations/eval/case-schema.js';
+import { runSuite, type SuiteResult } from '../../src/operations/eval/run-suite.js';
 import { startScriptedFake, type ScriptedFake } from './scripted-fake.js';
 import { builtinTools } from '../../tools/index.js';
 

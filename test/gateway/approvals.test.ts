@@ -1,13 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool } from '../../src/toolkit/tool-api.js';
+import { defineTool } from '../../src/runtime/toolkit/tool-api.js';
 import { conv, isApproval, isResolved, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
-import type { InboundMessage } from '../../src/types.js';
+import type { InboundMessage } from '../../src/basics/types.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createSqliteStore } from '../../src/store/sqlite-store.js';
-import type { Store } from '../../src/store/store.js';
+import { createSqliteStore } from '../../src/state/store/sqlite-store.js';
+import type { Store } from '../../src/state/store/store.js';
 
 let h: Harness | undefined;
 afterEach(async () => {

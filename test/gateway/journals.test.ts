@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { createMemoryStore } from '../../src/store/memory-store.js';
-import { storeKey, type Store } from '../../src/store/store.js';
+import { createMemoryStore } from '../../src/state/store/memory-store.js';
+import { storeKey, type Store } from '../../src/state/store/store.js';
 import { createInbox } from '../../src/gateway/inbox.js';
 import { createReceiptJournal } from '../../src/gateway/receipts.js';
-import type { InboundMessage } from '../../src/types.js';
+import type { InboundMessage } from '../../src/basics/types.js';
 
 /** Counts writes, to hold the journals to one store write per accepted request. */
 function counting(inner: Store) {

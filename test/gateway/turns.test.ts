@@ -4,7 +4,7 @@ import { calculator } from '../../tools/calculator.js';
 import { memoryTools } from '../../tools/memory.js';
 import { reminderTools } from '../../tools/reminders.js';
 import { conv, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
-import type { InboundMessage } from '../../src/types.js';
+import type { InboundMessage } from '../../src/basics/types.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -211,8 +211,8 @@ describe('agent turns through the gateway', () => {
 
 describe('when the store fails (a full disk)', () => {
   it('answers clearly, keeps running, and works again once writes succeed', async () => {
-    const { createSqliteStore } = await import('../../src/store/sqlite-store.js');
-    const { StoreWriteError } = await import('../../src/store/store.js');
+    const { createSqliteStore } = await import('../../src/state/store/sqlite-store.js');
+    const { StoreWriteError } = await import('../../src/state/store/store.js');
     const os = await import('node:os');
     const path = await import('node:path');
     const fs = await import('node:fs/promises');

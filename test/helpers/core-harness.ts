@@ -2,11 +2,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { loadConfig, type Config } from '../../src/config.js';
-import { createCore, type Core, type CoreOptions } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/app/config.js';
+import { createCore, type Core, type CoreOptions } from '../../src/app/app.js';
 import type { ApprovalResolution, ApprovalView, OutboundPort } from '../../src/gateway/ports.js';
-import type { Conversation, Platform, Speaker } from '../../src/types.js';
-import type { AnyTool } from '../../src/toolkit/tool-api.js';
+import type { Conversation, Platform, Speaker } from '../../src/basics/types.js';
+import type { AnyTool } from '../../src/runtime/toolkit/tool-api.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 
 /**

@@ -2,11 +2,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { rm } from 'node:fs/promises';
 import { calculator as calculatorTool } from '../../tools/calculator.js';
 import { memoryTools } from '../../tools/memory.js';
-import { fitContext } from '../../src/context/context-window.js';
-import { createTokenCounter } from '../../src/context/token-counter.js';
-import { MAX_TOOL_ARGS_CHARS } from '../../src/toolkit/executor.js';
-import { wellFormed } from '../../src/provider/well-formed.js';
-import type { ChatMessage } from '../../src/types.js';
+import { fitContext } from '../../src/runtime/context/context-window.js';
+import { createTokenCounter } from '../../src/runtime/context/token-counter.js';
+import { MAX_TOOL_ARGS_CHARS } from '../../src/runtime/toolkit/executor.js';
+import { wellFormed } from '../../src/runtime/provider/well-formed.js';
+import type { ChatMessage } from '../../src/basics/types.js';
 import { conv, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
 
 /** Huge and deeply nested tool arguments, oversized requests, broken Unicode: each ends in a clear answer. */

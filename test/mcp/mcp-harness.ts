@@ -3,11 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
-import { systemClock } from '../../src/clock.js';
-import { createMcpHub, type HubOptions, type McpHub } from '../../src/mcp/mcp-hub.js';
-import type { McpServerConfig } from '../../src/mcp/mcp-config.js';
-import { ToolRegistry } from '../../src/toolkit/registry.js';
-import { ToolExecutor } from '../../src/toolkit/executor.js';
+import { systemClock } from '../../src/basics/clock.js';
+import { createMcpHub, type HubOptions, type McpHub } from '../../src/capabilities/mcp/mcp-hub.js';
+import type { McpServerConfig } from '../../src/capabilities/mcp/mcp-config.js';
+import { ToolRegistry } from '../../src/runtime/toolkit/registry.js';
+import { ToolExecutor } from '../../src/runtime/toolkit/executor.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const STDIO_SERVER = path.join(ROOT, 'test/fakes/mcp/stdio-server.ts');

@@ -2,12 +2,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createFactStore, factPromptLine, FACT_ERRORS, type FactStore } from '../../src/memory/fact-store.js';
-import { createSqliteStore } from '../../src/store/sqlite-store.js';
-import type { Store } from '../../src/store/store.js';
-import type { Clock } from '../../src/clock.js';
-import { createTokenCounter } from '../../src/context/token-counter.js';
-import type { Speaker } from '../../src/types.js';
+import { createFactStore, factPromptLine, FACT_ERRORS, type FactStore } from '../../src/state/memory/fact-store.js';
+import { createSqliteStore } from '../../src/state/store/sqlite-store.js';
+import type { Store } from '../../src/state/store/store.js';
+import type { Clock } from '../../src/basics/clock.js';
+import { createTokenCounter } from '../../src/runtime/context/token-counter.js';
+import type { Speaker } from '../../src/basics/types.js';
 import { FAKE_GITHUB_TOKEN, FAKE_OPENAI_KEY, FAKE_SLACK_BOT_TOKEN } from '../helpers/fake-secrets.js';
 
 const DAY = 24 * 3600 * 1000;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isNearDuplicate, lexicalScore, looksLikeSecret, mergedFactText, queryTerms } from '../../src/memory/fact-text.js';
+import { isNearDuplicate, lexicalScore, looksLikeSecret, mergedFactText, queryTerms } from '../../src/state/memory/fact-text.js';
 
 describe('fact text rules', () => {
   it('treats rewordings as duplicates but not contradictions or single words', () => {

@@ -6,8 +6,8 @@ import {
   isAllowed,
   parseAllowList,
   parseIpLiteral,
-} from '../../src/net/address-policy.js';
-import { followRedirect, isCredentialHeader } from '../../src/net/redirect-rules.js';
+} from '../../src/capabilities/net/address-policy.js';
+import { followRedirect, isCredentialHeader } from '../../src/capabilities/net/redirect-rules.js';
 
 describe('parseIpLiteral: legacy IPv4 spellings are normalised by us, not only by WHATWG URL', () => {
   const loopbackSpellings = ['127.1', '0177.0.0.1', '2130706433', '0x7f000001', '0x7f.1', '0x7f.0.0.1', '017700000001', '127.000.000.001', '127.0.0.1.'];

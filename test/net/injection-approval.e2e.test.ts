@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createNetClient } from '../../src/net/safe-fetch.js';
+import { createNetClient } from '../../src/capabilities/net/safe-fetch.js';
 import { fetchUrlTool } from '../../tools/fetch-url.js';
 import { sendWebhookTool } from '../../tools/send-webhook.js';
 import { conv, isApproval, isResolved, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NetRefusedError } from '../../src/net/net-client.js';
-import { createNetClient } from '../../src/net/safe-fetch.js';
+import { NetRefusedError } from '../../src/capabilities/net/net-client.js';
+import { createNetClient } from '../../src/capabilities/net/safe-fetch.js';
 import { startFakeWeb, type FakeWeb } from '../fakes/web/fake-web.js';
 import { fakeLookup, silentLog } from './net-helpers.js';
 

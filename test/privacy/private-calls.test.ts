@@ -3,9 +3,9 @@ import { rm } from 'node:fs/promises';
 import { memoryTools } from '../../tools/memory.js';
 import { reminderTools } from '../../tools/reminders.js';
 import { scheduleTools } from '../../tools/schedules.js';
-import { hidePrivateCalls } from '../../src/context/private-calls.js';
+import { hidePrivateCalls } from '../../src/runtime/context/private-calls.js';
 import { conv, isApproval, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
-import type { ChatMessage, InboundMessage } from '../../src/types.js';
+import type { ChatMessage, InboundMessage } from '../../src/basics/types.js';
 
 /**
  * Item: another user's facts must not reach the model through shared history. Alice's private

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { jsonModeInstructions, toJsonModeMessages } from '../../src/provider/json-mode.js';
-import type { ChatMessage } from '../../src/types.js';
+import { jsonModeInstructions, toJsonModeMessages } from '../../src/runtime/provider/json-mode.js';
+import type { ChatMessage } from '../../src/basics/types.js';
 
 const tool = { name: 'get_current_time', description: 'Current time.', parameters: { type: 'object', properties: { timezone: { type: 'string' } } } };
 

@@ -1,9 +1,9 @@
 import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log.js';
-import { createOpenAIProvider, type OpenAIProviderOptions } from '../../src/provider/openai-provider.js';
-import { ModelError, type ModelProvider, type ToolSpec } from '../../src/provider/provider.js';
-import type { ChatMessage } from '../../src/types.js';
+import { createLogger } from '../../src/basics/log.js';
+import { createOpenAIProvider, type OpenAIProviderOptions } from '../../src/runtime/provider/openai-provider.js';
+import { ModelError, type ModelProvider, type ToolSpec } from '../../src/runtime/provider/provider.js';
+import type { ChatMessage } from '../../src/basics/types.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 import { FAKE_OPENAI_KEY } from '../helpers/fake-secrets.js';
 

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { classifyError, MAX_WAIT_MS, retryAfterMs, retryDelayMs } from '../../src/provider/retry-policy.js';
+import { classifyError, MAX_WAIT_MS, retryAfterMs, retryDelayMs } from '../../src/runtime/provider/retry-policy.js';
 
 const ctx = { model: 'm', apiKey: 'sk-abcdefghijkl' };
 const apiError = (status: number, body: Record<string, unknown>, headers: Record<string, string> = {}) =>

@@ -7,7 +7,7 @@ import {
   parseJsonModeAnswer,
   stripThinking,
   topLevelObjects,
-} from '../../src/provider/tool-text.js';
+} from '../../src/runtime/provider/tool-text.js';
 
 function ids(): () => string {
   let n = 0;

@@ -2,9 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { createSqliteStore } from '../../src/store/sqlite-store.js';
-import type { Store } from '../../src/store/store.js';
-import type { Conversation, Speaker } from '../../src/types.js';
+import { createSqliteStore } from '../../src/state/store/sqlite-store.js';
+import type { Store } from '../../src/state/store/store.js';
+import type { Conversation, Speaker } from '../../src/basics/types.js';
 
 export const alice: Speaker = { platform: 'slack', workspaceId: 'T1', userId: 'UALICE', displayName: 'Alice' };
 export const bob: Speaker = { platform: 'slack', workspaceId: 'T1', userId: 'UBOB', displayName: 'Bob' };

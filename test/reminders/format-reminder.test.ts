@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatReminder } from '../../src/reminders/format-reminder.js';
+import { formatReminder } from '../../src/state/reminders/format-reminder.js';
 
 const due = Date.UTC(2026, 10, 29, 14, 5);
 

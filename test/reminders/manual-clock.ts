@@ -1,4 +1,4 @@
-import type { Clock } from '../../src/clock.js';
+import type { Clock } from '../../src/basics/clock.js';
 
 /** A Clock the test moves by hand: timers fire in time order as `advance` passes them. */
 export class ManualClock implements Clock {

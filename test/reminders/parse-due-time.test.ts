@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatInZone, parseDueTime } from '../../src/reminders/parse-due-time.js';
+import { formatInZone, parseDueTime } from '../../src/state/reminders/parse-due-time.js';
 
 const at = (s: string, tz = 'UTC') => {
   const r = parseDueTime(s, tz);

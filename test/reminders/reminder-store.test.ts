@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createReminderStore, PRIVATE_TEXT, type ReminderStore } from '../../src/reminders/reminder-store.js';
-import { LIMITS, ReminderInputError } from '../../src/reminders/reminder-record.js';
-import type { Store } from '../../src/store/store.js';
+import { createReminderStore, PRIVATE_TEXT, type ReminderStore } from '../../src/state/reminders/reminder-store.js';
+import { LIMITS, ReminderInputError } from '../../src/state/reminders/reminder-record.js';
+import type { Store } from '../../src/state/store/store.js';
 import { alice, bob, channel, otherChannel, tempStoreFile } from './fixtures.js';
 import { ManualClock } from './manual-clock.js';
 

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/clock.js';
-import type { Reminder } from '../../src/reminders/reminder-record.js';
-import { createReminderStore } from '../../src/reminders/reminder-store.js';
-import { createReminderSource } from '../../src/reminders/reminder-delivery.js';
-import { createDueTimer } from '../../src/timers/due-timer.js';
-import type { Store } from '../../src/store/store.js';
+import { systemClock } from '../../src/basics/clock.js';
+import type { Reminder } from '../../src/state/reminders/reminder-record.js';
+import { createReminderStore } from '../../src/state/reminders/reminder-store.js';
+import { createReminderSource } from '../../src/state/reminders/reminder-delivery.js';
+import { createDueTimer } from '../../src/state/timers/due-timer.js';
+import type { Store } from '../../src/state/store/store.js';
 import { alice, channel, memoryLogger, tempStoreFile } from './fixtures.js';
 import { settle } from './manual-clock.js';
 

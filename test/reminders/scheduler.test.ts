@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { formatReminder } from '../../src/reminders/format-reminder.js';
-import type { Reminder } from '../../src/reminders/reminder-record.js';
-import { createReminderStore, type ReminderStore } from '../../src/reminders/reminder-store.js';
-import { createReminderSource, type DeliveryInfo, type ReminderDeliveryOptions } from '../../src/reminders/reminder-delivery.js';
-import { createDueTimer } from '../../src/timers/due-timer.js';
-import type { Store } from '../../src/store/store.js';
-import type { Speaker } from '../../src/types.js';
+import { formatReminder } from '../../src/state/reminders/format-reminder.js';
+import type { Reminder } from '../../src/state/reminders/reminder-record.js';
+import { createReminderStore, type ReminderStore } from '../../src/state/reminders/reminder-store.js';
+import { createReminderSource, type DeliveryInfo, type ReminderDeliveryOptions } from '../../src/state/reminders/reminder-delivery.js';
+import { createDueTimer } from '../../src/state/timers/due-timer.js';
+import type { Store } from '../../src/state/store/store.js';
+import type { Speaker } from '../../src/basics/types.js';
 import { alice, bob, channel, memoryLogger, otherChannel, tempStoreFile } from './fixtures.js';
 import { advanceUntil, ManualClock, settle } from './manual-clock.js';
 

@@ -2,15 +2,15 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createNetClient } from '../../src/net/safe-fetch.js';
+import { createNetClient } from '../../src/capabilities/net/safe-fetch.js';
 import { fetchUrlTool } from '../../tools/fetch-url.js';
 import { memoryTools } from '../../tools/memory.js';
 import { reminderTools } from '../../tools/reminders.js';
 import { conv, isApproval, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
 import { startFakeWeb, type FakeWeb } from '../fakes/web/fake-web.js';
 import { silentLog } from '../net/net-helpers.js';
-import { createFactStore } from '../../src/memory/fact-store.js';
-import { systemClock } from '../../src/clock.js';
+import { createFactStore } from '../../src/state/memory/fact-store.js';
+import { systemClock } from '../../src/basics/clock.js';
 
 /**
  * An injected page tells the (scripted, obedient) model to save a standing instruction, set a

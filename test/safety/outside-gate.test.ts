@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { effectOf, gatedByOutsideText, outsideSourcesIn, queryNotWrittenBy, requestText } from '../../src/safety/outside-gate.js';
-import { defineTool } from '../../src/toolkit/tool-api.js';
-import type { ChatMessage } from '../../src/types.js';
+import { effectOf, gatedByOutsideText, outsideSourcesIn, queryNotWrittenBy, requestText } from '../../src/basics/safety/outside-gate.js';
+import { defineTool } from '../../src/runtime/toolkit/tool-api.js';
+import type { ChatMessage } from '../../src/basics/types.js';
 
 const speaker = { platform: 'slack' as const, workspaceId: 'T', userId: 'U1' };
 

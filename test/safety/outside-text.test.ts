@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { wrapOutsideText, defang } from '../../src/safety/outside-text.js';
+import { wrapOutsideText, defang } from '../../src/basics/safety/outside-text.js';
 
 describe('wrapOutsideText', () => {
   it('names the source and says the content is untrusted data', () => {

@@ -1,9 +1,9 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { containsSecret, redactSecrets } from '../../src/safety/secrets.js';
-import { createRedactor } from '../../src/trace/redact.js';
-import { createLogger } from '../../src/log.js';
-import { looksLikeSecret } from '../../src/memory/fact-text.js';
+import { containsSecret, redactSecrets } from '../../src/basics/safety/secrets.js';
+import { createRedactor } from '../../src/runtime/trace/redact.js';
+import { createLogger } from '../../src/basics/log.js';
+import { looksLikeSecret } from '../../src/state/memory/fact-text.js';
 import { FAKE_CREDENTIALS } from '../helpers/fake-secrets.js';
 
 /** The one redactor, checked per credential shape in every place that shows text: plain text, trace lines, log lines, memory. */

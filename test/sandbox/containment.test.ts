@@ -2,9 +2,9 @@ import { mkdir, readFile, readdir, stat, symlink, writeFile } from 'node:fs/prom
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
-import type { CodeSandbox } from '../../src/sandbox/code-sandbox.js';
+import type { CodeSandbox } from '../../src/capabilities/sandbox/code-sandbox.js';
 import { FAKE_OPENAI_KEY, FAKE_SLACK_BOT_TOKEN } from '../helpers/fake-secrets.js';
-import { MB, startSandbox, type SandboxFixture } from './sandbox-helper.js';
+import { MB, startSandbox, TEST_LIMITS, type SandboxFixture } from './sandbox-helper.js';
 
 /**
  * Code that tries to get out of the sandbox, and must not. Each test runs real code under the real
@@ -38,12 +38,14 @@ describe('run_code sandbox containment', () => {
       const r = await sandbox.run({
         workspace: fx.workspace('net'),
         language: 'python',
-        code: `import socket\ntry:\n    s = socket.create_connection(("127.0.0.1", ${port}), timeout=3)\n    print("CONNECTED", s.recv(100))\nexcept OSError as e:\n    print("refused:", e)\ntry:\n    socket.getaddrinfo("example.com", 80)\n    print("DNS OK")\nexcept OSError as e:\n    print("no dns:", e)`,
+        code: `import socket\ntry:\n    s = socket.create_connection(("127.0.0.1", ${port}), timeout=3)\n    print("CONNECTED", s.recv(100))\nexcept OSError as e:\n    print("refused:", e)\ntry:\n    socket.getaddrinfo("example.com", 80)\n    print("DNS OK")\nexcept OSError as e:\n    print("no dns:", e)\nl = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen()\nc = socket.create_connection(l.getsockname(), timeout=3)\nprint("own loopback up")`,
         timeoutMs: 15_000,
       });
       expect(r.stdout).toContain('refused:');
       expect(r.stdout).not.toContain('CONNECTED');
       expect(r.stdout).toContain('no dns:');
+      // The sandbox's own loopback is up (bwrap brings it up) and reaches only the sandbox itself.
+      expect(r.stdout).toContain('own loopback up');
       expect(connections).toBe(0);
     } finally {
       server.close();
@@ -195,6 +197,50 @@ describe('run_code sandbox containment', () => {
     expect(many.stoppedFor).toBe('memory');
     expect(many.stdout).not.toContain('survived');
   });
+
+  it('cannot grow past the memory limit through /dev, /dev/shm or /tmp: /dev is read-only, the rest capped and counted', async (ctx) => {
+    const sandbox = need(ctx);
+    // The attack: 363 MB written to /dev/shm under a 256 MB limit went unnoticed, because --dev
+    // gave a writable, uncapped tmpfs whose pages belong to no process the memory watch sums.
+    const fill = [
+      'import sys',
+      // One file per MB: each file is capped (RLIMIT_FSIZE), their sum was not.
+      'def fill(path, mb):',
+      '    n = 0',
+      '    try:',
+      '        for i in range(mb):',
+      '            with open(f"{path}{i}", "wb", buffering=0) as f:',
+      '                f.write(bytes(1 << 20)); n += 1',
+      '    except OSError as e:',
+      '        print(path, "refused after", n, "MB", flush=True); return',
+      '    print(path, "WROTE", n, "MB", flush=True)',
+      'for p in sys.argv[1:] or ["/dev/hog", "/dev/shm/hog", "/tmp/hog"]:',
+      '    fill(p, 300)',
+    ].join('\n');
+    const r = await sandbox.run({ workspace: fx.workspace('devshm'), language: 'python', code: fill, timeoutMs: 60_000 });
+    expect(r.stdout).not.toContain('WROTE');
+    expect(r.stdout).toContain('/dev/hog refused after 0 MB');
+    const written = [...r.stdout.matchAll(/refused after (\d+) MB/g)].reduce((sum, m) => sum + Number(m[1]), 0);
+    expect(written).toBeLessThanOrEqual(2 * (TEST_LIMITS.tmpBytes / MB));
+
+    // What sits in /tmp and /dev/shm counts in the limit: a process just under it, plus full scratch
+    // space, is over it and is stopped; the same process alone is not.
+    const hold = (scratch: boolean) =>
+      [
+        'import time',
+        'b = bytearray(225 * 1024 * 1024)',
+        'for j in range(0, len(b), 4096): b[j] = 1',
+        ...(scratch ? ['for p in ["/tmp/a", "/dev/shm/a"]:', '    try:', '        open(p, "wb").write(bytes(16 << 20))', '    except OSError:', '        pass'] : []),
+        'time.sleep(2)',
+        'print("survived")',
+      ].join('\n');
+    const alone = await sandbox.run({ workspace: fx.workspace('devshm'), language: 'python', code: hold(false), timeoutMs: 30_000 });
+    expect(alone.stoppedFor).toBeUndefined();
+    expect(alone.stdout).toContain('survived');
+    const withScratch = await sandbox.run({ workspace: fx.workspace('devshm'), language: 'python', code: hold(true), timeoutMs: 30_000 });
+    expect(withScratch.stoppedFor).toBe('memory');
+    expect(withScratch.stdout).not.toContain('survived');
+  }, 120_000);
 
   it('kills an infinite loop at the time limit and leaves no process behind', async (ctx) => {
     const sandbox = need(ctx);

@@ -83,4 +83,21 @@ describe('run_code and the workspace quota', () => {
       await h.close();
     }
   });
+
+  it('code that makes 20,001 empty files before a big one cannot hide it from the quota (the count is exact)', async (ctx) => {
+    const sandbox = need(ctx);
+    const h = await startHarness({ tools: builtinTools({ sandbox, code: { defaultTimeoutMs: 60_000, memoryMb: 256 } }), env: { HERMES_WORKSPACE_DIR: path.join(fx.dir, 'many'), HERMES_WORKSPACE_MB: '1' } });
+    try {
+      const code = 'mkdir -p a && cd a && seq -w 0 20000 | xargs touch && cd .. && head -c 2800000 /dev/zero > zzz.bin && echo hidden';
+      h.fake.enqueue({ toolCalls: [{ id: 'hide', name: 'run_code', arguments: { language: 'bash', code, timeout_s: 120 } }] }, { text: 'Done.' });
+      await h.core.gateway.handleMessage({ id: 'm1', conversation: conv('C3'), speaker: user('U1'), text: 'many files', mentioned: true });
+      await h.port.waitForCount(isText, 2, 120_000);
+      const result = String((h.fake.requests[1]!.messages as Sent[]).find((m) => m.role === 'tool')?.content);
+      // 20,002 entries are past the default cap of 10,000 files and folders: over, whatever the bytes.
+      expect(result).toMatch(/^The workspace now holds more than 10,000 files and folders \(the limit is 10,000\)\. The files are kept/);
+      expect(h.port.texts()[0]).toMatch(/^This conversation's files now take more than 10,000 files and folders/);
+    } finally {
+      await h.close();
+    }
+  }, 180_000);
 });

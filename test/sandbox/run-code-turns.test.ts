@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
-import { systemClock } from '../../src/clock.js';
-import { probeSandbox } from '../../src/sandbox/probe.js';
+import { systemClock } from '../../src/basics/clock.js';
+import { probeSandbox } from '../../src/capabilities/sandbox/probe.js';
 import { builtinTools } from '../../tools/index.js';
 import { conv, isApproval, isText, startHarness, user } from '../helpers/core-harness.js';
 import { startSandbox, TEST_LIMITS, type SandboxFixture } from './sandbox-helper.js';

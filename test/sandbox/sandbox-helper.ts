@@ -1,11 +1,11 @@
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { systemClock } from '../../src/clock.js';
-import type { SandboxLimits } from '../../src/sandbox/bwrap-args.js';
-import type { CodeSandbox } from '../../src/sandbox/code-sandbox.js';
-import { probeSandbox } from '../../src/sandbox/probe.js';
-import { openWorkspace, type SessionWorkspace } from '../../src/workspace/workspace.js';
+import { systemClock } from '../../src/basics/clock.js';
+import type { SandboxLimits } from '../../src/capabilities/sandbox/bwrap-args.js';
+import type { CodeSandbox } from '../../src/capabilities/sandbox/code-sandbox.js';
+import { probeSandbox } from '../../src/capabilities/sandbox/probe.js';
+import { openWorkspace, type SessionWorkspace } from '../../src/capabilities/workspace/workspace.js';
 
 /**
  * The real bubblewrap sandbox for tests. In CI (CI=true) a sandbox that cannot start fails the

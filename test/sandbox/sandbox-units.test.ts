@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { checkScopes } from '../../adapters/slack/startup-check.js';
-import { bwrapArgs, type SystemLayout } from '../../src/sandbox/bwrap-args.js';
-import { HeadTail } from '../../src/sandbox/output-capture.js';
-import { explain } from '../../src/sandbox/probe.js';
-import { safeFileName } from '../../src/workspace/intake.js';
+import { bwrapArgs, type SystemLayout } from '../../src/capabilities/sandbox/bwrap-args.js';
+import { HeadTail } from '../../src/capabilities/sandbox/output-capture.js';
+import { explain } from '../../src/capabilities/sandbox/probe.js';
+import { safeFileName } from '../../src/capabilities/workspace/intake.js';
 import { FULL_SCOPES } from '../fakes/slack/fake-slack.js';
 
 const LAYOUT: SystemLayout = {

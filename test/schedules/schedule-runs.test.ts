@@ -1,10 +1,10 @@
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ScheduleRecord } from '../../src/schedules/schedule-record.js';
-import { createScheduleSource, type ScheduledRun, type ScheduledRunEnd, type ScheduleRunsOptions } from '../../src/schedules/schedule-runs.js';
-import { createScheduleStore, type ScheduleStore } from '../../src/schedules/schedule-store.js';
-import { createDueTimer } from '../../src/timers/due-timer.js';
-import type { Store } from '../../src/store/store.js';
+import type { ScheduleRecord } from '../../src/state/schedules/schedule-record.js';
+import { createScheduleSource, type ScheduledRun, type ScheduledRunEnd, type ScheduleRunsOptions } from '../../src/state/schedules/schedule-runs.js';
+import { createScheduleStore, type ScheduleStore } from '../../src/state/schedules/schedule-store.js';
+import { createDueTimer } from '../../src/state/timers/due-timer.js';
+import type { Store } from '../../src/state/store/store.js';
 import { alice, bob, channel, memoryLogger, otherChannel, tempStoreFile } from '../reminders/fixtures.js';
 import { advanceUntil as advanceBy, ManualClock, settle } from '../reminders/manual-clock.js';
 

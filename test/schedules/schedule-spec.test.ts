@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { describeSpec, formatRunTime, nextRunTimes, parseSchedule, type ScheduleSpec } from '../../src/schedules/schedule-spec.js';
-import { describeCron } from '../../src/schedules/schedule-words.js';
+import { describeSpec, formatRunTime, nextRunTimes, parseSchedule, type ScheduleSpec } from '../../src/state/schedules/schedule-spec.js';
+import { describeCron } from '../../src/state/schedules/schedule-words.js';
 
 // Friday 27 March 2026, 12:00 UTC: Europe/Berlin switches to summer time on Sunday the 29th.
 const NOW = Date.UTC(2026, 2, 27, 12);

@@ -3,10 +3,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { systemClock } from '../../src/clock.js';
-import { createSqliteStore } from '../../src/store/sqlite-store.js';
-import { createSessionStore } from '../../src/sessions/session-store.js';
-import type { Store } from '../../src/store/store.js';
+import { systemClock } from '../../src/basics/clock.js';
+import { createSqliteStore } from '../../src/state/store/sqlite-store.js';
+import { createSessionStore } from '../../src/state/sessions/session-store.js';
+import type { Store } from '../../src/state/store/store.js';
 
 let dir: string;
 let store: Store | undefined;

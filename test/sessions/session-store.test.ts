@@ -2,12 +2,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/clock.js';
-import type { ChatMessage, Conversation } from '../../src/types.js';
-import { createSqliteStore } from '../../src/store/sqlite-store.js';
-import { createMemoryStore } from '../../src/store/memory-store.js';
-import { storeKey, type Store } from '../../src/store/store.js';
-import { createSessionStore, HISTORY_PAGE_SIZE } from '../../src/sessions/session-store.js';
+import { systemClock } from '../../src/basics/clock.js';
+import type { ChatMessage, Conversation } from '../../src/basics/types.js';
+import { createSqliteStore } from '../../src/state/store/sqlite-store.js';
+import { createMemoryStore } from '../../src/state/store/memory-store.js';
+import { storeKey, type Store } from '../../src/state/store/store.js';
+import { createSessionStore, HISTORY_PAGE_SIZE } from '../../src/state/sessions/session-store.js';
 
 let dir: string;
 let file: string;

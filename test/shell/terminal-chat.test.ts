@@ -33,6 +33,9 @@ const afterLastUser = (req: ChatCompletionRequestBody) => {
 function script(req: ChatCompletionRequestBody): FakeReply {
   const text = lastUser(req);
   const done = afterLastUser(req).some((m) => m.role === 'tool');
+  if (text.includes('endless page')) {
+    return done ? { text: 'page read' } : { toolCalls: [{ name: 'fetch_url', arguments: { url: web.url('/slow') } }] };
+  }
   if (text.includes('slow')) return { text: 'the slow answer', delayMs: 120_000 };
   if (text.includes('webhook')) {
     return done ? { text: 'webhook sent' } : { toolCalls: [{ name: 'send_webhook', arguments: { url: web.url('/sink'), body: { hello: 'world' } } }] };
@@ -135,6 +138,54 @@ describe.skipIf(!canRun)('terminal chat in a pseudo-terminal', () => {
   }, 240_000);
 });
 
+describe.skipIf(!canRun)('terminal chat in a pseudo-terminal: the first hour', () => {
+  it('an approval from an earlier run is shown once with one prompt; a tool run shows progress, not thinking; /new points at /memory', async () => {
+    const e = await env({ HERMES_TOOL_TIMEOUT_MS: '2500' });
+    const hits = web.hits('/sink');
+    pipe = startChat(e);
+    pipe.send('send the webhook');
+    await pipe.waitFor(/Approve\? \[y\/N\]/);
+    await pipe.kill9();
+    pipe = undefined;
+
+    pty = startPtyChat(e);
+    await pty.waitFor(/Approve\? \[y\/N\][\s\S]*you> /);
+    expect(pty.screen()).not.toMatch(/you> (\x1b\[\?2004h)?you> /);
+    let from = pty.screen().length;
+    pty.type('y\r');
+    await pty.waitFor(/hermes> webhook sent/, 30_000, from);
+    expect(web.hits('/sink')).toBe(hits + 1);
+
+    from = pty.screen().length;
+    pty.type('/new\r');
+    await pty.waitFor(/what I remember about you is kept \(see `\/memory`\)/, 20_000, from);
+
+    // fetch_url of a page that never finishes runs until the 2.5 s tool limit, far past the
+    // 300 ms "thinking" delay: the progress line stands for it.
+    from = pty.screen().length;
+    pty.type('read the endless page\r');
+    await pty.waitFor(/… running fetch_url/, 30_000, from);
+    await pty.waitFor(/hermes> page read/, 30_000, from);
+    expect(pty.screen().slice(from)).not.toMatch(/… thinking/);
+    pty.type('\x04');
+    expect(await pty.exited()).toBe(0);
+  }, 240_000);
+
+  it('with no OPENAI_API_KEY and the default server, says so once under the banner, with the fix', async () => {
+    const { OPENAI_BASE_URL: _url, OPENAI_API_KEY: _key, ...rest } = await env();
+    pty = startPtyChat(rest);
+    await pty.waitFor(/Hermes terminal chat[^\n]*\n[\s\S]*you> /);
+    const screen = pty.screen();
+    const said = screen.match(/OPENAI_API_KEY is not set/g) ?? [];
+    expect(said).toHaveLength(1);
+    expect(screen).toMatch(/set OPENAI_API_KEY in \.env, or set OPENAI_BASE_URL to a local server/);
+    expect(screen.indexOf('OPENAI_API_KEY is not set')).toBeGreaterThan(screen.indexOf('Hermes terminal chat'));
+    pty.type('\x04');
+    expect(await pty.exited()).toBe(0);
+    expect(pty.screen().match(/OPENAI_API_KEY is not set/g)).toHaveLength(1);
+  }, 120_000);
+});
+
 describe('terminal chat through a pipe', () => {
   it('answers unknown commands itself, holds a question behind an approval, and keeps JSON logs on stderr', async () => {
     const hits = web.hits('/sink');
@@ -155,7 +206,7 @@ describe('terminal chat through a pipe', () => {
     expect(fake.requests.some((r) => lastUser(r).includes('bogus'))).toBe(false);
   }, 180_000);
 
-  it('shows an approval left by an earlier run, but a piped question is not swallowed by it', async () => {
+  it('a piped question waits for an approval left by an earlier run, as in a terminal, and is sent once it is decided', async () => {
     const e = await env();
     const hits = web.hits('/sink');
     pipe = startChat(e);
@@ -165,11 +216,44 @@ describe('terminal chat through a pipe', () => {
 
     pipe = startChat(e);
     await pipe.waitFor(/Approve\? \[y\/N\]/);
+    const asked = fake.requests.length;
     pipe.send('a new question');
+    pipe.send('/status');
+    await pipe.waitFor(/Model: /);
+    expect(fake.requests.length).toBe(asked); // the question waits; /status ran
+    pipe.send('y');
+    await pipe.waitFor(/\(send_webhook: approved by /);
+    await pipe.waitFor(/hermes> webhook sent/);
     await pipe.waitFor(/hermes> echo: a new question/);
-    expect(pipe.stdout()).toMatch(/\(send_webhook: cancelled \(not run\)\)/);
     pipe.endInput();
     expect(await pipe.exited()).toBe(0);
+    expect(pipe.stdout()).not.toMatch(/cancelled/);
+    expect(web.hits('/sink')).toBe(hits + 1);
+  }, 180_000);
+
+  it('questions still waiting behind an approval when input ends are kept and sent in the next chat', async () => {
+    const e = await env();
+    const hits = web.hits('/sink');
+    pipe = startChat(e);
+    pipe.send('send the webhook');
+    pipe.send('first kept question');
+    pipe.send('second kept question');
+    await pipe.waitFor(/Approve\? \[y\/N\]/);
+    pipe.endInput();
+    expect(await pipe.exited()).toBe(0);
+    expect(pipe.stdout()).toMatch(/\(2 messages not sent yet: kept, and sent in the next chat once that approval is answered with y or n\)/);
+    expect(fake.requests.some((r) => lastUser(r).includes('kept question'))).toBe(false);
+
+    pipe = startChat(e);
+    await pipe.waitFor(/\(2 messages from the last chat are sent once the approval above is answered with y or n\)/);
+    pipe.send('n');
+    pipe.endInput();
+    await pipe.waitFor(/hermes> echo: second kept question/);
+    expect(await pipe.exited()).toBe(0);
+    const out = pipe.stdout();
+    expect(out.indexOf('echo: first kept question')).toBeLessThan(out.indexOf('echo: second kept question'));
+    expect(out).toMatch(/\(send_webhook: denied by /);
     expect(web.hits('/sink')).toBe(hits);
+    expect(existsSync(path.join(e.HERMES_DATA_DIR, 'chat-waiting.json'))).toBe(false);
   }, 180_000);
 });

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { stripPartMarker } from '../../src/text/chunk-markdown.js';
+import { stripPartMarker } from '../../src/basics/text/chunk-markdown.js';
 import { startSlackHarness, type SlackHarness } from './slack-harness.js';
 
 let h: SlackHarness | undefined;

@@ -3,14 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { createSlackAdapter, type SlackAdapter } from '../../adapters/slack/slack-adapter.js';
-import { createCore, type Core } from '../../src/app.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { createCore, type Core } from '../../src/app/app.js';
+import { loadConfig, type Config } from '../../src/app/config.js';
 import type { GatewayApi } from '../../src/gateway/ports.js';
-import type { Clock } from '../../src/clock.js';
-import type { AnyTool } from '../../src/toolkit/tool-api.js';
+import type { Clock } from '../../src/basics/clock.js';
+import type { AnyTool } from '../../src/runtime/toolkit/tool-api.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 import { startFakeSlack, type FakeSlack, type FakeSlackOptions } from '../fakes/slack/fake-slack.js';
-import type { RequestHandler } from '../../src/dashboard/dashboard.js';
+import type { RequestHandler } from '../../src/operations/dashboard/dashboard.js';
 
 /**
  * The whole bot as it runs in production — real Bolt App and WebClient, real core on SQLite,

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSlackAdapter } from '../../adapters/slack/slack-adapter.js';
 import { SlackStartupError } from '../../adapters/slack/startup-check.js';
 import type { GatewayApi, OutboundPort } from '../../src/gateway/ports.js';
-import { createMemoryStore } from '../../src/store/memory-store.js';
+import { createMemoryStore } from '../../src/state/store/memory-store.js';
 import { FULL_SCOPES, startFakeSlack, type FakeSlack } from '../fakes/slack/fake-slack.js';
 
 let slack: FakeSlack | undefined;

@@ -1,11 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { probeModel, probeWarning, type ProbeOptions } from '../../src/provider/model-probe.js';
+import { probeModel, probeWarning, type ProbeOptions } from '../../src/runtime/provider/model-probe.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 import { FAKE_OPENAI_KEY } from '../helpers/fake-secrets.js';
 import { modelFailed } from '../../src/gateway/user-messages.js';
-import { ModelError } from '../../src/provider/provider.js';
+import { ModelError } from '../../src/runtime/provider/provider.js';
 
 /** The start-up look at the model server, against the fake OpenAI server and a dead port. */
 

@@ -6,7 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { envFileValues } from '../../src/env-file.js';
+import { envFileValues, ignoredEnvLines } from '../../src/basics/env-file.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 
 /**
@@ -33,6 +33,17 @@ async function tempDir(): Promise<string> {
   const d = await mkdtemp(path.join(os.tmpdir(), 'hermes-start-'));
   dirs.push(d);
   return d;
+}
+
+/** The `msg` of each JSON log line on stderr. */
+function logMessages(stderr: string): string[] {
+  return stderr.split('\n').flatMap((l) => {
+    try {
+      return [String((JSON.parse(l) as { msg?: unknown }).msg)];
+    } catch {
+      return [];
+    }
+  });
 }
 
 interface Run { code: number | null; stdout: string; stderr: string }
@@ -83,6 +94,27 @@ describe('.env', () => {
     expect(req.model).toBe('from-dotenv');
     expect(JSON.stringify(req.messages)).toContain('default time zone is Europe/Berlin');
     expect(existsSync(path.join(cwd, 'dotenv-data', 'hermes.sqlite'))).toBe(true);
+  }, 90_000);
+});
+
+describe('.env lines that set nothing, and names the bot does not read', () => {
+  it('a name without "=" sets nothing and does not swallow the next line', () => {
+    const text = 'OPENAI_API_KEY\nHERMES_MODEL=from-dotenv\nB="two\nlines"\n# note\n\nexport C=1\n';
+    expect(envFileValues({}, text)).toEqual({ HERMES_MODEL: 'from-dotenv', B: 'two\nlines', C: '1' });
+    expect(ignoredEnvLines(text)).toEqual([1]);
+  });
+
+  it('at start, names the line that set nothing and a misspelt HERMES_ name with the closest known one', async () => {
+    const cwd = await tempDir();
+    await writeFile(path.join(cwd, '.env'), ['OPENAI_API_KEY', 'HERMES_MODEL=from-dotenv', `OPENAI_BASE_URL=${fake.url}`, 'HERMES_MAX_STEP=3', 'HERMES_MODEL_RETRIES=0'].join('\n'));
+    const before = fake.requests.length;
+    const r = await run(cwd, { HERMES_WORSPACE_MB: '5' }, ['hello'], ['--chat']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fake.requests.slice(before).some((q) => q.model === 'from-dotenv')).toBe(true);
+    const warnings = logMessages(r.stderr).join('\n');
+    expect(warnings).toContain(`${path.join(cwd, '.env')}: line 1 sets nothing (no "=")`);
+    expect(warnings).toContain('HERMES_MAX_STEP is set but hermes does not read it: did you mean HERMES_MAX_STEPS?');
+    expect(warnings).toContain('HERMES_WORSPACE_MB is set but hermes does not read it: did you mean HERMES_WORKSPACE_MB?');
   }, 90_000);
 });
 

@@ -1,8 +1,8 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main, parseUserKey, parseWhen } from '../../src/stats/stats-cli.js';
-import type { TraceStats } from '../../src/stats/trace-stats.js';
+import { main, parseUserKey, parseWhen } from '../../src/operations/stats/stats-cli.js';
+import type { TraceStats } from '../../src/operations/stats/trace-stats.js';
 import { NOW, writeTraceFixtures } from './trace-fixtures.js';
 
 let dir: string;

@@ -1,7 +1,7 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { formatStats, readTraceStats, summarise, TracesUnreadableError } from '../../src/stats/trace-stats.js';
+import { formatStats, readTraceStats, summarise, TracesUnreadableError } from '../../src/operations/stats/trace-stats.js';
 import { NOW, writeTraceFixtures } from './trace-fixtures.js';
 
 describe('trace stats (the numbers behind /hermes status and npm run stats)', () => {

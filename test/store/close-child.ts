@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createSqliteStore } from '../../src/store/sqlite-store.js';
+import { createSqliteStore } from '../../src/state/store/sqlite-store.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'hermes-close-child-'));
 const store = await createSqliteStore({ file: path.join(dir, 'hermes.sqlite') });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { Clock } from '../../src/clock.js';
-import { createMemoryStore } from '../../src/store/memory-store.js';
-import { StoreWriteError } from '../../src/store/store.js';
+import type { Clock } from '../../src/basics/clock.js';
+import { createMemoryStore } from '../../src/state/store/memory-store.js';
+import { StoreWriteError } from '../../src/state/store/store.js';
 
 function manualClock(start = 1_000): Clock & { advance(ms: number): void } {
   let now = start;

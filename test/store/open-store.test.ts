@@ -2,9 +2,9 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log.js';
-import { openStore, storeFilePath } from '../../src/store/open-store.js';
-import { StartupRefusal } from '../../src/startup-refusal.js';
+import { createLogger } from '../../src/basics/log.js';
+import { openStore, storeFilePath } from '../../src/state/store/open-store.js';
+import { StartupRefusal } from '../../src/basics/startup-refusal.js';
 import { freshSchema, postgresForTests } from '../helpers/postgres.js';
 
 const pgUrl = await postgresForTests();

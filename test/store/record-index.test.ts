@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createMemoryStore } from '../../src/store/memory-store.js';
-import { insertSorted, recordIndexes, shortId } from '../../src/store/record-index.js';
+import { createMemoryStore } from '../../src/state/store/memory-store.js';
+import { insertSorted, recordIndexes, shortId } from '../../src/state/store/record-index.js';
 
 describe('record indexes', () => {
   it('keeps timed entries sorted and replaces an id already there', () => {

@@ -5,10 +5,10 @@ import Keyv from 'keyv';
 import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createSqliteStore } from '../../src/store/sqlite-store.js';
-import { SqliteKeyvAdapter } from '../../src/store/sqlite-adapter.js';
-import { createKeyvStore, StoreReadError } from '../../src/store/keyv-store.js';
-import { storeKey, StoreWriteError, type Store } from '../../src/store/store.js';
+import { createSqliteStore } from '../../src/state/store/sqlite-store.js';
+import { SqliteKeyvAdapter } from '../../src/state/store/sqlite-adapter.js';
+import { createKeyvStore, StoreReadError } from '../../src/state/store/keyv-store.js';
+import { storeKey, StoreWriteError, type Store } from '../../src/state/store/store.js';
 
 let dir: string;
 const open: Store[] = [];

@@ -3,12 +3,12 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSqliteStore } from '../../src/store/sqlite-store.js';
-import { createPostgresStore } from '../../src/store/postgres-store.js';
-import { createMemoryStore } from '../../src/store/memory-store.js';
-import { SCHEMA_VERSION } from '../../src/store/pg-schema.js';
-import { StartupRefusal } from '../../src/startup-refusal.js';
-import { storeKey, StoreWriteError, type Store } from '../../src/store/store.js';
+import { createSqliteStore } from '../../src/state/store/sqlite-store.js';
+import { createPostgresStore } from '../../src/state/store/postgres-store.js';
+import { createMemoryStore } from '../../src/state/store/memory-store.js';
+import { SCHEMA_VERSION } from '../../src/state/store/pg-schema.js';
+import { StartupRefusal } from '../../src/basics/startup-refusal.js';
+import { storeKey, StoreWriteError, type Store } from '../../src/state/store/store.js';
 import { freshSchema, postgresForTests } from '../helpers/postgres.js';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatStats, summarise } from '../../src/stats/trace-stats.js';
+import { formatStats, summarise } from '../../src/operations/stats/trace-stats.js';
 
 describe('npm run stats per agent', () => {
   it('counts runs, answered share, tokens and duration per sub-agent from subagent records', () => {

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ChatCompletionRequestBody } from '../fakes/openai/fake-openai.js';
-import { agentOfPrompt } from '../../src/subagents/subagent-text.js';
-import type { TraceEvent } from '../../src/trace/tracer.js';
+import { agentOfPrompt } from '../../src/agent/subagents/subagent-text.js';
+import type { TraceEvent } from '../../src/runtime/trace/tracer.js';
 import type { Harness } from '../helpers/core-harness.js';
 
 export type Sent = { role: string; content?: string | null; tool_call_id?: string; tool_calls?: Array<{ id: string; function: { name: string } }> };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createTurnSlots } from '../../src/subagents/turn-slots.js';
+import { createTurnSlots } from '../../src/agent/subagents/turn-slots.js';
 
 const flush = () => new Promise<void>((r) => setImmediate(r));
 

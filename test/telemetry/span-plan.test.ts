@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createSpanPlanner, traceIdOf, turnSpanIdOf, type PlannedSpan } from '../../src/telemetry/span-plan.js';
-import { createRedactor } from '../../src/trace/redact.js';
-import type { TraceEvent } from '../../src/trace/tracer.js';
+import { createSpanPlanner, traceIdOf, turnSpanIdOf, type PlannedSpan } from '../../src/operations/telemetry/span-plan.js';
+import { createRedactor } from '../../src/runtime/trace/redact.js';
+import type { TraceEvent } from '../../src/runtime/trace/tracer.js';
 import { FAKE_SLACK_BOT_TOKEN } from '../helpers/fake-secrets.js';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chunkMarkdown, stripPartMarker } from '../../src/text/chunk-markdown.js';
+import { chunkMarkdown, stripPartMarker } from '../../src/basics/text/chunk-markdown.js';
 
 const DISCORD_MESSAGE_LIMIT = 2000;
 const splitMessage = (text: string, limit = DISCORD_MESSAGE_LIMIT) => chunkMarkdown(text, { limit });

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createReminderSource } from '../../src/reminders/reminder-delivery.js';
-import { createReminderStore } from '../../src/reminders/reminder-store.js';
-import { createScheduleSource } from '../../src/schedules/schedule-runs.js';
-import { createScheduleStore } from '../../src/schedules/schedule-store.js';
-import { createDueTimer, type DueSource } from '../../src/timers/due-timer.js';
-import type { Store } from '../../src/store/store.js';
+import { createReminderSource } from '../../src/state/reminders/reminder-delivery.js';
+import { createReminderStore } from '../../src/state/reminders/reminder-store.js';
+import { createScheduleSource } from '../../src/state/schedules/schedule-runs.js';
+import { createScheduleStore } from '../../src/state/schedules/schedule-store.js';
+import { createDueTimer, type DueSource } from '../../src/state/timers/due-timer.js';
+import type { Store } from '../../src/state/store/store.js';
 import { alice, channel, memoryLogger, tempStoreFile } from '../reminders/fixtures.js';
 import { advanceUntil, ManualClock, settle } from '../reminders/manual-clock.js';
 

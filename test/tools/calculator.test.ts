@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { calculate } from '../../tools/calculate.js';
 import { calculator } from '../../tools/calculator.js';
 import defaultExport from '../../tools/calculator.js';
-import { ToolExecutor } from '../../src/toolkit/executor.js';
-import { ToolRegistry } from '../../src/toolkit/registry.js';
+import { ToolExecutor } from '../../src/runtime/toolkit/executor.js';
+import { ToolRegistry } from '../../src/runtime/toolkit/registry.js';
 import { makeToolContext } from './context-helper.js';
 
 async function run(args: unknown) {

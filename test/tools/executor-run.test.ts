@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { NetRefusedError } from '../../src/net/net-client.js';
-import { ToolExecutor, type PreparedCall, type Ready } from '../../src/toolkit/executor.js';
-import { ToolRegistry } from '../../src/toolkit/registry.js';
-import { defineTool, type AnyTool } from '../../src/toolkit/tool-api.js';
-import type { Config } from '../../src/config.js';
+import { NetRefusedError } from '../../src/capabilities/net/net-client.js';
+import { ToolExecutor, type PreparedCall, type Ready } from '../../src/runtime/toolkit/executor.js';
+import { ToolRegistry } from '../../src/runtime/toolkit/registry.js';
+import { defineTool, type AnyTool } from '../../src/runtime/toolkit/tool-api.js';
+import type { Config } from '../../src/app/config.js';
 import { makeToolContext } from './context-helper.js';
 
 const sleep = (ms: number, signal?: AbortSignal) =>

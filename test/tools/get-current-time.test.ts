@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { getCurrentTime, isoInZone, suggestZones } from '../../tools/get-current-time.js';
 import defaultExport from '../../tools/get-current-time.js';
-import { ToolExecutor } from '../../src/toolkit/executor.js';
-import { ToolRegistry } from '../../src/toolkit/registry.js';
-import type { Clock } from '../../src/clock.js';
+import { ToolExecutor } from '../../src/runtime/toolkit/executor.js';
+import { ToolRegistry } from '../../src/runtime/toolkit/registry.js';
+import type { Clock } from '../../src/basics/clock.js';
 import { makeToolContext } from './context-helper.js';
 
 // 2026-11-29T14:08:00Z, a Sunday

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ToolExecutor, type PreparedCall } from '../../src/toolkit/executor.js';
-import { ToolRegistry } from '../../src/toolkit/registry.js';
-import { defineTool } from '../../src/toolkit/tool-api.js';
-import { parseLenientJson } from '../../src/toolkit/lenient-json.js';
-import { toSdkMessages } from '../../src/provider/sdk-messages.js';
+import { ToolExecutor, type PreparedCall } from '../../src/runtime/toolkit/executor.js';
+import { ToolRegistry } from '../../src/runtime/toolkit/registry.js';
+import { defineTool } from '../../src/runtime/toolkit/tool-api.js';
+import { parseLenientJson } from '../../src/runtime/toolkit/lenient-json.js';
+import { toSdkMessages } from '../../src/runtime/provider/sdk-messages.js';
 
 /** Near-JSON that small open models write is read; text that was cut off or is ambiguous is not. */
 

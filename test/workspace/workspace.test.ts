@@ -1,8 +1,8 @@
 import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { checkRelativePath, resolveInside } from '../../src/workspace/resolve-path.js';
-import { openWorkspace, workspaceFolderName, type SessionWorkspace } from '../../src/workspace/workspace.js';
+import { checkRelativePath, resolveInside } from '../../src/capabilities/workspace/resolve-path.js';
+import { openWorkspace, workspaceFolderName, type SessionWorkspace } from '../../src/capabilities/workspace/workspace.js';
 import { listFilesTool, readFileTool, sendFileTool, writeFileTool } from '../../tools/files.js';
 import { makeToolContext } from '../tools/context-helper.js';
 import { traversableTempDir } from '../sandbox/sandbox-helper.js';
@@ -39,6 +39,14 @@ describe('workspace paths', () => {
     expect(await resolveInside(ws.root, 'up/new-file')).toMatchObject({ ok: false });
     expect(await resolveInside(ws.root, 'alias')).toMatchObject({ ok: true, rel: 'real.txt' });
     expect(await resolveInside(ws.root, 'new/dir/file.txt')).toMatchObject({ ok: true, rel: 'new/dir/file.txt' });
+  });
+
+  it('allows names that merely start with two dots (..foo); only a ".." segment leaves', async () => {
+    expect(checkRelativePath('..foo')).toEqual({ ok: true, rel: '..foo' });
+    expect(await resolveInside(ws.root, '..foo')).toMatchObject({ ok: true, rel: '..foo' });
+    expect(await writeFileTool.run({ path: '..foo', content: 'dots' }, makeToolContext({ workspace: ws }))).toBe('Created ..foo (4 B).');
+    expect(String(await readFileTool.run({ path: '..foo' }, makeToolContext({ workspace: ws })))).toContain('dots');
+    expect(await resolveInside(ws.root, '..')).toMatchObject({ ok: false });
   });
 
   it('names a session folder readably and uniquely', () => {

@@ -1,4 +1,4 @@
-import { parseCli, runIfEntryPoint, type CliIo } from '../../../src/cli/parse-cli.js';
+import { parseCli, runIfEntryPoint, type CliIo } from '../../../src/basics/cli/parse-cli.js';
 import { startFakeOpenAI } from './fake-openai.js';
 import { demoReply } from './demo-rules.js';
 

@@ -16,9 +16,29 @@ import type { CompletionUsage } from 'openai/resources/completions';
 
 export type ChatCompletionRequestBody = ChatCompletionCreateParams;
 
+/**
+ * How a reply is streamed when the request asks for `stream: true` (ignored otherwise).
+ * Without it, text and each call's arguments come in two halves and usage comes last when asked for.
+ */
+export interface StreamScript {
+  /** The text's deltas exactly as sent; joined they must equal the reply's text. */
+  textChunks?: string[];
+  /** Wait between chunks, like a model writing. */
+  chunkDelayMs?: number;
+  /** No usage chunk even when `stream_options.include_usage` asks for one (as some servers do). */
+  omitUsage?: boolean;
+  /**
+   * After `chunks` chunks: `event` sends an error event and ends the stream, `drop` cuts the
+   * connection, `hang` sends nothing more (until the client gives up or close()).
+   */
+  breakAfter?: { chunks: number; how: 'event' | 'drop' | 'hang' };
+}
+
+type Usage = { prompt_tokens: number; completion_tokens: number };
+
 export type FakeReply =
-  | { text: string; delayMs?: number; usage?: { prompt_tokens: number; completion_tokens: number } }
-  | { toolCalls: Array<{ name: string; arguments: string | Record<string, unknown>; id?: string }>; text?: string; delayMs?: number; usage?: { prompt_tokens: number; completion_tokens: number } }
+  | { text: string; delayMs?: number; usage?: Usage; stream?: StreamScript }
+  | { toolCalls: Array<{ name: string; arguments: string | Record<string, unknown>; id?: string }>; text?: string; delayMs?: number; usage?: Usage; stream?: StreamScript }
   | { status: number; body?: unknown; headers?: Record<string, string> }
   | { hang: true }
   | { malformedToolCall: true; name?: string };
@@ -142,8 +162,11 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
       return;
     }
     const answer = toAnswer(reply, raw.length, index);
-    if (body.stream) sendStream(res, body.model, answer, index);
-    else sendJson(res, 200, toCompletion(body.model, answer, index));
+    if (body.stream) {
+      const script = 'stream' in reply ? (reply.stream ?? {}) : {};
+      const withUsage = body.stream_options?.include_usage === true && !script.omitUsage;
+      await sendStream(res, body.model, answer, index, script, withUsage);
+    } else sendJson(res, 200, toCompletion(body.model, answer, index));
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -220,7 +243,7 @@ function toCompletion(model: string, a: Answer, index: number): ChatCompletion {
   };
 }
 
-function sendStream(res: http.ServerResponse, model: string, a: Answer, index: number): void {
+async function sendStream(res: http.ServerResponse, model: string, a: Answer, index: number, script: StreamScript, withUsage: boolean): Promise<void> {
   const base = { id: `chatcmpl-fake-${index}`, object: 'chat.completion.chunk' as const, created: Math.floor(Date.now() / 1000), model };
   const chunks: ChatCompletionChunk[] = [];
   const delta = (d: ChatCompletionChunk.Choice.Delta, finish: ChatCompletionChunk.Choice['finish_reason'] = null): ChatCompletionChunk => ({
@@ -228,16 +251,30 @@ function sendStream(res: http.ServerResponse, model: string, a: Answer, index: n
     choices: [{ index: 0, delta: d, finish_reason: finish, logprobs: null }],
   });
   chunks.push(delta({ role: 'assistant', content: '' }));
-  // Split text and arguments in two so clients must really accumulate deltas.
-  if (a.text) for (const part of halves(a.text)) chunks.push(delta({ content: part }));
+  // Split text and arguments so clients must really accumulate deltas.
+  const textParts = script.textChunks ?? (a.text ? halves(a.text) : []);
+  if (script.textChunks && script.textChunks.join('') !== (a.text ?? '')) throw new Error('stream.textChunks must join to the reply text');
+  for (const part of textParts) chunks.push(delta({ content: part }));
   a.toolCalls.forEach((c, i) => {
     chunks.push(delta({ tool_calls: [{ index: i, id: c.id, type: 'function', function: { name: c.function.name, arguments: '' } }] }));
     for (const part of halves(c.function.arguments)) chunks.push(delta({ tool_calls: [{ index: i, function: { arguments: part } }] }));
   });
   chunks.push(delta({}, a.toolCalls.length ? 'tool_calls' : 'stop'));
-  chunks.push({ ...base, choices: [], usage: a.usage });
+  if (withUsage) chunks.push({ ...base, choices: [], usage: a.usage });
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-  res.end(chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join('') + 'data: [DONE]\n\n');
+  for (const [n, chunk] of chunks.entries()) {
+    if (script.breakAfter && n === script.breakAfter.chunks) {
+      const how = script.breakAfter.how;
+      // Ending the socket (not destroying it) first delivers what was written, then cuts off mid-body.
+      if (how === 'drop') res.socket?.end();
+      else if (how === 'event') res.end(`data: ${JSON.stringify({ error: { message: 'fake mid-stream failure', type: 'server_error' } })}\n\n`);
+      return; // 'hang': nothing more is sent
+    }
+    if (res.destroyed) return;
+    res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+    if (script.chunkDelayMs) await new Promise((r) => setTimeout(r, script.chunkDelayMs));
+  }
+  if (!res.destroyed) res.end('data: [DONE]\n\n');
 }
 
 function halves(s: string): string[] {

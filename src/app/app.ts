@@ -1,0 +1,298 @@
+import path from 'node:path';
+import os from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { systemClock, type Clock } from '../basics/clock.js';
+import { secretValues, type Config } from './config.js';
+import type { Store } from '../state/store/store.js';
+import { openStore, type OpenedStore } from '../state/store/open-store.js';
+import type { PostgresStore } from '../state/store/postgres-store.js';
+import { createLeadership, type Leadership } from '../state/cluster/leadership.js';
+import { createLeases } from '../state/cluster/lease.js';
+import { createCachedStore } from '../state/store/cached-store.js';
+import { createSessionStore } from '../state/sessions/session-store.js';
+import { createApprovalStore } from '../state/approvals/approval-store.js';
+import { createFactStore } from '../state/memory/fact-store.js';
+import { createTokenCounter } from '../runtime/context/token-counter.js';
+import { createOpenAIProvider } from '../runtime/provider/openai-provider.js';
+import type { ModelProvider } from '../runtime/provider/provider.js';
+import { ToolRegistry } from '../runtime/toolkit/registry.js';
+import { ToolExecutor } from '../runtime/toolkit/executor.js';
+import type { AnyTool } from '../runtime/toolkit/tool-api.js';
+import { createNetClient } from '../capabilities/net/safe-fetch.js';
+import type { NetClient } from '../capabilities/net/net-client.js';
+import { createReminderStore } from '../state/reminders/reminder-store.js';
+import { createReminderSource } from '../state/reminders/reminder-delivery.js';
+import { createDueTimer, type DueTimer } from '../state/timers/due-timer.js';
+import { createScheduleStore } from '../state/schedules/schedule-store.js';
+import { createScheduleSource } from '../state/schedules/schedule-runs.js';
+import { scheduleSessionKey } from '../state/schedules/schedule-record.js';
+import { formatReminder } from '../state/reminders/format-reminder.js';
+import { createTracer } from '../runtime/trace/tracer.js';
+import { startTelemetry, withTelemetry } from '../operations/telemetry/telemetry.js';
+import { createRedactor } from '../runtime/trace/redact.js';
+import { createGateway, type Gateway } from '../gateway/gateway.js';
+import { createLoadGovernor, eventLoopSampler } from '../gateway/load-governor.js';
+import type { TurnDeps } from '../agent/turn-runner.js';
+import { createStatusReporter } from '../operations/stats/status-text.js';
+import { createConversationContext } from '../gateway/conversation-context.js';
+import { createWorkspaces } from '../capabilities/workspace/workspace.js';
+import { saveAttachments } from '../capabilities/workspace/intake.js';
+import { workspaceLimits } from '../capabilities/sandbox/limits.js';
+import { createGatekeeper, type Gatekeeper } from '../gateway/access/gatekeeper.js';
+import { createSubAgents } from '../agent/subagents/subagents.js';
+import { createMcpHub, type McpHub } from '../capabilities/mcp/mcp-hub.js';
+import { watchPins } from '../capabilities/mcp/pin-watch.js';
+import type { SkillLibrary } from '../capabilities/skills/skill-library.js';
+
+export interface CoreOptions {
+  config: Config;
+  log: Logger;
+  clock?: Clock;
+  store?: Store;
+  /** Set with `store` when it is on a PostgreSQL database that other instances share (benchmarks). */
+  shared?: PostgresStore;
+  /** Session lease life and inbox poll on a shared store (tests shorten them). */
+  clusterTiming?: { leaseMs?: number; pollMs?: number };
+  /** Replaces the OpenAI provider (evaluation harness, benchmarks). */
+  provider?: ModelProvider;
+  /** Replaces the network client (tests that need a custom DNS lookup). */
+  net?: NetClient;
+  /** The tools to offer (main passes the built-in set from tools/index.ts). */
+  tools?: AnyTool[];
+  /** More tools on top (tests add gated test tools here). */
+  extraTools?: AnyTool[];
+  /** Start the due timer: reminders and scheduled tasks (default true). */
+  reminders?: boolean;
+  /** The skills under HERMES_SKILLS_DIR (main opens them; their tools come in `tools`). */
+  skills?: SkillLibrary;
+  /** MCP reconnect backoff (tests shorten it). */
+  mcpBackoff?: { baseDelayMs?: number; maxDelayMs?: number };
+}
+
+/** MCP servers and skills, as /hermes status and the CLI see them. */
+export interface Extensions {
+  mcp?: McpHub;
+  skills?: SkillLibrary;
+}
+
+export interface Core {
+  gateway: Gateway;
+  store: Store;
+  config: Config;
+  log: Logger;
+  registry: ToolRegistry;
+  extensions: Extensions;
+  /**
+   * On a shared database: the lease that makes one instance at a time do `name` (hold the Discord
+   * gateway connection). Undefined on SQLite, where the one instance always does it.
+   */
+  leadership(name: string): Leadership | undefined;
+  /**
+   * Who may use the bot and how much. Work that starts without a message (reminders, scheduled
+   * runs) asks `access.checkAccess` at run time; scheduled runs go through the gateway's turn
+   * runner, whose model calls are metered against the creator's daily tokens.
+   */
+  access: Gatekeeper;
+  /** Call after adapters registered their ports: resumes interrupted work, starts reminders. */
+  start(): Promise<void>;
+  /** Writes buffered trace lines (the crash handler calls it before exiting). */
+  flushTraces(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** `make()` on the first call, the same value after. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => (made ??= { value: make() }).value;
+}
+
+/** Names this process as a lease holder: unique per start, readable in the database. */
+function instanceId(): string {
+  return `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+}
+
+/** Wires the platform-neutral core: store, model, tools, gateway. Adapters plug in afterwards. */
+export async function createCore(opts: CoreOptions): Promise<Core> {
+  const { config, log } = opts;
+  const clock = opts.clock ?? systemClock;
+  const opened: OpenedStore = opts.store ? { store: opts.store, shared: opts.shared } : await openStore(config, log);
+  // Another instance may change any key at any time on a shared database: nothing is cached then.
+  const store = opened.shared ? opened.store : createCachedStore(opened.store);
+  const self = instanceId();
+  const sessions = createSessionStore(store, clock);
+  const approvals = createApprovalStore(store, clock);
+  const facts = createFactStore(store, clock);
+  const reminders = createReminderStore(store, clock);
+  const schedules = createScheduleStore(store, clock, { ...config.schedules, defaultTimezone: config.timezone });
+  const startedAt = clock.now();
+  const counter = createTokenCounter(config.model.name);
+  const redact = createRedactor(secretValues(config));
+  const telemetry = await startTelemetry(config.telemetry, { log, redact, now: () => clock.now(), modelBaseUrl: config.model.baseURL });
+  const tracer = withTelemetry(createTracer({ dir: path.join(config.dataDir, 'traces'), log, redact, now: () => clock.now() }), telemetry, () => clock.now());
+  const provider =
+    opts.provider ??
+    createOpenAIProvider({ ...config.model, model: config.model.name, log });
+  const net = opts.net ?? createNetClient({ allow: config.netAllow, log });
+  const access = createGatekeeper({ store, clock, tracer, log, admins: config.admins, allow: config.usage.allow, ratePerMinute: config.usage.ratePerMinute, dailyTokens: config.usage.dailyTokens });
+
+  const registry = new ToolRegistry(config.tools, log);
+  for (const tool of [...(opts.tools ?? []), ...(opts.extraTools ?? [])]) registry.register(tool);
+  const unknown = registry.unknownConfiguredTools();
+  if (unknown.length) log.warn({ tools: unknown }, 'hermes.config tools section names tools that do not exist (typo?)');
+  const executor = new ToolExecutor({ registry, defaultTimeoutMs: config.limits.toolTimeoutMs, clock });
+  // MCP servers connect in the background; their tools join the registry as each comes up.
+  const mcp = config.extensions.servers.length
+    ? createMcpHub({ servers: config.extensions.servers, registry, clock, log: log.child({ component: 'mcp' }), connection: { ...opts.mcpBackoff } })
+    : undefined;
+  const extensions: Extensions = { ...(mcp && { mcp }), ...(opts.skills && { skills: opts.skills }) };
+  const configFile = config.extensions.configFile;
+  const stopWatchingPins =
+    configFile && (mcp || opts.skills)
+      ? watchPins(configFile, {
+          log,
+          onPins: (pins) => {
+            mcp?.setPins(pins.servers);
+            opts.skills?.setPins(pins.skills);
+          },
+        })
+      : undefined;
+
+  const workspaces = createWorkspaces({ dir: config.files.workspaceDir, limits: workspaceLimits(config.files) });
+  let timer: DueTimer | undefined;
+  const subagents = createSubAgents({ turn: () => turn, maxParallel: config.limits.maxParallelAgents });
+  const turn: TurnDeps = {
+    provider, registry, executor, sessions, approvals, facts, counter, tracer, clock, log,
+    usage: { meter: access.meter, payer: access.payer },
+    limits: {
+      maxSteps: config.limits.maxSteps,
+      contextTokens: config.limits.contextTokens,
+      approvalTtlMs: config.limits.approvalTtlMs,
+      factTokens: Math.max(200, Math.floor(config.limits.contextTokens / 10)),
+    },
+    timezone: config.timezone,
+    ...(opts.skills && { skills: opts.skills.list }),
+    canReadHistory: (c) => gateway.port(c.platform)?.reader !== undefined,
+    toolContext: (state, signal, toolName, call) => {
+      const reader = gateway.port(state.conversation.platform)?.reader;
+      // Built on first use: most calls touch none of these, and a step runs this for every call.
+      const userFacts = once(() => facts.forUser(state.speaker));
+      const userReminders = once(() => {
+        const r = reminders.forUser(state.speaker, state.conversation, state.replyTo);
+        return { ...r, create: async (text: string, dueAt: number) => { const made = await r.create(text, dueAt); timer?.poke(); return made; } };
+      });
+      const userSchedules = once(() => {
+        const r = schedules.forUser(state.speaker, state.conversation, state.replyTo);
+        return { ...r, create: async (input: Parameters<typeof r.create>[0]) => { const v = await r.create(input); timer?.poke(); return v; } };
+      });
+      const toolLog = once(() => log.child({ tool: toolName, turnId: state.turnId }));
+      const workspace = once(() => workspaces.forSession(state.sessionId));
+      return {
+        signal, clock,
+        speaker: state.speaker,
+        isAdmin: state.isAdmin,
+        conversation: state.conversation,
+        get facts() { return userFacts(); },
+        get reminders() { return userReminders(); },
+        get schedules() { return userSchedules(); },
+        net,
+        // Bound to the conversation the request came from: the model has no way to name another.
+        ...(reader && { history: { read: (opts: { limit: number; before?: string }) => reader.readChannel(state.conversation, opts) } }),
+        settings: registry.settingsFor(toolName).settings,
+        defaults: { timezone: config.timezone },
+        get log() { return toolLog(); },
+        get workspace() { return workspace(); },
+        sendFile: async (file) => {
+          const port = gateway.port(state.conversation.platform);
+          if (!port?.sendFile) throw new Error(`${state.conversation.platform} cannot receive files from me`);
+          await port.sendFile(state.conversation, file, { replyTo: state.replyTo });
+        },
+        notice: async (text) => {
+          const port = gateway.port(state.conversation.platform);
+          await port?.sendText(state.conversation, text, { replyTo: state.replyTo }).catch((err: Error) => log.warn({ err: err.message, tool: toolName }, 'tool notice not posted'));
+        },
+        // Only a call of the turn's own model may start sub-agents; theirs get no `call` (one level).
+        ...(call && { agents: subagents.forCall(state, call) }),
+      };
+    },
+  };
+
+  const status = createStatusReporter({ config, tracesDir: tracer.dir, flushTraces: () => tracer.flush(), provider, approvals, reminders, clock, log, usage: (speaker) => access.report(speaker), extensions: (isAdmin) => [...(mcp?.statusLines(isAdmin) ?? []), ...(opts.skills?.statusLines(isAdmin) ?? [])] });
+  const gateway = createGateway({
+    store, sessions, approvals, facts, turn, clock, log,
+    admins: config.admins,
+    access,
+    maxConcurrentTurns: config.limits.maxConcurrentTurns,
+    governor: createLoadGovernor({ max: config.limits.maxConcurrentTurns, sampler: eventLoopSampler() }),
+    progressDelayMs: config.limits.progressDelayMs,
+    status: (speaker, isAdmin) => status.text(speaker, isAdmin, gateway.queueSize()),
+    // A batch of thread context may take about half the prompt budget (≈ 4 characters a token).
+    context: createConversationContext({ store, clock, log, limit: config.limits.threadContextMessages, maxChars: config.limits.contextTokens * 2 }),
+    cluster: opened.shared ? { pool: opened.shared.pool, url: opened.shared.url, instanceId: self, ...opts.clusterTiming } : undefined,
+    schedules,
+    intake: (msg, sessionId, port) =>
+      saveAttachments({ attachments: msg.attachments ?? [], workspace: workspaces.forSession(sessionId), port, log: log.child({ turn: 'attachments' }) }),
+  });
+  const leaderships: Leadership[] = [];
+
+  const reminderSource = createReminderSource({
+    reminders, clock, log,
+    deliver: async (r, info) => {
+      // A reminder is the creator speaking later: someone no longer allowed gets no more posts.
+      if (await access.checkAccess({ speaker: r.speaker, conversation: r.conversation }, 'reminder')) {
+        log.info({ reminderId: r.id }, 'reminder not posted: its creator is no longer allowed (HERMES_ALLOW)');
+        return;
+      }
+      const port = gateway.port(r.conversation.platform);
+      if (!port) throw new Error(`no ${r.conversation.platform} adapter is running to deliver reminder ${r.id}`);
+      await port.sendText(r.conversation, formatReminder(r, port.mention(r.speaker.userId), info.late), { replyTo: r.replyTo, notify: r.speaker.userId });
+    },
+  });
+  const scheduleSource = createScheduleSource({
+    schedules, clock, log, startedAt,
+    graceMs: config.schedules.graceS * 1000,
+    run: (run) => gateway.runScheduled(run),
+    notify: async (r, text) => {
+      const port = gateway.port(r.conversation.platform);
+      if (!port) throw new Error(`no ${r.conversation.platform} adapter is running to post for schedule ${r.id}`);
+      await port.sendText(r.conversation, text, { replyTo: r.replyTo });
+    },
+    waitingForApproval: async (r) => {
+      const session = await sessions.currentByKey(scheduleSessionKey(r.id));
+      return (await approvals.openForSession(session.id)).length > 0;
+    },
+    // HERMES_ALLOW at run time: a creator taken off the list stops running (traced as a refusal).
+    allowed: async (speaker, conversation) => (await access.checkAccess({ speaker, conversation }, 'schedule')) === undefined,
+  });
+  // One timer for every kind of due item (see src/state/timers/due-timer.ts).
+  timer = createDueTimer({ clock, log, sources: [reminderSource, scheduleSource] });
+
+  return {
+    gateway, store, config, log, registry, access, extensions,
+    leadership(name) {
+      if (!opened.shared) return undefined;
+      const l = createLeadership({ leases: createLeases(opened.shared.pool, self), name, failoverMs: config.failoverS * 1000, clock, log });
+      leaderships.push(l);
+      return l;
+    },
+    async start() {
+      await gateway.recover();
+      if (opts.reminders !== false) await timer?.start();
+    },
+    flushTraces: async () => {
+      await Promise.all([tracer.flush(), telemetry?.flush()]);
+    },
+    async close() {
+      timer?.stop();
+      stopWatchingPins?.();
+      await Promise.all(leaderships.map((l) => l.stop()));
+      await gateway.close();
+      // Jobs finish their bookkeeping (a scheduled run's end) before the store closes.
+      await timer?.idle(5_000);
+      await mcp?.close();
+      await tracer.close();
+      await telemetry?.shutdown();
+      if (!opts.store) await store.close();
+    },
+  };
+}

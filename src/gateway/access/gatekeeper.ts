@@ -1,0 +1,168 @@
+import type { Clock } from '../../basics/clock.js';
+import type { Logger } from '../../basics/log.js';
+import { storeKey, type Store } from '../../state/store/store.js';
+import type { Tracer } from '../../runtime/trace/tracer.js';
+import type { Conversation, Speaker } from '../../basics/types.js';
+import { speakerKey } from '../../basics/types.js';
+import { matchRule, type AllowRule } from './allow-rules.js';
+import { createRateLimiter, type RateLimiter } from './rate-limiter.js';
+import { createUsageMeter, type DailyUsage, type Payer, type UsageMeter } from './usage-meter.js';
+
+/**
+ * Who may use the bot, and how much: HERMES_ALLOW, HERMES_USER_RATE, HERMES_USER_DAILY_TOKENS in
+ * one place. Every entry point asks here before anything costs a model call — messages, slash
+ * tasks and commands, approval clicks, reminders and scheduled runs — and every refusal is traced
+ * with its reason. Verdicts are data; the words people read live in gateway/user-messages.ts.
+ *
+ * Admins pass everything (and are still counted). The terminal chat is the operator at the
+ * machine, so it passes too.
+ */
+
+export interface Requester {
+  speaker: Speaker;
+  /** Where they wrote; channel rules need it (absent: only user and role rules can match). */
+  conversation?: Conversation;
+  /** Role ids from the verified event (Discord members). Absent: the roles last seen for this person. */
+  roles?: readonly string[];
+}
+
+export type Refusal =
+  | { reason: 'not_allowed' }
+  | { reason: 'rate_limit'; perMinute: number; retryAfterMs: number }
+  | { reason: 'daily_tokens'; usage: DailyUsage };
+
+export type RefusalReason = Refusal['reason'];
+/** What was refused: the trace and `npm run stats` count refusals by reason and by this. */
+export type RefusalSource = 'message' | 'command' | 'click' | 'turn' | 'reminder' | 'schedule';
+
+export interface UsageReport {
+  today: DailyUsage;
+  ratePerMinute: number;
+  /** Admins only: the heaviest users today. */
+  top?: Array<{ person: string; used: number }>;
+}
+
+export interface Gatekeeper {
+  /** `platform:userId`, the key limits are counted under (the same form HERMES_ADMINS uses). */
+  personOf(speaker: Pick<Speaker, 'platform' | 'userId'>): string;
+  isAdmin(speaker: Pick<Speaker, 'platform' | 'userId'>): boolean;
+  /**
+   * Whether this person may use the bot at all (HERMES_ALLOW, admins, the terminal). The one check
+   * for work that starts without a message: reminders and scheduled runs ask it at run time, so a
+   * creator taken off the list stops running.
+   */
+  isAllowed(who: Requester): Promise<boolean>;
+  /** Access only, for commands, clicks, reminders and scheduled runs. Traced when refused. */
+  checkAccess(who: Requester, source: RefusalSource): Promise<Refusal | undefined>;
+  /**
+   * Whether a refused person's message should get the private notice now: true at most once an
+   * hour per person (across instances and restarts), so people are told, not nagged.
+   */
+  noticeDue(speaker: Speaker): Promise<boolean>;
+  /** Before a message or slash task becomes a turn: access, then the rate, then today's tokens. */
+  admitMessage(who: Requester, source: 'message' | 'command'): Promise<Refusal | undefined>;
+  /** Whom a turn's model calls are charged to, and whether the budget binds them. */
+  payer(speaker: Speaker): Payer;
+  readonly meter: UsageMeter;
+  /** Records a refusal decided elsewhere (a turn stopped by the budget). */
+  traceRefusal(speaker: Speaker, refusal: Refusal, source: RefusalSource): void;
+  report(speaker: Speaker): Promise<UsageReport>;
+}
+
+export interface GatekeeperDeps {
+  store: Store;
+  clock: Clock;
+  tracer: Pick<Tracer, 'record'>;
+  log: Logger;
+  admins: readonly string[];
+  /** Empty: everyone may use the bot. */
+  allow: readonly AllowRule[];
+  /** HERMES_USER_RATE; 0 = no rate limit. */
+  ratePerMinute: number;
+  /** HERMES_USER_DAILY_TOKENS; 0 = no daily limit. */
+  dailyTokens: number;
+}
+
+/** One notice per person per hour. */
+export const NOTICE_INTERVAL_MS = 3_600_000;
+/** How many people's last-seen roles are remembered in memory (to skip rewriting unchanged ones). */
+const ROLE_CACHE_MAX = 10_000;
+
+export function createGatekeeper(deps: GatekeeperDeps): Gatekeeper {
+  const { store, clock, log, allow } = deps;
+  const rate: RateLimiter | undefined = deps.ratePerMinute > 0 ? createRateLimiter({ store, clock, perMinute: deps.ratePerMinute }) : undefined;
+  const meter = createUsageMeter({ store, clock, dailyLimit: deps.dailyTokens });
+  const roleRulesFor = new Set<string>(allow.flatMap((r) => (r.kind === 'role' ? [r.platform] : [])));
+  const lastRoles = new Map<string, string>();
+
+  const personOf = (s: Pick<Speaker, 'platform' | 'userId'>) => `${s.platform}:${s.userId}`;
+  const isAdmin = (s: Pick<Speaker, 'platform' | 'userId'>) => deps.admins.includes(personOf(s));
+  const exempt = (s: Pick<Speaker, 'platform' | 'userId'>) => s.platform === 'shell' || isAdmin(s);
+
+  /** Roles from the event, remembered (durably, when they changed) for checks that have no event. */
+  async function rolesOf(who: Requester): Promise<readonly string[] | undefined> {
+    if (!roleRulesFor.has(who.speaker.platform)) return undefined;
+    const person = personOf(who.speaker);
+    const key = storeKey('access', 'roles', person);
+    if (who.roles === undefined) return store.get<string[]>(key);
+    const sorted = [...who.roles].sort();
+    const text = sorted.join(',');
+    if (lastRoles.get(person) !== text) {
+      await store.set(key, sorted);
+      if (lastRoles.size >= ROLE_CACHE_MAX) lastRoles.clear();
+      lastRoles.set(person, text);
+    }
+    return sorted;
+  }
+
+  async function isAllowed(who: Requester): Promise<boolean> {
+    if (allow.length === 0 || exempt(who.speaker)) return true;
+    const c = who.conversation;
+    const channelIds = c ? [c.channelId, ...(c.parentChannelId ? [c.parentChannelId] : [])] : [];
+    return matchRule(allow, { platform: who.speaker.platform, userId: who.speaker.userId, channelIds, roles: await rolesOf(who) }) !== undefined;
+  }
+
+  function traceRefusal(speaker: Speaker, refusal: Refusal, source: RefusalSource): void {
+    deps.tracer.record({ type: 'refusal', reason: refusal.reason, source, platform: speaker.platform, userKey: speakerKey(speaker) });
+    log.info({ reason: refusal.reason, source, person: personOf(speaker) }, 'request refused');
+  }
+
+  async function checkAccess(who: Requester, source: RefusalSource): Promise<Refusal | undefined> {
+    if (await isAllowed(who)) return undefined;
+    const refusal: Refusal = { reason: 'not_allowed' };
+    traceRefusal(who.speaker, refusal, source);
+    return refusal;
+  }
+
+  return {
+    personOf,
+    isAdmin,
+    isAllowed,
+    checkAccess,
+    noticeDue: async (speaker) => (await store.increment(storeKey('access', 'notice', personOf(speaker)), 1, NOTICE_INTERVAL_MS)) === 1,
+    async admitMessage(who, source) {
+      const denied = await checkAccess(who, source);
+      if (denied) return denied;
+      if (exempt(who.speaker)) return undefined;
+      let refusal: Refusal | undefined;
+      const taken = rate ? await rate.take(personOf(who.speaker)) : { ok: true as const };
+      if (!taken.ok) refusal = { reason: 'rate_limit', perMinute: deps.ratePerMinute, retryAfterMs: taken.retryAfterMs };
+      else {
+        const usage = await meter.exhausted({ person: personOf(who.speaker), exempt: false });
+        if (usage) refusal = { reason: 'daily_tokens', usage };
+      }
+      if (refusal) traceRefusal(who.speaker, refusal, source);
+      return refusal;
+    },
+    payer: (speaker) => ({ person: personOf(speaker), exempt: exempt(speaker) }),
+    meter,
+    traceRefusal,
+    async report(speaker) {
+      return {
+        today: await meter.today(personOf(speaker)),
+        ratePerMinute: deps.ratePerMinute,
+        ...(isAdmin(speaker) && { top: await meter.top(5) }),
+      };
+    },
+  };
+}

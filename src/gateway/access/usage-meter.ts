@@ -1,0 +1,114 @@
+import type { Clock } from '../../basics/clock.js';
+import type { ModelProvider } from '../../runtime/provider/provider.js';
+import { storeKey, type Store } from '../../state/store/store.js';
+import type { TokenUsage } from '../../basics/types.js';
+
+/**
+ * HERMES_USER_DAILY_TOKENS: prompt + completion tokens per person per UTC day, in the store so
+ * every instance adds to the same counter and a restart forgets nothing.
+ *
+ * `provider()` is THE place where tokens are counted and the budget enforced: every model call made
+ * on someone's behalf (turn steps, running summaries, sub-agents) goes through the provider it
+ * returns. A call is refused before it starts once the person's day is used up; the call that
+ * crosses the line is allowed to finish (its cost is unknown until it answers).
+ */
+
+export interface DailyUsage {
+  used: number;
+  /** 0 = no daily limit. */
+  limit: number;
+  /** Start of the next UTC day, when the count starts again. */
+  resetsAt: number;
+}
+
+/** Thrown by a metered provider instead of calling the model. */
+export class DailyBudgetExhausted extends Error {
+  constructor(readonly usage: DailyUsage) {
+    super(`daily token budget used up (${usage.used} of ${usage.limit})`);
+    this.name = 'DailyBudgetExhausted';
+  }
+}
+
+/** Who a model call is for. Admins are counted but never refused. */
+export interface Payer {
+  person: string;
+  exempt: boolean;
+}
+
+export interface UsageMeter {
+  readonly dailyLimit: number;
+  today(person: string): Promise<DailyUsage>;
+  /** The usage when `payer` may not start another model call today, else undefined. */
+  exhausted(payer: Payer): Promise<DailyUsage | undefined>;
+  charge(person: string, usage: TokenUsage): Promise<void>;
+  /** `base` with the budget checked before each call and the tokens charged after it. */
+  provider(base: ModelProvider, payer: Payer): ModelProvider;
+  /** The people who used most tokens today, most first (at most `n`). */
+  top(n: number): Promise<Array<{ person: string; used: number }>>;
+}
+
+const DAY_MS = 86_400_000;
+/** Counters outlive their day a little, for `/hermes status` around midnight and late charges. */
+const COUNTER_TTL_MS = 3 * DAY_MS;
+/** Bound on the per-day list of people with usage (the admin's top list reads them). */
+const MAX_LISTED = 10_000;
+
+export const utcDay = (t: number): string => new Date(t).toISOString().slice(0, 10);
+const nextUtcMidnight = (t: number): number => (Math.floor(t / DAY_MS) + 1) * DAY_MS;
+
+export function createUsageMeter(deps: { store: Store; clock: Clock; dailyLimit: number }): UsageMeter {
+  const { store, clock, dailyLimit } = deps;
+  const counterKey = (day: string, person: string) => storeKey('usage', 'tokens', day, person);
+  const listKey = (day: string) => storeKey('usage', 'people', day);
+
+  async function today(person: string): Promise<DailyUsage> {
+    const now = clock.now();
+    const used = (await store.get<number>(counterKey(utcDay(now), person))) ?? 0;
+    return { used, limit: dailyLimit, resetsAt: nextUtcMidnight(now) };
+  }
+
+  async function exhausted(payer: Payer): Promise<DailyUsage | undefined> {
+    if (dailyLimit === 0 || payer.exempt) return undefined;
+    const usage = await today(payer.person);
+    return usage.used >= usage.limit ? usage : undefined;
+  }
+
+  async function charge(person: string, usage: TokenUsage): Promise<void> {
+    const tokens = Math.max(0, Math.round(usage.promptTokens + usage.completionTokens));
+    if (tokens === 0) return;
+    const day = utcDay(clock.now());
+    const total = await store.increment(counterKey(day, person), tokens, COUNTER_TTL_MS);
+    // The increment that starts the day's count is the only one that lists the person: one write per person per day.
+    if (total === tokens) {
+      await store.update<string[]>(listKey(day), (people = []) => (people.includes(person) || people.length >= MAX_LISTED ? undefined : [...people, person]));
+      await store.delete(listKey(utcDay(clock.now() - COUNTER_TTL_MS)));
+    }
+  }
+
+  return {
+    dailyLimit,
+    today,
+    exhausted,
+    charge,
+    provider(base, payer) {
+      return {
+        get model() {
+          return base.model;
+        },
+        async complete(request) {
+          const over = await exhausted(payer);
+          if (over) throw new DailyBudgetExhausted(over);
+          const response = await base.complete(request);
+          await charge(payer.person, response.usage);
+          return response;
+        },
+      };
+    },
+    async top(n) {
+      const day = utcDay(clock.now());
+      const people = (await store.get<string[]>(listKey(day))) ?? [];
+      const rows = await Promise.all(people.map(async (person) => ({ person, used: (await store.get<number>(counterKey(day, person))) ?? 0 })));
+      return rows.sort((a, b) => b.used - a.used || a.person.localeCompare(b.person)).slice(0, n);
+    },
+  };
+}

@@ -1,0 +1,32 @@
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { secretValues, type Config } from '../../app/config.js';
+import { createOpenAIProvider } from '../../runtime/provider/openai-provider.js';
+import { toToolSpec } from '../../runtime/toolkit/json-schema.js';
+import type { ToolRegistry } from '../../runtime/toolkit/registry.js';
+import { createDashboard, type Dashboard } from './dashboard.js';
+
+/**
+ * The dashboard as the bot runs it: traces from HERMES_DATA_DIR/traces, eval results from
+ * evals/results, and replay against the configured OpenAI-compatible server with any model name.
+ */
+export function createBotDashboard(config: Config & { dashboard: NonNullable<Config['dashboard']> }, registry: ToolRegistry, log: Logger): Dashboard {
+  const quiet = log.child({ component: 'dashboard-replay' });
+  return createDashboard({
+    token: config.dashboard.token,
+    secrets: secretValues(config),
+    tracesDir: path.join(config.dataDir, 'traces'),
+    evalsDir: config.dashboard.evalsDir,
+    log: log.child({ component: 'dashboard' }),
+    replay: {
+      defaultModel: config.model.name,
+      provider: (model) => createOpenAIProvider({ ...config.model, model, log: quiet }),
+      // Every registered tool, visible or not: the replay offers exactly what the recording offered.
+      specs: () => registry.names().flatMap((n) => {
+        const tool = registry.get(n);
+        return tool ? [toToolSpec(tool)] : [];
+      }),
+      maxSteps: config.limits.maxSteps * 5,
+    },
+  });
+}

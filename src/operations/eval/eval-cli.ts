@@ -1,0 +1,127 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseCli, type CliIo } from '../../basics/cli/parse-cli.js';
+import type { AnyTool } from '../../runtime/toolkit/tool-api.js';
+import { CaseFileError, loadCases, selectCases } from './case-schema.js';
+import { formatComparison, formatSuite, readResultFile } from './report.js';
+import { EvalHarnessError } from './run-case.js';
+import { runSuite, type SuiteHooks } from './run-suite.js';
+import { scriptedModel } from './scripted-model.js';
+
+/**
+ * `npm run eval`: a measurement, not a test. The exit code is non-zero only when the harness
+ * itself could not run (bad case files, bad settings, unreadable result files); failed cases are
+ * results and exit 0.
+ */
+
+const USAGE = `Usage:
+  npm run eval [-- options]              run evals/*.yaml against OPENAI_BASE_URL / HERMES_MODEL
+  npm run eval -- --compare a.json b.json   show two result files side by side
+
+Options:
+  --cases DIR        folder of case files (default evals)
+  --case NAME        only this case (repeat or comma-separate)
+  --tag TAG          only cases with this tag (repeat or comma-separate)
+  --out FILE         where to write the JSON results (default evals/results/<time>-<model>.json)
+  --scripted         play each case's script: section through a local fake model (proves the harness)
+  --timeout-ms N     give up on a case after N ms (default 300000)
+  --keep-data        keep each case's data folder (traces, SQLite) and print where it is
+  --help`;
+
+export type { CliIo } from '../../basics/cli/parse-cli.js';
+
+const list = (v: string[] | undefined) => (v ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
+
+/** `tools`: what each case's core offers (main.ts passes the built-ins). */
+export async function main(argv: string[], io: CliIo, deps: { tools: () => AnyTool[] }): Promise<number> {
+  const parsed = parseCli(argv, {
+    cases: { type: 'string' },
+    case: { type: 'string', multiple: true },
+    tag: { type: 'string', multiple: true },
+    out: { type: 'string' },
+    compare: { type: 'boolean' },
+    scripted: { type: 'boolean' },
+    'timeout-ms': { type: 'string' },
+    'keep-data': { type: 'boolean' },
+    help: { type: 'boolean' },
+  }, USAGE, io, true);
+  if (parsed.exit !== undefined) return parsed.exit;
+  const args = parsed.args;
+  const o = args.values;
+  if (o.compare) {
+    if (args.positionals.length !== 2) {
+      io.err('--compare needs two result files: npm run eval -- --compare a.json b.json');
+      return 2;
+    }
+    try {
+      const [a, b] = args.positionals as [string, string];
+      const [ra, rb] = await Promise.all([readResultFile(path.resolve(io.cwd, a)), readResultFile(path.resolve(io.cwd, b))]);
+      for (const line of formatComparison(ra, rb, [a, b])) io.out(line);
+      return 0;
+    } catch (err) {
+      io.err((err as Error).message);
+      return 2;
+    }
+  }
+  if (args.positionals.length) {
+    io.err(`unexpected argument ${JSON.stringify(args.positionals[0])}\n${USAGE}`);
+    return 2;
+  }
+  const timeoutMs = o['timeout-ms'] === undefined ? undefined : Number(o['timeout-ms']);
+  if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0)) {
+    io.err('--timeout-ms must be a whole number of milliseconds above 0');
+    return 2;
+  }
+
+  let cases;
+  try {
+    cases = selectCases(await loadCases(path.resolve(io.cwd, o.cases ?? 'evals')), { names: list(o.case), tags: list(o.tag) });
+  } catch (err) {
+    if (err instanceof CaseFileError) {
+      io.err('Case files have problems:');
+      for (const p of err.problems) io.err(`  ${p}`);
+      return 2;
+    }
+    throw err;
+  }
+  if (cases.length === 0) {
+    io.err('No case matches the filters (--case / --tag).');
+    return 2;
+  }
+
+  let env = io.env;
+  const hooks: SuiteHooks = {
+    afterCase: (r) => io.out(`${r.passed ? 'pass' : 'FAIL'}  ${r.name}  (${r.steps} steps, ${r.latencyMs} ms)${r.error ? `: ${r.error}` : ''}`),
+  };
+  let closeFake: (() => Promise<void>) | undefined;
+  if (o.scripted) {
+    // A development aid: the fake server lives with the tests; real runs never load it.
+    const { startFakeOpenAI } = await import('../../../test/fakes/openai/fake-openai.js');
+    const fake = await startFakeOpenAI();
+    closeFake = fake.close;
+    env = { ...env, OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'scripted-model-key', HERMES_MODEL: 'scripted', HERMES_MODEL_RETRIES: '0', HERMES_TOOL_MODE: 'native' };
+    hooks.beforeCase = (c) => {
+      if (!c.script) io.err(`note: case ${c.name} has no script: section; the scripted model will answer "ok"`);
+      const model = scriptedModel(c.script ?? [{ say: 'ok' }]);
+      fake.setHandler((req) => model.next(req));
+    };
+  }
+  try {
+    const result = await runSuite(cases, { env, tools: deps.tools, timeoutMs, scripted: o.scripted, keepData: o['keep-data'], onDataDir: (d) => io.out(`  data kept in ${d}`) }, hooks);
+    for (const line of formatSuite(result)) io.out(line);
+    const out = path.resolve(io.cwd, o.out ?? path.join('evals', 'results', `${result.startedAt.replace(/[:.]/g, '-')}-${result.model.replace(/[^\w.-]+/g, '_')}.json`));
+    await mkdir(path.dirname(out), { recursive: true });
+    await writeFile(out, JSON.stringify(result, null, 2) + '\n');
+    io.out(`Results written to ${path.relative(io.cwd, out) || out}`);
+    return 0;
+  } catch (err) {
+    if (err instanceof EvalHarnessError) {
+      io.err(`The eval harness could not run: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  } finally {
+    await closeFake?.();
+  }
+}
+

@@ -1,0 +1,110 @@
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { TraceEvent } from './trace-schema.js';
+
+export type { SubAgentMark, TraceEvent } from './trace-schema.js';
+
+export interface Tracer {
+  record(event: TraceEvent): void;
+  /** Resolves when every recorded event has been written (tests, `/hermes status`). */
+  flush(): Promise<void>;
+  /** Flushes and closes the open file (shutdown). */
+  close(): Promise<void>;
+  readonly dir: string;
+}
+
+/**
+ * Appends to HERMES_DATA_DIR/traces/YYYY-MM-DD.jsonl through one open file per day, so lines
+ * never interleave and no file is opened per event. `redact` turns an event into its JSON text
+ * with secrets removed. A failing disk is logged (once per minute at most) and never fails a
+ * turn: traces are dropped, the bot keeps answering.
+ *
+ * An event is serialised when it is recorded (later changes to the objects it names cannot reach
+ * the trace). The lines recorded in one turn of the event loop go out together in one
+ * synchronous append: into the page cache that takes microseconds, where an asynchronous write
+ * per line (a thread-pool round trip each) cost more than all the rest of a step's bookkeeping.
+ * `flush()` writes what is waiting; a crash handler calls it before exiting.
+ */
+export function createTracer(opts: { dir: string; log: Logger; redact: (v: unknown) => string; now?: () => number }): Tracer {
+  const now = opts.now ?? Date.now;
+  let lastErrorAt = 0;
+  let fd: number | undefined;
+  let fdDay = '';
+  let dirMade = false;
+  /** Lines recorded since the last write, all of one day (a new day writes out the old one first). */
+  let waiting: string[] = [];
+  let waitingDay = '';
+  let scheduled: NodeJS.Immediate | undefined;
+
+  function reportError(err: Error): void {
+    if (now() - lastErrorAt > 60_000) {
+      lastErrorAt = now();
+      opts.log.error({ err: err.message, dir: opts.dir }, 'trace write failed; traces are being dropped');
+    }
+  }
+
+  function closeFile(): void {
+    if (fd === undefined) return;
+    try {
+      closeSync(fd);
+    } catch {
+      // Already gone: nothing left to release.
+    }
+    fd = undefined;
+  }
+
+  function fileFor(day: string): number {
+    if (fd !== undefined && fdDay === day) return fd;
+    closeFile();
+    if (!dirMade) {
+      mkdirSync(opts.dir, { recursive: true });
+      dirMade = true;
+    }
+    fd = openSync(path.join(opts.dir, `${day}.jsonl`), 'a');
+    fdDay = day;
+    return fd;
+  }
+
+  function writeWaiting(): void {
+    if (scheduled) clearImmediate(scheduled);
+    scheduled = undefined;
+    if (waiting.length === 0) return;
+    const bytes = Buffer.from(waiting.join(''));
+    const day = waitingDay;
+    waiting = [];
+    try {
+      const file = fileFor(day);
+      // A regular file takes the whole buffer at once; the loop is for the rare short write.
+      for (let off = 0; off < bytes.length; ) off += writeSync(file, bytes, off);
+    } catch (err) {
+      reportError(err as Error);
+      closeFile(); // reopened on the next write: the disk may be back by then
+    }
+  }
+
+  return {
+    dir: opts.dir,
+    record(event) {
+      const ts = new Date(now()).toISOString();
+      let line: string;
+      try {
+        line = `{"ts":"${ts}",${opts.redact(event).slice(1)}\n`;
+      } catch {
+        line = `${JSON.stringify({ ts, type: event.type, turnId: event.turnId, note: 'unserialisable event' })}\n`;
+      }
+      const day = ts.slice(0, 10);
+      if (day !== waitingDay) writeWaiting();
+      waiting.push(line);
+      waitingDay = day;
+      scheduled ??= setImmediate(writeWaiting);
+    },
+    async flush() {
+      writeWaiting();
+    },
+    async close() {
+      writeWaiting();
+      closeFile();
+    },
+  };
+}

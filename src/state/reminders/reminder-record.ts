@@ -1,0 +1,50 @@
+import type { Conversation, Speaker } from '../../basics/types.js';
+
+/**
+ * A reminder's life: scheduled → firing (claimed by one scheduler) → fired | failed; scheduled →
+ * cancelled. `unknown` is kept for records whose outcome cannot be established; this scheduler
+ * never writes it (a crash mid-delivery is redelivered with a "may be a repeat" marker instead,
+ * see scheduler.ts) but readers must accept it.
+ */
+export type ReminderStatus = 'scheduled' | 'firing' | 'fired' | 'cancelled' | 'failed' | 'unknown';
+
+export interface Reminder {
+  /** Short and readable, so the user or model can say "cancel k7m2qp". */
+  id: string;
+  /** speakerKey(speaker): the only key list/cancel match on. */
+  ownerKey: string;
+  speaker: Speaker;
+  /** Where it was created, and so where it is posted. */
+  conversation: Conversation;
+  /** Platform message id the post should reference (Discord reply / Slack thread parent). */
+  replyTo?: string;
+  text: string;
+  dueAt: number;
+  createdAt: number;
+  status: ReminderStatus;
+  firedAt?: number;
+  late?: boolean;
+  cancelledAt?: number;
+  /** When a scheduler claimed it (scheduled → firing); a claim older than the lease is orphaned. */
+  claimedAt?: number;
+  /** Delivery attempts so far. */
+  attempts?: number;
+  /** Set when an orphaned claim is taken over: the first delivery may already have been posted. */
+  maybeRepeat?: boolean;
+  /** Last delivery error, for operators (never shown to the model). */
+  lastError?: string;
+}
+
+export const LIMITS = {
+  maxScheduledPerUser: 100,
+  maxTextChars: 1_000,
+  maxAheadMs: 365 * 24 * 60 * 60 * 1000,
+} as const;
+
+/** Thrown by UserReminders.create when a limit or rule is broken; the message is for the model. */
+export class ReminderInputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ReminderInputError';
+  }
+}
