@@ -6,6 +6,8 @@ import type { Conversation } from '../../src/basics/types.js';
 import { splitMessage } from './chunk.js';
 import { approvalMessages, mention, resolvedApprovalMessage, statusText, textMessage } from './render.js';
 import { createDiscordFiles } from './discord-files.js';
+import { createDiscordAnswer, type DiscordComponentsFor } from './discord-answer.js';
+import { systemClock, type Clock } from '../../src/basics/clock.js';
 
 /**
  * The gateway's way out to Discord. It talks REST with channel ids only, never with cached channel
@@ -26,7 +28,13 @@ export interface DiscordPort extends OutboundPort {
   stopAll(): void;
 }
 
-export function createDiscordPort(rest: REST, log: Logger, typingRenewMs = TYPING_RENEW_MS, reader?: ConversationReader, apiUrl?: string): DiscordPort {
+/** Pacing and buttons of answers shown while they are written. */
+export interface DiscordAnswerOptions {
+  clock?: Clock;
+  componentsFor?: DiscordComponentsFor;
+}
+
+export function createDiscordPort(rest: REST, log: Logger, typingRenewMs = TYPING_RENEW_MS, reader?: ConversationReader, apiUrl?: string, answers: DiscordAnswerOptions = {}): DiscordPort {
   const typingLoops = new Set<() => void>();
   const files = createDiscordFiles(rest, apiUrl);
 
@@ -38,6 +46,8 @@ export function createDiscordPort(rest: REST, log: Logger, typingRenewMs = TYPIN
     ...(reader && { reader }),
     fetchAttachment: files.fetchAttachment,
     sendFile: files.sendFile,
+    openAnswer: (conversation, opts) =>
+      createDiscordAnswer({ rest, log, clock: answers.clock ?? systemClock, ...(answers.componentsFor && { componentsFor: answers.componentsFor }) }, conversation, opts),
 
     async sendText(conversation: Conversation, markdown: string, opts?: { replyTo?: string; notify?: string }): Promise<void> {
       const parts = splitMessage(markdown);

@@ -2,7 +2,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import os from 'node:os';
 import type { Readable, Writable } from 'node:stream';
-import type { Adapter, ApprovalResolution, ApprovalView, GatewayApi, OutboundPort } from '../../src/gateway/ports.js';
+import type { Adapter, AnswerStream, ApprovalResolution, ApprovalView, GatewayApi, OutboundPort } from '../../src/gateway/ports.js';
 import { parseCommand } from '../../src/gateway/commands.js';
 import { approvalSourcesLine } from '../../src/gateway/user-messages.js';
 import type { Conversation, Speaker } from '../../src/basics/types.js';
@@ -137,8 +137,58 @@ export function createShellAdapter(opts: ShellAdapterOptions): Adapter & { notic
       output(`hermes> (file) ${file.path}${file.comment ? ` — ${file.comment}` : ''}`);
     },
     mention: (userId) => `@${userId}`,
+    openAnswer: () => streamedAnswer(),
   };
   opts.gateway.registerPort(port);
+
+  /**
+   * The answer printed as it comes: one `hermes>` line that grows; a progress note ends the line
+   * and the text goes on in a new one. The prompt is drawn again when the answer is complete.
+   */
+  function streamedAnswer(): AnswerStream {
+    let shown = '';
+    let lineOpen = false;
+    let started = false;
+    const put = (piece: string) => {
+      // A line starts with the words: the blank lines between steps are the line break itself.
+      const text = lineOpen ? piece : piece.replace(/^\s+/, '');
+      if (text === '') return;
+      if (!lineOpen) {
+        clearTimeout(thinkingTimer);
+        opts.output.write(interactive ? `\r\x1b[2Khermes> ` : 'hermes> ');
+        lineOpen = true;
+      }
+      opts.output.write(text);
+      started = true;
+    };
+    const closeLine = () => {
+      if (!lineOpen) return;
+      lineOpen = false;
+      opts.output.write(interactive && !ended ? `\n${say.PROMPT}${editor.current}` : '\n');
+    };
+    return {
+      append(markdown) {
+        put(markdown);
+        shown += markdown;
+      },
+      progress(note) {
+        closeLine();
+        output(`… ${note}`);
+      },
+      async finish(markdown) {
+        const rest = markdown.startsWith(shown) ? markdown.slice(shown.length) : `\n${markdown}`;
+        if (rest) put(rest);
+        closeLine();
+        answered();
+      },
+      async end() {
+        closeLine();
+      },
+      get started() {
+        return started;
+      },
+    };
+  }
 
   async function decide(id: string, approve: boolean): Promise<void> {
     approval = undefined;

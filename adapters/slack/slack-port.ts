@@ -15,6 +15,8 @@ import { chunkMrkdwn } from './chunk.js';
 import { renderMrkdwn } from './render-mrkdwn.js';
 import { describeSlackError, honouringRateLimits, type Sleep } from './slack-calls.js';
 import { createSlackFiles } from './slack-files.js';
+import { createSlackAnswer, type SlackBlocksFor } from './slack-answer-stream.js';
+import { systemClock, type Clock } from '../../src/basics/clock.js';
 
 export const WORKING_REACTION = 'hourglass_flowing_sand';
 
@@ -22,7 +24,20 @@ export function slackMention(userId: string): string {
   return `<@${userId}>`;
 }
 
-export function createSlackPort(deps: { client: webApi.WebClient; log: Logger; sleep?: Sleep; reader?: ConversationReader; botToken?: string; apiUrl?: string }): OutboundPort {
+export interface SlackPortDeps {
+  client: webApi.WebClient;
+  log: Logger;
+  sleep?: Sleep;
+  reader?: ConversationReader;
+  botToken?: string;
+  apiUrl?: string;
+  /** Paces the answer being written (batched appends, throttled edits). */
+  clock?: Clock;
+  /** Buttons on the answer's messages (Stop while it is written, feedback on the final one). */
+  blocksFor?: SlackBlocksFor;
+}
+
+export function createSlackPort(deps: SlackPortDeps): OutboundPort {
   const { client, log } = deps;
   const call = <T>(fn: () => Promise<T>) => honouringRateLimits(fn, deps.sleep);
   const files = createSlackFiles({ client, botToken: deps.botToken ?? '', apiUrl: deps.apiUrl, sleep: deps.sleep });
@@ -32,6 +47,8 @@ export function createSlackPort(deps: { client: webApi.WebClient; log: Logger; s
     mention: slackMention,
     ...(deps.reader && { reader: deps.reader }),
     fetchAttachment: files.fetchAttachment,
+    openAnswer: (conversation, opts) =>
+      createSlackAnswer({ client, log, clock: deps.clock ?? systemClock, ...(deps.sleep && { sleep: deps.sleep }), ...(deps.blocksFor && { blocksFor: deps.blocksFor }) }, conversation, opts),
     sendFile: (conversation, file) => files.sendFile(conversation, { ...file, ...(file.comment && { comment: renderMrkdwn(file.comment) }) }),
 
     async sendText(conversation, markdown) {

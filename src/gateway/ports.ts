@@ -73,6 +73,36 @@ export interface ConversationReader {
 export type MessageRef = string;
 
 /**
+ * One answer shown while it is being written. The gateway feeds it as the model writes; the
+ * adapter decides when to call the platform (batched, throttled) and splits within its limits.
+ * append and progress never block and never throw (a failed update is logged and the next one
+ * tries again); end never throws. finish resolves once the platform shows the final answer and
+ * rejects when it could not: the gateway then posts the answer with sendText, so no text is lost.
+ */
+export interface AnswerStream {
+  /** More of the answer, Markdown, exactly as written (no separators added). */
+  append(markdown: string): void;
+  /** What the turn is doing now ("running fetch_url"): shown while it runs, not part of the answer. */
+  progress(note: string): void;
+  /**
+   * The answer is complete and `markdown` is all of it as it should finally read. It normally
+   * extends what was appended; when it does not (the model's text was revised at the end), the
+   * adapter shows `markdown` instead of what was streamed.
+   */
+  finish(markdown: string): Promise<void>;
+  /** The turn ended without an answer: whatever was shown stays; progress and buttons go. */
+  end(): Promise<void>;
+  /** Whether anything reached the person yet (an answer that failed before it began posts nothing). */
+  readonly started: boolean;
+}
+
+export interface AnswerStreamOptions {
+  replyTo?: string;
+  /** The requester, for platforms that stream to one recipient (Slack's recipient_user_id). */
+  recipientId?: string;
+}
+
+/**
  * What the gateway needs from a platform. One instance per adapter; the gateway picks it by
  * `conversation.platform`. Text is Markdown from the model: the adapter renders, neutralises
  * broadcast mentions, turns off unfurls and splits to the platform limit.
@@ -113,6 +143,8 @@ export interface OutboundPort {
   readonly promptsVanish?: boolean;
   /** The platform's way to mention a user in text, e.g. `<@U123>`. */
   mention(userId: string): string;
+  /** Optional: an answer shown as it is written (Slack streaming or edits, Discord edits, the terminal). */
+  openAnswer?(conversation: Conversation, opts: AnswerStreamOptions): AnswerStream;
   /** Reading the conversation (thread context, channel history); absent where there is nothing to read. */
   readonly reader?: ConversationReader;
   /** Posts a file into the conversation (Slack: into the thread; Discord: a reply with the file; terminal: its path). */

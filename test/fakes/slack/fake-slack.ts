@@ -42,7 +42,7 @@ export interface FakeSlackOptions {
 
 export const FULL_SCOPES = [
   'app_mentions:read', 'chat:write', 'im:history', 'im:read', 'channels:history', 'groups:history', 'mpim:history',
-  'reactions:write', 'users:read', 'commands', 'files:read', 'files:write',
+  'reactions:write', 'users:read', 'commands', 'files:read', 'files:write', 'assistant:write',
 ];
 
 /** A file as a Slack event's files[] carries it (the fields the bot reads). */
@@ -65,6 +65,24 @@ export interface FakeUpload {
   channel?: string;
   thread_ts?: string;
   comment?: string;
+}
+
+/** A message streamed with chat.startStream → appendStream → stopStream. */
+export interface FakeStream {
+  channel: string;
+  ts: string;
+  thread_ts?: string;
+  recipient_user_id?: string;
+  recipient_team_id?: string;
+  /** All markdown_text so far, in order. */
+  text: string;
+  /** Every chunk object sent (task updates, blocks), in order. */
+  chunks: Array<Record<string, unknown>>;
+  /** blocks given to chat.stopStream. */
+  blocks?: unknown[];
+  state: 'streaming' | 'stopped';
+  /** Calls made to this stream, start and stop included. */
+  calls: number;
 }
 
 export interface FakeSlack {
@@ -98,6 +116,13 @@ export interface FakeSlack {
   failNext(method: string, error: string): void;
   /** The next call of `method` is performed (recorded) but answered only after `ms`. */
   delayNext(method: string, ms: number): void;
+  /**
+   * Makes chat.startStream answer ok:false with `error` (e.g. `not_allowed`, `feature_not_enabled`)
+   * until called again with undefined: a workspace that refuses streaming.
+   */
+  refuseStreaming(error: string | undefined): void;
+  /** Streamed messages in the order they were started. */
+  streams(): FakeStream[];
   /** A fresh message ts, for events the "user" sends. */
   nextTs(): string;
   waitFor(what: string, predicate: () => boolean, timeoutMs?: number): Promise<void>;
@@ -151,6 +176,8 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
   const uploaded = new Map<string, FakeUpload>();
   const completed: FakeUpload[] = [];
   const downloads: Array<{ fileId: string; token: string | undefined }> = [];
+  const streamed = new Map<string, FakeStream>();
+  let streamRefusal: string | undefined;
   let fileCounter = 0;
   let tsCounter = 0;
   let eventCounter = 0;
@@ -274,8 +301,27 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
         remember(String(args.channel), { ts, user: botUserId, bot_id: botId, text: args.text, ...(args.thread_ts ? { thread_ts: args.thread_ts } : {}) });
         return json(res, 200, { ok: true, channel: args.channel, ts, message: { text: args.text, ts, user: botUserId, bot_id: botId } });
       }
-      case 'chat.update':
+      case 'chat.update': {
+        const kept = history.get(String(args.channel))?.find((m) => m.ts === args.ts);
+        if (kept && typeof args.text === 'string') kept.text = args.text;
         return json(res, 200, { ok: true, channel: args.channel, ts: args.ts, text: args.text });
+      }
+      case 'chat.startStream':
+      case 'chat.appendStream':
+      case 'chat.stopStream':
+        return answerStream(call, res);
+      case 'assistant.threads.setSuggestedPrompts': {
+        const prompts = args.prompts as unknown;
+        if (!args.channel_id || !Array.isArray(prompts) || prompts.length === 0 || prompts.length > 4) return json(res, 200, { ok: false, error: 'invalid_arguments' });
+        if (prompts.some((p) => typeof p !== 'object' || p === null || typeof (p as { title?: unknown }).title !== 'string' || typeof (p as { message?: unknown }).message !== 'string')) {
+          return json(res, 200, { ok: false, error: 'invalid_arguments' });
+        }
+        return json(res, 200, { ok: true });
+      }
+      case 'assistant.threads.setStatus':
+      case 'assistant.threads.setTitle':
+        if (!args.channel_id || !args.thread_ts) return json(res, 200, { ok: false, error: 'invalid_arguments' });
+        return json(res, 200, { ok: true });
       case 'chat.postEphemeral':
         return json(res, 200, { ok: true, message_ts: nextTs() });
       case 'users.info': {
@@ -307,6 +353,39 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
         // reactions.add/remove, assistant.threads.setStatus and anything else: accepted.
         return json(res, 200, { ok: true });
     }
+  }
+
+  /** Slack's streaming trio, with the checks a real workspace makes (state, recipient, size). */
+  function answerStream(call: ApiCall, res: http.ServerResponse): void {
+    const { method, args } = call;
+    const markdown = typeof args.markdown_text === 'string' ? args.markdown_text : '';
+    if (markdown.length > 12_000) return json(res, 200, { ok: false, error: 'msg_too_long' });
+    const chunks = Array.isArray(args.chunks) ? (args.chunks as Array<Record<string, unknown>>) : [];
+    if (method === 'chat.startStream') {
+      if (streamRefusal) return json(res, 200, { ok: false, error: streamRefusal });
+      const channel = String(args.channel ?? '');
+      if (!channel) return json(res, 200, { ok: false, error: 'channel_not_found' });
+      if (!channel.startsWith('D') && (!args.recipient_user_id || !args.recipient_team_id)) return json(res, 200, { ok: false, error: 'invalid_arguments' });
+      const ts = nextTs();
+      call.ts = ts;
+      const thread = typeof args.thread_ts === 'string' ? args.thread_ts : undefined;
+      streamed.set(ts, { channel, ts, thread_ts: thread, recipient_user_id: args.recipient_user_id as string | undefined, recipient_team_id: args.recipient_team_id as string | undefined, text: markdown + chunkText(chunks), chunks: [...chunks], state: 'streaming', calls: 1 });
+      remember(channel, { ts, user: botUserId, bot_id: botId, text: markdown, ...(thread ? { thread_ts: thread } : {}) });
+      return json(res, 200, { ok: true, channel, ts });
+    }
+    const stream = streamed.get(String(args.ts));
+    if (!stream || stream.channel !== args.channel) return json(res, 200, { ok: false, error: 'message_not_found' });
+    if (stream.state !== 'streaming') return json(res, 200, { ok: false, error: 'message_not_in_streaming_state' });
+    stream.calls += 1;
+    stream.text += markdown + chunkText(chunks);
+    stream.chunks.push(...chunks);
+    if (method === 'chat.stopStream') {
+      stream.state = 'stopped';
+      if (Array.isArray(args.blocks)) stream.blocks = args.blocks;
+    }
+    const kept = history.get(stream.channel)?.find((m) => m.ts === stream.ts);
+    if (kept) kept.text = stream.text;
+    return json(res, 200, { ok: true, channel: stream.channel, ts: stream.ts });
   }
 
   const ws: Workspace = { teamId, botUserId, botId };
@@ -352,6 +431,10 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     delayNext: (method, ms) => {
       delays.set(method, ms);
     },
+    refuseStreaming(error) {
+      streamRefusal = error;
+    },
+    streams: () => [...streamed.values()],
     nextTs,
     async waitFor(what, predicate, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
@@ -428,6 +511,11 @@ function parseArgs(raw: string, contentType: string): Record<string, unknown> {
     } else out[k] = v;
   }
   return out;
+}
+
+/** Text carried by markdown_text chunks (the other chunk kinds are cards and blocks). */
+function chunkText(chunks: Array<Record<string, unknown>>): string {
+  return chunks.map((c) => (c.type === 'markdown_text' && typeof c.text === 'string' ? c.text : '')).join('');
 }
 
 function json(res: http.ServerResponse, status: number, body: unknown): void {
