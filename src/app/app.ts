@@ -41,7 +41,7 @@ import { saveAttachments } from '../capabilities/workspace/intake.js';
 import { workspaceLimits } from '../capabilities/sandbox/limits.js';
 import { createGatekeeper, type Gatekeeper } from '../gateway/access/gatekeeper.js';
 import { createSubAgents } from '../agent/subagents/subagents.js';
-import { createMcpHub, type McpHub } from '../capabilities/mcp/mcp-hub.js';
+import type { McpHub } from '../capabilities/mcp/mcp-hub.js';
 import { watchPins } from '../capabilities/mcp/pin-watch.js';
 import type { SkillLibrary } from '../capabilities/skills/skill-library.js';
 
@@ -142,8 +142,9 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   if (unknown.length) log.warn({ tools: unknown }, 'hermes.config tools section names tools that do not exist (typo?)');
   const executor = new ToolExecutor({ registry, defaultTimeoutMs: config.limits.toolTimeoutMs, clock });
   // MCP servers connect in the background; their tools join the registry as each comes up.
+  // The MCP SDK loads only when a server is configured.
   const mcp = config.extensions.servers.length
-    ? createMcpHub({ servers: config.extensions.servers, registry, clock, log: log.child({ component: 'mcp' }), connection: { ...opts.mcpBackoff } })
+    ? (await import('../capabilities/mcp/mcp-hub.js')).createMcpHub({ servers: config.extensions.servers, registry, clock, log: log.child({ component: 'mcp' }), connection: { ...opts.mcpBackoff } })
     : undefined;
   const extensions: Extensions = { ...(mcp && { mcp }), ...(opts.skills && { skills: opts.skills }) };
   const configFile = config.extensions.configFile;

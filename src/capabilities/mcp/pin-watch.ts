@@ -1,5 +1,5 @@
 import { readFileSync, unwatchFile, watchFile } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
 import type { Logger } from 'pino';
 import { mcpServersFileSchema, skillsFileSchema } from './mcp-config.js';
 
@@ -10,6 +10,9 @@ import { mcpServersFileSchema, skillsFileSchema } from './mcp-config.js';
  * restart (or the config reload, where there is one). A file that no longer parses keeps the pins
  * in force and says so.
  */
+
+// Loaded only when the file changes: a start without MCP servers or skills never needs it.
+const parseYaml = (text: string): unknown => (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
 
 export interface Pins {
   servers: Map<string, Record<string, string> | undefined>;

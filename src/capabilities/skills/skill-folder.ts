@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { lstat, open, readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
 import { canonicalJson } from '../../state/approvals/approval-store.js';
 
 /**
@@ -11,6 +11,9 @@ import { canonicalJson } from '../../state/approvals/approval-store.js';
  * folder: only regular files found by walking it without following symlinks are readable, and a
  * file is opened without following a symlink put in its place later.
  */
+
+// The YAML parser loads only when there is a skill to read (most setups have none).
+const parseYaml = (text: string): unknown => (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
 
 export const SKILL_FILE = 'SKILL.md';
 export const SKILL_NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
