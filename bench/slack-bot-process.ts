@@ -3,7 +3,7 @@ import diagnostics from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import pino from 'pino';
 import { createCore } from '../src/app/app.js';
-import { loadConfig } from '../src/app/config.js';
+import { loadConfig } from '../src/settings/config.js';
 import { createSlackAdapter } from '../adapters/slack/slack-adapter.js';
 import { builtinTools } from '../tools/index.js';
 import { createSqliteStore } from '../src/state/store/sqlite-store.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool } from '../src/runtime/toolkit/tool-api.js';
+import { defineTool } from '../src/capabilities/toolkit/tool-api.js';
 
 /**
  * send_webhook: POST or PUT a JSON or form body to a URL. It acts in the world, so it needs a

@@ -12,8 +12,8 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HTTPReceiver, SocketModeReceiver, type Logger as SlackLogger } from '@slack/bolt';
-import type { Config } from '../../src/app/config.js';
-import type { Adapter, GatewayApi } from '../../src/gateway/ports.js';
+import type { Config } from '../../src/settings/config.js';
+import type { Adapter, GatewayApi } from '../../src/basics/ports.js';
 import type { Logger } from '../../src/basics/log.js';
 import type { Store } from '../../src/state/store/store.js';
 import { createEventDedupe } from './event-dedupe.js';

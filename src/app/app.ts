@@ -3,7 +3,7 @@ import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../basics/clock.js';
-import { secretValues, type Config } from './config.js';
+import { secretValues, type Config } from '../settings/config.js';
 import type { Store } from '../state/store/store.js';
 import { openStore, type OpenedStore } from '../state/store/open-store.js';
 import type { PostgresStore } from '../state/store/postgres-store.js';
@@ -16,9 +16,9 @@ import { createFactStore } from '../state/memory/fact-store.js';
 import { createTokenCounter } from '../runtime/context/token-counter.js';
 import { createOpenAIProvider } from '../runtime/provider/openai-provider.js';
 import type { ModelProvider } from '../runtime/provider/provider.js';
-import { ToolRegistry } from '../runtime/toolkit/registry.js';
-import { ToolExecutor } from '../runtime/toolkit/executor.js';
-import type { AnyTool } from '../runtime/toolkit/tool-api.js';
+import { ToolRegistry } from '../capabilities/toolkit/registry.js';
+import { ToolExecutor } from '../capabilities/toolkit/executor.js';
+import type { AnyTool } from '../capabilities/toolkit/tool-api.js';
 import { createNetClient } from '../capabilities/net/safe-fetch.js';
 import type { NetClient } from '../capabilities/net/net-client.js';
 import { createReminderStore } from '../state/reminders/reminder-store.js';
@@ -64,6 +64,8 @@ export interface CoreOptions {
   extraTools?: AnyTool[];
   /** Start the due timer: reminders and scheduled tasks (default true). */
   reminders?: boolean;
+  /** A trace record that does not match trace-schema.ts: `throw` in tests, logged otherwise. */
+  invalidTraces?: 'throw' | 'log';
   /** The skills under HERMES_SKILLS_DIR (main opens them; their tools come in `tools`). */
   skills?: SkillLibrary;
   /** MCP reconnect backoff (tests shorten it). */
@@ -129,7 +131,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   const counter = createTokenCounter(config.model.name);
   const redact = createRedactor(secretValues(config));
   const telemetry = await startTelemetry(config.telemetry, { log, redact, now: () => clock.now(), modelBaseUrl: config.model.baseURL });
-  const tracer = withTelemetry(createTracer({ dir: path.join(config.dataDir, 'traces'), log, redact, now: () => clock.now() }), telemetry, () => clock.now());
+  const tracer = withTelemetry(createTracer({ dir: path.join(config.dataDir, 'traces'), log, redact, now: () => clock.now(), invalid: opts.invalidTraces ?? 'log' }), telemetry, () => clock.now());
   const provider =
     opts.provider ??
     createOpenAIProvider({ ...config.model, model: config.model.name, log });

@@ -1,14 +1,28 @@
 import type { ApprovalRecord } from '../state/approvals/approval-store.js';
 import { shownArgsJson } from '../state/approvals/shown-args.js';
 import { runApprovedCall, type TurnState } from '../agent/turn-runner.js';
-import { actionNotRun, actionOutcomeUnknown, interruptedCall } from '../agent/model-notes.js';
+import { actionNotRun, actionOutcomeUnknown, interruptedCall } from '../basics/model-notes.js';
 import type { Conversation, Speaker } from '../basics/types.js';
 import { speakerKey } from '../basics/types.js';
-import type { ApprovalDecisionInput, ApprovalOutcome, ApprovalView, DecisionResult, OutboundPort } from './ports.js';
-import type { GatewayDeps } from './gateway.js';
+import type { ApprovalDecisionInput, ApprovalOutcome, ApprovalView, DecisionResult, OutboundPort } from '../basics/ports.js';
+import type { Logger } from 'pino';
+import type { Clock } from '../basics/clock.js';
+import type { Store } from '../state/store/store.js';
+import type { SessionStore } from '../state/sessions/session-store.js';
+import type { ApprovalStore } from '../state/approvals/approval-store.js';
+import type { TurnDeps } from '../agent/turn-runner.js';
+import type { Gatekeeper } from './access/gatekeeper.js';
 import * as say from './user-messages.js';
 
-interface FlowDeps extends GatewayDeps {
+/** What the flow uses of the gateway's parts (declared here, so the gateway imports the flow and not back). */
+interface FlowDeps {
+  store: Store;
+  sessions: SessionStore;
+  approvals: ApprovalStore;
+  turn: TurnDeps;
+  clock: Clock;
+  log: Logger;
+  access: Gatekeeper;
   portFor(c: Conversation): OutboundPort | undefined;
   isAdmin(s: Speaker): boolean;
   /** Runs a job in the conversation's queue slot (after whatever is already queued there). */

@@ -11,7 +11,7 @@ import type { TurnDeps } from '../agent/turn-runner.js';
 import { newTurnState } from '../agent/turn-runner.js';
 import { tagUserText } from '../agent/system-prompt.js';
 import type { Pool } from 'pg';
-import type { ApprovalOutcome, CommandInvocation, CommandReply, DecisionResult, GatewayApi, OutboundPort } from './ports.js';
+import type { ApprovalOutcome, CommandInvocation, CommandReply, DecisionResult, GatewayApi, OutboundPort } from '../basics/ports.js';
 import { createPgWorkQueue, type WorkContext } from '../state/cluster/pg-work-queue.js';
 import { fixedLimit, type LoadGovernor } from './load-governor.js';
 import { createSessionQueue } from './session-queue.js';

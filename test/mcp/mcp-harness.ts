@@ -6,8 +6,8 @@ import pino from 'pino';
 import { systemClock } from '../../src/basics/clock.js';
 import { createMcpHub, type HubOptions, type McpHub } from '../../src/capabilities/mcp/mcp-hub.js';
 import type { McpServerConfig } from '../../src/capabilities/mcp/mcp-config.js';
-import { ToolRegistry } from '../../src/runtime/toolkit/registry.js';
-import { ToolExecutor } from '../../src/runtime/toolkit/executor.js';
+import { ToolRegistry } from '../../src/capabilities/toolkit/registry.js';
+import { ToolExecutor } from '../../src/capabilities/toolkit/executor.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const STDIO_SERVER = path.join(ROOT, 'test/fakes/mcp/stdio-server.ts');

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { definitionHash } from '../../src/capabilities/mcp/tool-names.js';
-import type { PreparedCall, Ready } from '../../src/runtime/toolkit/executor.js';
+import type { PreparedCall, Ready } from '../../src/capabilities/toolkit/executor.js';
 import { makeToolContext } from '../tools/context-helper.js';
 import { events, hubHarness, stdioServer, tempDir } from './mcp-harness.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { approvalBlocks, argsSectionTexts, resolvedBlocks } from '../../adapters/slack/approval-blocks.js';
-import type { ApprovalView } from '../../src/gateway/ports.js';
+import type { ApprovalView } from '../../src/basics/ports.js';
 
 const view = (argsJson: string): ApprovalView => ({
   id: 'ap_1',

@@ -2,7 +2,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSlackAdapter } from '../../adapters/slack/slack-adapter.js';
 import { SlackStartupError } from '../../adapters/slack/startup-check.js';
-import type { GatewayApi, OutboundPort } from '../../src/gateway/ports.js';
+import type { GatewayApi, OutboundPort } from '../../src/basics/ports.js';
 import { createMemoryStore } from '../../src/state/store/memory-store.js';
 import { FULL_SCOPES, startFakeSlack, type FakeSlack } from '../fakes/slack/fake-slack.js';
 

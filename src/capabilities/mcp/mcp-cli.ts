@@ -1,9 +1,9 @@
 import pino from 'pino';
 import { runIfEntryPoint, type CliIo } from '../../basics/cli/parse-cli.js';
 import { systemClock } from '../../basics/clock.js';
-import { loadConfig, type ExtensionsConfig } from '../../app/config.js';
+import { loadConfig, type ExtensionsConfig } from '../../settings/config.js';
 import { openSkillLibrary } from '../skills/skill-library.js';
-import { ToolRegistry } from '../../runtime/toolkit/registry.js';
+import { ToolRegistry } from '../toolkit/registry.js';
 import { createMcpHub, type McpHub } from './mcp-hub.js';
 import { definitionHash, mcpToolName, toolAllowed } from './tool-names.js';
 import { writePins } from './pin-file.js';

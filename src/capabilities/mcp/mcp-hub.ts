@@ -1,7 +1,7 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../../basics/clock.js';
-import type { ToolRegistry } from '../../runtime/toolkit/registry.js';
+import type { ToolRegistry } from '../toolkit/registry.js';
 import type { McpServerConfig } from './mcp-config.js';
 import { connectMcpServer, type ConnectionOptions, type ConnectionState, type McpConnection } from './mcp-connection.js';
 import { mcpTool } from './mcp-tool.js';

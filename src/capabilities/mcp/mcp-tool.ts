@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { defineTool, type AnyTool, type ToolResult } from '../../runtime/toolkit/tool-api.js';
+import { defineTool, type AnyTool, type ToolResult } from '../toolkit/tool-api.js';
 import type { McpServerConfig } from './mcp-config.js';
 import { mcpToolName } from './tool-names.js';
 import { isRecord } from '../../basics/values.js';

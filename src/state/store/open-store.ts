@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { Config } from '../../app/config.js';
+import type { Config } from '../../settings/config.js';
 import type { Logger } from '../../basics/log.js';
 import type { Store } from './store.js';
 import { createSqliteStore } from './sqlite-store.js';
