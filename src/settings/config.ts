@@ -8,7 +8,7 @@ import { redactSecrets } from '../basics/safety/secrets.js';
 import { unknownSettingWarnings } from './unknown-settings.js';
 import { dashboardEnv, type DashboardConfig } from './dashboard-config.js';
 import { agentsFileSchema, resolveProfiles, type AgentProfiles } from './agent-profiles.js';
-import { mcpServersFileSchema, resolveMcpServers, skillsFileSchema, type McpServerConfig } from '../capabilities/mcp/mcp-config.js';
+import { mcpServersFileSchema, resolveMcpServers, skillsFileSchema, type McpServerConfig } from './mcp-servers.js';
 
 /**
  * Every setting, validated once at start. Env is the primary interface; an optional

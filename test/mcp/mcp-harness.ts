@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { systemClock } from '../../src/basics/clock.js';
 import { createMcpHub, type HubOptions, type McpHub } from '../../src/capabilities/mcp/mcp-hub.js';
-import type { McpServerConfig } from '../../src/capabilities/mcp/mcp-config.js';
+import type { McpServerConfig } from '../../src/settings/mcp-servers.js';
 import { ToolRegistry } from '../../src/capabilities/toolkit/registry.js';
 import { ToolExecutor } from '../../src/capabilities/toolkit/executor.js';
 

@@ -5,7 +5,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../../basics/clock.js';
-import type { McpServerConfig } from './mcp-config.js';
+import type { McpServerConfig } from '../../settings/mcp-servers.js';
 
 /**
  * One MCP server, kept connected. States:

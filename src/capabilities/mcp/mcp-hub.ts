@@ -2,11 +2,11 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../../basics/clock.js';
 import type { ToolRegistry } from '../toolkit/registry.js';
-import type { McpServerConfig } from './mcp-config.js';
-import { connectMcpServer, type ConnectionOptions, type ConnectionState, type McpConnection } from './mcp-connection.js';
+import type { McpServerConfig } from '../../settings/mcp-servers.js';
+import { connectMcpServer, type ConnectionOptions, type McpConnection } from './mcp-connection.js';
 import { mcpTool } from './mcp-tool.js';
 import { definitionHash, mcpToolName, toolAllowed } from './tool-names.js';
-import { MCP_STATUS_TEXT } from './mcp-text.js';
+import { MCP_STATUS_TEXT, type ServerView } from './mcp-text.js';
 
 /**
  * Every configured MCP server, and which of their tools are in the registry right now. The
@@ -16,20 +16,7 @@ import { MCP_STATUS_TEXT } from './mcp-text.js';
  * the pinned value. Everything else is unregistered at once.
  */
 
-export type WithheldReason = 'changed' | 'new';
-
-export interface ServerView {
-  name: string;
-  state: ConnectionState;
-  problem?: string;
-  pinned: boolean;
-  /** Tools offered now, by the server's own name. */
-  offered: string[];
-  /** Tools the pin holds back: changed since pinned, or not pinned at all. */
-  withheld: Array<{ tool: string; reason: WithheldReason }>;
-  /** Pinned tools the server no longer lists. */
-  gone: string[];
-}
+export type { ServerView, WithheldReason } from './mcp-text.js';
 
 export interface McpHub {
   /** Resolves when every server's first connection attempt ended, or after `maxWaitMs`. */

@@ -1,4 +1,20 @@
-import type { ServerView, WithheldReason } from './mcp-hub.js';
+import type { ConnectionState } from './mcp-connection.js';
+
+export type WithheldReason = 'changed' | 'new';
+
+/** One server as /hermes status and the CLI describe it. */
+export interface ServerView {
+  name: string;
+  state: ConnectionState;
+  problem?: string;
+  pinned: boolean;
+  /** Tools offered now, by the server's own name. */
+  offered: string[];
+  /** Tools the pin holds back: changed since pinned, or not pinned at all. */
+  withheld: Array<{ tool: string; reason: WithheldReason }>;
+  /** Pinned tools the server no longer lists. */
+  gone: string[];
+}
 
 /** What people read about MCP servers (/hermes status, the CLI), in one place. */
 export const MCP_STATUS_TEXT = {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { defineTool, type AnyTool, type ToolResult } from '../toolkit/tool-api.js';
-import type { McpServerConfig } from './mcp-config.js';
+import type { McpServerConfig } from '../../settings/mcp-servers.js';
 import { mcpToolName } from './tool-names.js';
 import { isRecord } from '../../basics/values.js';
 

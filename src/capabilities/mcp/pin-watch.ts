@@ -1,7 +1,7 @@
 import { readFileSync, unwatchFile, watchFile } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Logger } from 'pino';
-import { mcpServersFileSchema, skillsFileSchema } from './mcp-config.js';
+import { mcpServersFileSchema, skillsFileSchema } from '../../settings/mcp-servers.js';
 
 /**
  * A re-pin takes effect without a restart: the config file is watched (stat polling, which also
