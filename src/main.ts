@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { loadConfig, secretValues, type Config } from './settings/config.js';
+import { loadConfig, mergeToolSettings, secretValues, type Config } from './settings/config.js';
 import { createLogger } from './basics/log.js';
 import { createCore, type Core } from './app/app.js';
 import { StartupRefusal } from './basics/startup-refusal.js';
@@ -172,14 +172,6 @@ async function main(): Promise<void> {
     const warning = probeWarning(r, { baseURL: config.model.baseURL, apiKey: config.model.apiKey, model: config.model.name });
     if (warning) log.warn(warning);
   });
-}
-
-function mergeToolSettings(fromFile: Config['tools'], fromEnv: Record<string, Record<string, unknown>>): Config['tools'] {
-  const out: Config['tools'] = { ...fromFile };
-  for (const [name, settings] of Object.entries(fromEnv)) {
-    out[name] = { ...(out[name] ?? {}), settings: { ...settings, ...(out[name]?.settings ?? {}) } };
-  }
-  return out;
 }
 
 /** `npm run eval` / `npm run replay`: the eval harness gets the built-in tools from here, like the bot. */
