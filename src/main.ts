@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { createReceiptJournal } from './gateway/receipts.js';
 import { loadConfig, mergeToolSettings, secretValues, type Config } from './settings/config.js';
 import { createLogger } from './basics/log.js';
 import { createCore, type Core } from './app/app.js';
@@ -136,7 +137,7 @@ async function main(): Promise<void> {
   } else {
     if (config.slack) {
       const { createSlackAdapter } = await import('../adapters/slack/slack-adapter.js');
-      adapters.push(await createSlackAdapter({ config: config.slack, httpPort: config.port, gateway: core.gateway, store: core.store, log: log.child({ adapter: 'slack' }), isReady: () => ready, dashboard: dashboard?.handle }));
+      adapters.push(await createSlackAdapter({ config: config.slack, httpPort: config.port, gateway: core.gateway, store: core.store, receipts: createReceiptJournal(core.database, 'slack'), log: log.child({ adapter: 'slack' }), isReady: () => ready, dashboard: dashboard?.handle }));
     }
     if (config.discord) {
       const { createDiscordAdapter } = await import('../adapters/discord/discord-adapter.js');

@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createReceiptJournal } from '../../src/gateway/receipts.js';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
@@ -88,7 +89,7 @@ export async function startSlackHarness(opts: HarnessOptions = {}): Promise<Slac
     const core = await createCore({ config, log, extraTools: opts.extraTools, reminders: opts.dueTimer === true, invalidTraces: 'throw', ...(opts.clock ? { clock: opts.clock } : {}) });
     const gateway = opts.wrapGateway ? opts.wrapGateway(core.gateway) : core.gateway;
     // The wrapper must still deliver the port to the real gateway.
-    const adapter = await createSlackAdapter({ config: config.slack!, httpPort: 0, gateway, store: core.store, log, isReady: () => h.ready, retries: 0, callTimeoutMs: opts.callTimeoutMs, maxRateLimitWaitMs: opts.maxRateLimitWaitMs, dashboard: opts.dashboard?.(core, config) });
+    const adapter = await createSlackAdapter({ config: config.slack!, httpPort: 0, gateway, store: core.store, receipts: createReceiptJournal(core.database, 'slack'), log, isReady: () => h.ready, retries: 0, callTimeoutMs: opts.callTimeoutMs, maxRateLimitWaitMs: opts.maxRateLimitWaitMs, dashboard: opts.dashboard?.(core, config) });
     await adapter.start();
     await core.start();
     h.ready = true;
