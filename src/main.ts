@@ -21,6 +21,8 @@ import { systemClock } from './basics/clock.js';
 import { probeSandbox } from './capabilities/sandbox/probe.js';
 import { sandboxLimits } from './capabilities/sandbox/limits.js';
 import { runCodeTool } from '../tools/run-code.js';
+import { startFailure } from './app/start-failure.js';
+import { sandboxWorkspaceRoot, workspaceRootNote } from './capabilities/sandbox/workspace-root.js';
 
 async function main(): Promise<void> {
   const envFile = applyEnvFile(process.env, process.cwd());
@@ -40,13 +42,21 @@ async function main(): Promise<void> {
     for (const line of agents.errors) process.stderr.write(`config error: ${line}\n`);
     process.exit(2);
   }
-  const config: Config = { ...merged, agents: agents.profiles };
-  const shellMode = process.argv.includes('--chat') || (!config.slack && !config.discord);
-  const dataProblem = await prepareDataDir(config.dataDir);
+  const checked: Config = { ...merged, agents: agents.profiles };
+  const shellMode = process.argv.includes('--chat') || (!checked.slack && !checked.discord);
+  const dataProblem = await prepareDataDir(checked.dataDir);
   if (dataProblem) {
     process.stderr.write(`config error: ${dataProblem}\n`);
     process.exit(2);
   }
+  // As root, run_code's sandbox user must be able to reach the workspaces (workspace-root.ts).
+  const workspaceRoot = await sandboxWorkspaceRoot({
+    workspaceDir: checked.files.workspaceDir,
+    dataDir: checked.dataDir,
+    chosen: (process.env.HERMES_WORKSPACE_DIR ?? '').trim() !== '',
+    runsAsRoot: process.getuid?.() === 0,
+  });
+  const config: Config = { ...checked, files: { ...checked.files, workspaceDir: workspaceRoot.dir } };
   // The terminal chat owns stdout. In a terminal, logs go to a file (warnings also reach the chat
   // as a short notice between its lines); piped or supervised, JSON lines on stderr as anywhere else.
   const interactive = shellMode && process.stdin.isTTY === true && process.stdout.isTTY === true;
@@ -63,6 +73,8 @@ async function main(): Promise<void> {
   installCrashHandlers(process, { log, flush: async () => core?.flushTraces(), exit: (code) => process.exit(code) });
 
   for (const w of [ignoredLinesWarning(envFile), ...result.warnings, ...agents.warnings]) if (w) log.warn(w);
+  const rootNote = workspaceRootNote(workspaceRoot);
+  if (rootNote) log.info(rootNote);
   // The sandbox probe (one real run) goes on while the store opens; run_code joins the tools before
   // any adapter starts, so the first message already sees it.
   const probing = probeSandbox({ workspaceDir: config.files.workspaceDir, limits: sandboxLimits(config.files), clock: systemClock });
@@ -144,9 +156,10 @@ async function main(): Promise<void> {
     }
     for (const a of adapters) await a.start();
   } catch (err) {
-    log.fatal({ err: (err as Error).message }, 'could not connect');
-    process.stderr.write(`${(err as Error).message}\n`);
-    await shutdown(1);
+    // Said once, in one line; the adapters leave reporting a failed start to this place.
+    const failure = startFailure(err, config.port);
+    process.stderr.write(`${failure.line}\n`);
+    await shutdown(failure.exitCode);
     return;
   }
   if (!shellMode) await core.start();

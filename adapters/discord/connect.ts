@@ -70,8 +70,9 @@ export async function loginUntilReady(client: Client, opts: ConnectOptions): Pro
   try {
     await Promise.race([ready, refused, deadline, login]);
   } catch (err) {
+    // Not logged here: whoever started the connection reports it, once (main at start, the
+    // leadership loop on a takeover).
     const message = err instanceof Error ? err.message : String(err);
-    opts.log.error({ platform: 'discord' }, message);
     await client.destroy().catch(() => undefined);
     throw new Error(message, { cause: err });
   } finally {

@@ -186,6 +186,19 @@ describe.skipIf(!canRun)('terminal chat in a pseudo-terminal: the first hour', (
   }, 120_000);
 });
 
+describe.skipIf(!canRun || process.getuid?.() !== 0)('terminal chat in a pseudo-terminal, as root', () => {
+  it('says why run_code is not offered in the terminal, not only in chat.log', async () => {
+    const e = await env();
+    // Chosen on purpose and closed to the sandbox user (mkdtemp makes 0700): it is kept, so run_code cannot be offered.
+    pty = startPtyChat({ ...e, HERMES_WORKSPACE_DIR: path.join(e.HERMES_DATA_DIR, 'ws') });
+    await pty.waitFor(/Hermes terminal chat[^\n]*\n[\s\S]*you> /);
+    expect(pty.screen()).toMatch(/\(warning: run_code is not offered: the sandbox could not start: .*uid 65534/);
+    expect(pty.screen().indexOf('run_code is not offered')).toBeGreaterThan(pty.screen().indexOf('Hermes terminal chat'));
+    pty.type('\x04');
+    expect(await pty.exited()).toBe(0);
+  }, 120_000);
+});
+
 describe('terminal chat through a pipe', () => {
   it('answers unknown commands itself, holds a question behind an approval, and keeps JSON logs on stderr', async () => {
     const hits = web.hits('/sink');
