@@ -1,17 +1,20 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { describeMachine, describeVersions, type MachineInfo } from './machine.js';
-import { runOverhead, type OverheadResult, type OverheadSizes } from './overhead.js';
+import { describeMachine, describeVersions } from './machine.js';
+import { runOverhead, type OverheadSizes } from './overhead.js';
 import { loadPeers, PEER_INSTALL_HINT, peersInstalled } from './peer-loader.js';
 import { renderMarkdown } from './report.js';
-import { runStoreAndStart, type StoreResult, type StoreSizes } from './store-start.js';
-import { runThroughput, type ThroughputResult, type ThroughputSizes } from './throughput.js';
-import { runInstances, type InstancesResult } from './instances.js';
-import { runTokens, type TokenResult, type TokenSizes } from './tokens.js';
-import { evaluateGoals, type Goal } from './goals.js';
-import { runSandboxStartup, type SandboxSizes, type SandboxStartupResult } from './sandbox-startup.js';
-import { runDashboard, type DashboardResult, type DashboardSizes } from './dashboard.js';
-import { runSoak, type SoakResult, type SoakSizes } from './soak.js';
+import { runStoreAndStart, type StoreSizes } from './store-start.js';
+import { runThroughput, type ThroughputSizes } from './throughput.js';
+import { runInstances } from './instances.js';
+import { runTokens, type TokenSizes } from './tokens.js';
+import { evaluateGoals } from './goals.js';
+import { runSandboxStartup, type SandboxSizes } from './sandbox-startup.js';
+import { runDashboard, type DashboardSizes } from './dashboard.js';
+import { runSoak, type SoakSizes } from './soak.js';
+import type { BenchResult } from './bench-result.js';
+
+export type { BenchResult } from './bench-result.js';
 
 export type Section = 'overhead' | 'throughput' | 'tokens' | 'store' | 'instances' | 'sandbox' | 'dashboard' | 'soak';
 export const SECTIONS: Section[] = ['overhead', 'throughput', 'tokens', 'store', 'instances', 'sandbox', 'dashboard', 'soak'];
@@ -52,27 +55,6 @@ export const QUICK: BenchSizes = {
   dashboard: { turns: 10_000, opens: 5 },
   soak: { hermesTurns: 2_000, peerTurns: 500, sampleEvery: 250, warmupTurns: 50 },
 };
-
-export interface BenchResult {
-  schema: 'hermes-bench/1';
-  mode: string;
-  startedAt: string;
-  durationS: number;
-  machine: MachineInfo;
-  versions: ReturnType<typeof describeVersions>;
-  peersIncluded: string[];
-  overhead?: OverheadResult;
-  throughput?: ThroughputResult;
-  tokens?: TokenResult;
-  store?: StoreResult;
-  instances?: InstancesResult;
-  sandbox?: SandboxStartupResult;
-  dashboard?: DashboardResult;
-  soak?: SoakResult;
-  goals: Goal[];
-  errors: string[];
-  notes: string[];
-}
 
 export interface BenchOptions {
   sizes: BenchSizes;

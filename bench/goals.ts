@@ -1,11 +1,7 @@
-import type { BenchResult } from './bench.js';
+import type { BenchResult, Goal } from './bench-result.js';
 
-/** The goals, measured and printed as met / missed with the numbers; never asserted. */
-export interface Goal {
-  goal: string;
-  status: 'met' | 'missed' | 'not measured';
-  detail: string;
-}
+export type { Goal } from './bench-result.js';
+
 
 const status = (ok: boolean): Goal['status'] => (ok ? 'met' : 'missed');
 

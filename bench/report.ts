@@ -1,4 +1,4 @@
-import type { BenchResult } from './bench.js';
+import type { BenchResult } from './bench-result.js';
 
 /** The Markdown the README's performance section shows: one table per section, then the goals. */
 export function renderMarkdown(r: BenchResult): string {

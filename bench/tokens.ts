@@ -4,7 +4,7 @@ import { createCore } from '../src/app/app.js';
 import { createTokenCounter, type TokenCounter } from '../src/runtime/context/token-counter.js';
 import { createSessionStore } from '../src/state/sessions/session-store.js';
 import { systemClock } from '../src/basics/clock.js';
-import { defineTool } from '../src/runtime/toolkit/tool-api.js';
+import { defineTool } from '../src/capabilities/toolkit/tool-api.js';
 import type { ToolSpec } from '../src/runtime/provider/provider.js';
 import type { ChatMessage, Conversation } from '../src/basics/types.js';
 import { startFakeOpenAI, type ChatCompletionRequestBody } from '../test/fakes/openai/fake-openai.js';

@@ -1,4 +1,4 @@
-import type { OutboundPort } from '../src/gateway/ports.js';
+import type { OutboundPort } from '../src/basics/ports.js';
 
 const TURN_TIMEOUT_MS = 30_000;
 

@@ -16,7 +16,13 @@ import { fileURLToPath } from 'node:url';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DRY = process.argv.includes('--dry-run');
 
-/** Old place (file or folder, relative to the repository) → new place. */
+/**
+ * Old place (file or folder, relative to the repository) → new place. The second group came after
+ * the first regroup, when the layering check showed what the real imports need (settings below
+ * everything that reads them, the tool API above the state and capabilities it hands to tools, the
+ * platform ports with the other shared shapes); it lists both the original and the first-regroup
+ * place, so a branch from before either commit is carried straight to the end.
+ */
 export const MOVES = {
   // basics: no knowledge of models, tools, storage or platforms
   'src/clock.ts': 'src/basics/clock.ts',
@@ -28,9 +34,8 @@ export const MOVES = {
   'src/cli': 'src/basics/cli',
   'src/text': 'src/basics/text',
   'src/safety': 'src/basics/safety',
-  // runtime: talking to a model, offering and running tools, building its context, writing traces
+  // runtime: talking to a model, building its context, writing traces
   'src/provider': 'src/runtime/provider',
-  'src/toolkit': 'src/runtime/toolkit',
   'src/context': 'src/runtime/context',
   'src/trace': 'src/runtime/trace',
   // state: what survives a restart
@@ -42,11 +47,12 @@ export const MOVES = {
   'src/timers': 'src/state/timers',
   'src/cluster': 'src/state/cluster',
   'src/memory': 'src/state/memory',
-  // capabilities: what tools reach outside the process with
+  // capabilities: what tools reach outside the process with, and the tool API that hands it to them
   'src/net': 'src/capabilities/net',
   'src/sandbox': 'src/capabilities/sandbox',
   'src/workspace': 'src/capabilities/workspace',
   'src/documents': 'src/capabilities/documents',
+  'src/toolkit': 'src/capabilities/toolkit',
   // agent: one turn of model and tools (src/agent stays where it is), and sub-agents
   'src/subagents': 'src/agent/subagents',
   // gateway: from a platform's message to a turn and back; who may talk
@@ -58,16 +64,43 @@ export const MOVES = {
   'src/eval': 'src/operations/eval',
   // app: the composition root (src/main.ts and src/launch.mjs stay as the entry points)
   'src/app.ts': 'src/app/app.ts',
-  'src/config.ts': 'src/app/config.ts',
-  'src/config-env.ts': 'src/app/config-env.ts',
   'src/crash-handlers.ts': 'src/app/crash-handlers.ts',
   'src/data-dir.ts': 'src/app/data-dir.ts',
   'src/chat-log.ts': 'src/app/chat-log.ts',
+
+  // second group
+  'src/runtime/toolkit': 'src/capabilities/toolkit',
+  'src/toolkit/lenient-json.ts': 'src/runtime/provider/lenient-json.ts',
+  'src/runtime/toolkit/lenient-json.ts': 'src/runtime/provider/lenient-json.ts',
+  'src/toolkit/closest-match.ts': 'src/basics/text/closest-match.ts',
+  'src/runtime/toolkit/closest-match.ts': 'src/basics/text/closest-match.ts',
+  'src/safety/outside-gate.ts': 'src/capabilities/toolkit/outside-gate.ts',
+  'src/basics/safety/outside-gate.ts': 'src/capabilities/toolkit/outside-gate.ts',
+  'src/gateway/ports.ts': 'src/basics/ports.ts',
+  'src/approvals/approval-outcome.ts': 'src/basics/approval-outcome.ts',
+  'src/state/approvals/approval-outcome.ts': 'src/basics/approval-outcome.ts',
+  'src/agent/model-notes.ts': 'src/basics/model-notes.ts',
+  'src/access/usage-meter.ts': 'src/state/usage/usage-meter.ts',
+  'src/gateway/access/usage-meter.ts': 'src/state/usage/usage-meter.ts',
+  // settings: every setting's schema, read by the layers above
+  'src/config.ts': 'src/settings/config.ts',
+  'src/app/config.ts': 'src/settings/config.ts',
+  'src/config-env.ts': 'src/settings/config-env.ts',
+  'src/app/config-env.ts': 'src/settings/config-env.ts',
+  'src/unknown-settings.ts': 'src/settings/unknown-settings.ts',
+  'src/app/unknown-settings.ts': 'src/settings/unknown-settings.ts',
+  'src/access/allow-rules.ts': 'src/settings/allow-rules.ts',
+  'src/gateway/access/allow-rules.ts': 'src/settings/allow-rules.ts',
+  'src/dashboard/dashboard-config.ts': 'src/settings/dashboard-config.ts',
+  'src/operations/dashboard/dashboard-config.ts': 'src/settings/dashboard-config.ts',
+  'src/subagents/profiles.ts': 'src/settings/agent-profiles.ts',
+  'src/agent/subagents/profiles.ts': 'src/settings/agent-profiles.ts',
 };
 
 const OLD = Object.keys(MOVES).sort((a, b) => b.length - a.length);
 const NEW = Object.values(MOVES).sort((a, b) => b.length - a.length);
-const INVERSE = Object.fromEntries(Object.entries(MOVES).map(([o, n]) => [n, o]));
+const INVERSE = {};
+for (const [o, n] of Object.entries(MOVES)) (INVERSE[n] ??= []).push(o);
 
 /** Where an old path lives now (unchanged when it did not move). */
 function mapPath(p) {
@@ -83,13 +116,13 @@ function mapPath(p) {
   return p;
 }
 
-/** Where a new path lived before the regroup (unchanged when it did not move). */
-function unmapPath(p) {
+/** Where a new path may have lived before the regroup (itself when it did not move). */
+function unmapPaths(p) {
   for (const n of NEW) {
     if (p === n) return INVERSE[n];
-    if (p.startsWith(n + '/')) return INVERSE[n] + p.slice(n.length);
+    if (p.startsWith(n + '/')) return INVERSE[n].map((o) => o + p.slice(n.length));
   }
-  return p;
+  return [p];
 }
 
 const rel = (p) => path.relative(ROOT, p).split(path.sep).join('/');
@@ -140,15 +173,13 @@ const SPEC = /(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*|\bvi\.im
 function rewriteImports(file, moved) {
   const text = readFileSync(abs(file), 'utf8');
   const dir = path.posix.dirname(file);
-  const oldSelf = moved.get(file) ?? unmapPath(file);
-  const oldDir = path.posix.dirname(oldSelf);
+  const oldSelves = moved.has(file) ? [moved.get(file)] : unmapPaths(file);
   const out = text.replace(SPEC, (whole, lead, q, spec) => {
     const here = path.posix.normalize(path.posix.join(dir, spec));
     // A file that did not move in this run and whose import resolves was written for this layout.
     if (!moved.has(file) && targetFile(here)) return whole;
-    const wanted = mapPath(path.posix.normalize(path.posix.join(oldDir, spec)));
-    const fallback = mapPath(here);
-    const target = [wanted, fallback].find((t) => targetFile(t));
+    const wanted = oldSelves.map((o) => mapPath(path.posix.normalize(path.posix.join(path.posix.dirname(o), spec))));
+    const target = [...wanted, mapPath(here)].find((t) => targetFile(t));
     if (!target) return whole;
     let next = path.posix.relative(dir, target);
     if (!next.startsWith('.')) next = './' + next;

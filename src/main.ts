@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { loadConfig, secretValues, type Config } from './app/config.js';
+import { createReceiptJournal } from './gateway/receipts.js';
+import { loadConfig, secretValues, type Config } from './settings/config.js';
 import { createLogger } from './basics/log.js';
 import { createCore, type Core } from './app/app.js';
 import { StartupRefusal } from './basics/startup-refusal.js';
@@ -8,10 +9,10 @@ import { applyEnvFile, ignoredLinesWarning } from './basics/env-file.js';
 import { dataDirError, isDataDirError, prepareDataDir } from './app/data-dir.js';
 import { probeModel, probeWarning } from './runtime/provider/model-probe.js';
 import { chatLogDestination } from './app/chat-log.js';
-import type { Adapter } from './gateway/ports.js';
+import type { Adapter } from './basics/ports.js';
 // The composition root: the one place that knows every adapter and the built-in tools.
 import { builtinToolCatalogue, builtinTools, toolSettingsFromEnv } from '../tools/index.js';
-import { checkProfiles, knownTools } from './agent/subagents/profiles.js';
+import { checkProfiles, knownTools } from './settings/agent-profiles.js';
 import { createShellAdapter } from '../adapters/shell/shell-adapter.js';
 import { banner, logNotice } from '../adapters/shell/shell-text.js';
 
@@ -136,7 +137,7 @@ async function main(): Promise<void> {
   } else {
     if (config.slack) {
       const { createSlackAdapter } = await import('../adapters/slack/slack-adapter.js');
-      adapters.push(await createSlackAdapter({ config: config.slack, httpPort: config.port, gateway: core.gateway, store: core.store, log: log.child({ adapter: 'slack' }), isReady: () => ready, dashboard: dashboard?.handle }));
+      adapters.push(await createSlackAdapter({ config: config.slack, httpPort: config.port, gateway: core.gateway, store: core.store, receipts: createReceiptJournal(core.database, 'slack'), log: log.child({ adapter: 'slack' }), isReady: () => ready, dashboard: dashboard?.handle }));
     }
     if (config.discord) {
       const { createDiscordAdapter } = await import('../adapters/discord/discord-adapter.js');
@@ -186,7 +187,7 @@ function mergeToolSettings(fromFile: Config['tools'], fromEnv: Record<string, Re
 async function runToolCommand(command: 'eval' | 'replay', argv: string[]): Promise<void> {
   const { runCli } = await import('./basics/cli/parse-cli.js');
   const cli = command === 'eval' ? await import('./operations/eval/eval-cli.js') : await import('./operations/eval/replay-cli.js');
-  runCli(argv, (args, io) => cli.main(args, io, { tools: builtinTools }), command === 'eval' ? 'The eval harness' : 'Replay');
+  runCli(argv, (args, io) => cli.main(args, io, { tools: builtinTools, createCore }), command === 'eval' ? 'The eval harness' : 'Replay');
 }
 
 const command = process.argv[2];

@@ -1,5 +1,4 @@
 import { all, create, type FactoryFunctionMap, type MathNode } from 'mathjs';
-import { MAX_EXPRESSION_CHARS } from './calculator.js';
 
 /**
  * A calculator the model cannot turn into anything else. mathjs parses the expression into a
@@ -92,11 +91,15 @@ function normalise(expression: string): string {
   return expression.replace(/[×✕]/g, '*').replace(/÷/g, '/').replace(/−/g, '-').replace(/\*\*/g, '^').trim();
 }
 
-/** Evaluates one arithmetic expression; throws an Error whose message is written for the model. */
-export function calculate(expression: string): string {
+/**
+ * Evaluates one arithmetic expression; throws an Error whose message is written for the model.
+ * `maxChars` is the tool's input limit, checked again after normalising (passed in, not imported,
+ * so calculator.ts can load this file, and mathjs with it, on first use).
+ */
+export function calculate(expression: string, maxChars: number): string {
   const text = normalise(expression);
   if (text === '') throw new Error('the expression is empty; send something like "2 * (3 + 4)"');
-  if (text.length > MAX_EXPRESSION_CHARS) throw new Error(`the expression is longer than ${MAX_EXPRESSION_CHARS} characters; split it into smaller steps`);
+  if (text.length > maxChars) throw new Error(`the expression is longer than ${maxChars} characters; split it into smaller steps`);
   let result: unknown;
   try {
     const tree = parse(text);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool } from '../src/runtime/toolkit/tool-api.js';
+import { defineTool } from '../src/capabilities/toolkit/tool-api.js';
 
 export const MAX_EXPRESSION_CHARS = 500;
 
@@ -17,7 +17,7 @@ export const calculator = defineTool({
   timeoutMs: 10_000,
   async run({ expression }) {
     const { calculate } = await import('./calculate.js');
-    return calculate(expression);
+    return calculate(expression, MAX_EXPRESSION_CHARS);
   },
 });
 

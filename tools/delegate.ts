@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineTool } from '../src/runtime/toolkit/tool-api.js';
-import { DELEGATE_TOOL, type AgentProfiles } from '../src/agent/subagents/profiles.js';
+import { defineTool } from '../src/capabilities/toolkit/tool-api.js';
+import { DELEGATE_TOOL, type AgentProfiles } from '../src/settings/agent-profiles.js';
 
 const MAX_TASK_CHARS = 8_000;
 const MAX_CONTEXT_CHARS = 20_000;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool, type ToolContext } from '../src/runtime/toolkit/tool-api.js';
+import { defineTool, type ToolContext } from '../src/capabilities/toolkit/tool-api.js';
 import { formatBytes } from '../src/capabilities/workspace/file-kind.js';
 import { ATTACHMENTS_DIR, type SessionWorkspace } from '../src/capabilities/workspace/workspace.js';
 import { documentText } from '../src/capabilities/documents/document-text.js';
@@ -7,7 +7,7 @@ import { OVER_QUOTA, overQuota } from '../src/capabilities/workspace/quota-text.
 
 /**
  * The session's workspace as the model sees it: list_files, read_file, write_file and send_file.
- * Effects (src/basics/safety/outside-gate.ts): reading, listing and writing inside the session's own folder
+ * Effects (src/capabilities/toolkit/outside-gate.ts): reading, listing and writing inside the session's own folder
  * are 'none'; send_file is 'outward'.
  * Every path is workspace-relative and checked in src/capabilities/workspace (no `..`, no absolute paths, no
  * symlinks leaving it); the refusal reasons come from there and reach the model as the error.

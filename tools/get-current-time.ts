@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { closestMatches, editDistance } from '../src/runtime/toolkit/closest-match.js';
-import { defineTool } from '../src/runtime/toolkit/tool-api.js';
+import { closestMatches, editDistance } from '../src/basics/text/closest-match.js';
+import { defineTool } from '../src/capabilities/toolkit/tool-api.js';
 
 const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 

@@ -1,4 +1,4 @@
-import type { AnyTool } from '../src/runtime/toolkit/tool-api.js';
+import type { AnyTool } from '../src/capabilities/toolkit/tool-api.js';
 import { getCurrentTime } from './get-current-time.js';
 import { calculator } from './calculator.js';
 import { fetchUrlTool } from './fetch-url.js';
@@ -13,7 +13,7 @@ import { runCodeTool } from './run-code.js';
 import type { CodeSandbox } from '../src/capabilities/sandbox/code-sandbox.js';
 import { delegateTool } from './delegate.js';
 import { RUN_CODE_TOOL } from './run-code.js';
-import { resolveProfiles, type AgentProfiles } from '../src/agent/subagents/profiles.js';
+import { resolveProfiles, type AgentProfiles } from '../src/settings/agent-profiles.js';
 
 export interface BuiltinToolOptions {
   /** The sandbox that passed its start-up probe; without it run_code is not offered at all. */

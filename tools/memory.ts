@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool, type FactView } from '../src/runtime/toolkit/tool-api.js';
+import { defineTool, type FactView } from '../src/capabilities/toolkit/tool-api.js';
 
 /**
  * remember_fact / recall_facts / forget_fact. ctx.facts is already scoped to the verified speaker,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defineTool } from '../src/runtime/toolkit/tool-api.js';
+import { defineTool } from '../src/capabilities/toolkit/tool-api.js';
 import { CHANNEL_HISTORY_SOURCE, formatContextLines } from '../src/runtime/context/thread-context.js';
-import { channelHistoryMissing } from '../src/agent/model-notes.js';
+import { channelHistoryMissing } from '../src/basics/model-notes.js';
 
 /**
  * read_channel_history: recent messages of the channel (or DM) the request came from. There is no

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool } from '../src/runtime/toolkit/tool-api.js';
+import { defineTool } from '../src/capabilities/toolkit/tool-api.js';
 import { formatInZone, parseDueTime } from '../src/state/reminders/parse-due-time.js';
 
 /**

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defineTool } from '../src/runtime/toolkit/tool-api.js';
+import { defineTool } from '../src/capabilities/toolkit/tool-api.js';
 import type { CodeSandbox, RunResult, StopReason } from '../src/capabilities/sandbox/code-sandbox.js';
-import { MAX_CODE_TIMEOUT_MS } from '../src/app/config.js';
+import { MAX_CODE_TIMEOUT_MS } from '../src/settings/config.js';
 import { OVER_QUOTA, overQuota } from '../src/capabilities/workspace/quota-text.js';
 
 /**

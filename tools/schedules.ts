@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool, type SchedulePreview, type ToolContext, type UserSchedules } from '../src/runtime/toolkit/tool-api.js';
+import { defineTool, type SchedulePreview, type ToolContext, type UserSchedules } from '../src/capabilities/toolkit/tool-api.js';
 import { formatRunTime } from '../src/state/schedules/schedule-spec.js';
 import { scheduleLine } from '../src/state/schedules/schedule-text.js';
 

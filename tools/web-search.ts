@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool } from '../src/runtime/toolkit/tool-api.js';
+import { defineTool } from '../src/capabilities/toolkit/tool-api.js';
 import { backendsFromSettings, type SearchResult } from '../src/capabilities/net/search-backends.js';
 
 export { webSearchSettingsFromEnv } from '../src/capabilities/net/search-backends.js';

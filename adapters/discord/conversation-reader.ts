@@ -1,6 +1,6 @@
 import { DiscordAPIError, RateLimitError, type REST } from 'discord.js';
 import { MessageType, Routes, type APIGuildMember, type APIMessage } from 'discord-api-types/v10';
-import type { ContextMessage, ContextRead, ContextReadProblem, ConversationReader } from '../../src/gateway/ports.js';
+import type { ContextMessage, ContextRead, ContextReadProblem, ConversationReader } from '../../src/basics/ports.js';
 import type { Logger } from '../../src/basics/log.js';
 
 /**

@@ -1,8 +1,8 @@
 import { Events, type Client, type Interaction, type Message } from 'discord.js';
 import { Routes, type APIMessage } from 'discord-api-types/v10';
 import { systemClock, type Clock } from '../../src/basics/clock.js';
-import type { Config } from '../../src/app/config.js';
-import type { Adapter, GatewayApi } from '../../src/gateway/ports.js';
+import type { Config } from '../../src/settings/config.js';
+import type { Adapter, GatewayApi } from '../../src/basics/ports.js';
 import type { Logger } from '../../src/basics/log.js';
 import type { Store } from '../../src/state/store/store.js';
 import type { Leadership } from '../../src/state/cluster/leadership.js';

@@ -4,7 +4,7 @@ import type { Clock } from '../../src/basics/clock.js';
 import type { Logger } from '../../src/basics/log.js';
 import type { Conversation } from '../../src/basics/types.js';
 import { createEditedAnswer, type MessageRole } from '../../src/gateway/edited-answer.js';
-import type { AnswerStream, AnswerStreamOptions } from '../../src/gateway/ports.js';
+import type { AnswerStream, AnswerStreamOptions } from '../../src/basics/ports.js';
 import { splitMessage } from './chunk.js';
 import { allowedMentions, statusText, textMessage } from './render.js';
 

@@ -1,6 +1,6 @@
 import { MessageFlags, type ButtonInteraction, type ChatInputCommandInteraction } from 'discord.js';
 import { isPrivateCommand } from '../../src/gateway/commands.js';
-import type { CommandReply, GatewayApi } from '../../src/gateway/ports.js';
+import type { CommandReply, GatewayApi } from '../../src/basics/ports.js';
 import { approvalAlreadyDecided } from '../../src/gateway/user-messages.js';
 import type { Logger } from '../../src/basics/log.js';
 import { splitMessage } from './chunk.js';

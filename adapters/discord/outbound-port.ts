@@ -1,6 +1,6 @@
 import type { REST } from 'discord.js';
 import { Routes, type APIChannel, type APIMessage } from 'discord-api-types/v10';
-import type { ApprovalResolution, ApprovalView, ConversationReader, MessageRef, OutboundPort } from '../../src/gateway/ports.js';
+import type { ApprovalResolution, ApprovalView, ConversationReader, MessageRef, OutboundPort } from '../../src/basics/ports.js';
 import type { Logger } from '../../src/basics/log.js';
 import type { Conversation } from '../../src/basics/types.js';
 import { splitMessage } from './chunk.js';

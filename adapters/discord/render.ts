@@ -8,7 +8,7 @@ import {
   type RESTPatchAPIChannelMessageJSONBody,
   type RESTPostAPIChannelMessageJSONBody,
 } from 'discord-api-types/v10';
-import type { ApprovalResolution, ApprovalView } from '../../src/gateway/ports.js';
+import type { ApprovalResolution, ApprovalView } from '../../src/basics/ports.js';
 import { approvalOutcomeLine, approvalSourcesLine } from '../../src/gateway/user-messages.js';
 
 /**

@@ -2,7 +2,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import os from 'node:os';
 import type { Readable, Writable } from 'node:stream';
-import type { Adapter, AnswerStream, ApprovalResolution, ApprovalView, GatewayApi, OutboundPort } from '../../src/gateway/ports.js';
+import type { Adapter, AnswerStream, ApprovalResolution, ApprovalView, GatewayApi, OutboundPort } from '../../src/basics/ports.js';
 import { parseCommand } from '../../src/gateway/commands.js';
 import { approvalSourcesLine } from '../../src/gateway/user-messages.js';
 import type { Conversation, Speaker } from '../../src/basics/types.js';

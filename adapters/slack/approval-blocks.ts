@@ -8,7 +8,7 @@
  * nothing but the approval id: what runs is always the stored record, never something echoed back.
  */
 import type { types } from '@slack/bolt';
-import type { ApprovalResolution, ApprovalView } from '../../src/gateway/ports.js';
+import type { ApprovalResolution, ApprovalView } from '../../src/basics/ports.js';
 import { escapeSlack } from './render-mrkdwn.js';
 import { approvalOutcomeLine, approvalSourcesLine } from '../../src/gateway/user-messages.js';
 

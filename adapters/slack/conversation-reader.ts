@@ -9,7 +9,7 @@
  * `maxRateLimitWaitMs` in all, then the read gives up and the turn goes on without it.
  */
 import type { webApi } from '@slack/bolt';
-import type { ContextMessage, ContextRead, ContextReadProblem, ConversationReader } from '../../src/gateway/ports.js';
+import type { ContextMessage, ContextRead, ContextReadProblem, ConversationReader } from '../../src/basics/ports.js';
 import type { Logger } from '../../src/basics/log.js';
 import { cleanInboundText } from './inbound-text.js';
 import { describeSlackError, isRateLimited, type Sleep } from './slack-calls.js';

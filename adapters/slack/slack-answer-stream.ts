@@ -16,7 +16,7 @@ import type { Clock } from '../../src/basics/clock.js';
 import type { Logger } from '../../src/basics/log.js';
 import type { Conversation } from '../../src/basics/types.js';
 import { createEditedAnswer, type MessageRole } from '../../src/gateway/edited-answer.js';
-import type { AnswerStream, AnswerStreamOptions } from '../../src/gateway/ports.js';
+import type { AnswerStream, AnswerStreamOptions } from '../../src/basics/ports.js';
 import { chunkMarkdown } from '../../src/basics/text/chunk-markdown.js';
 import { SLACK_CHUNK_CHARS } from './chunk.js';
 import { renderMrkdwn } from './render-mrkdwn.js';

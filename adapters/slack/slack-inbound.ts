@@ -4,7 +4,7 @@
  * the gateway's handleMessage only queues, and the turn runs after it returns.
  */
 import type { App } from '@slack/bolt';
-import type { GatewayApi } from '../../src/gateway/ports.js';
+import type { GatewayApi } from '../../src/basics/ports.js';
 import type { Logger } from '../../src/basics/log.js';
 import type { EventDedupe } from './event-dedupe.js';
 import { classifyEvent, type SlackMessageLike } from './inbound-event.js';

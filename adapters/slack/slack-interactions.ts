@@ -11,7 +11,7 @@
  */
 import type { App, BlockButtonAction, SlashCommand } from '@slack/bolt';
 import type { webApi } from '@slack/bolt';
-import type { GatewayApi } from '../../src/gateway/ports.js';
+import type { GatewayApi } from '../../src/basics/ports.js';
 import type { Logger } from '../../src/basics/log.js';
 import type { Conversation, Speaker } from '../../src/basics/types.js';
 import { APPROVE_ACTION, DENY_ACTION } from './approval-blocks.js';

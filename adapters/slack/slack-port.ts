@@ -7,7 +7,7 @@
  * the user's message; its removal never throws, because it runs in the gateway's `finally`.
  */
 import type { webApi } from '@slack/bolt';
-import type { ApprovalResolution, ConversationReader, MessageRef, OutboundPort } from '../../src/gateway/ports.js';
+import type { ApprovalResolution, ConversationReader, MessageRef, OutboundPort } from '../../src/basics/ports.js';
 import type { Logger } from '../../src/basics/log.js';
 import type { Conversation } from '../../src/basics/types.js';
 import { approvalBlocks, approvalFallbackText, resolvedBlocks } from './approval-blocks.js';

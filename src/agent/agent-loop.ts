@@ -1,19 +1,19 @@
-import { DailyBudgetExhausted } from '../gateway/access/usage-meter.js';
+import { DailyBudgetExhausted } from '../state/usage/usage-meter.js';
 import { ModelError, type ModelResponse, type ToolSpec } from '../runtime/provider/provider.js';
 import type { ChatMessage, ToolCall } from '../basics/types.js';
-import type { ToolContext } from '../runtime/toolkit/tool-api.js';
-import type { Ready } from '../runtime/toolkit/executor.js';
-import { MAX_TOOL_ARGS_CHARS } from '../runtime/toolkit/executor.js';
-import type { ToolView } from '../runtime/toolkit/registry.js';
+import type { ToolContext } from '../capabilities/toolkit/tool-api.js';
+import type { Ready } from '../capabilities/toolkit/executor.js';
+import { MAX_TOOL_ARGS_CHARS } from '../capabilities/toolkit/executor.js';
+import type { ToolView } from '../capabilities/toolkit/registry.js';
 import { toolArgsStub } from '../runtime/context/context-window.js';
 import type { SubAgentMark } from '../runtime/trace/trace-schema.js';
 import { createLoopGuard } from './loop-guards.js';
-import { systemNote, unparseableToolCalls } from './model-notes.js';
+import { systemNote, unparseableToolCalls } from '../basics/model-notes.js';
 import { ungroundedClaims, type GroundingMode } from './grounding.js';
 import { runToolRound, type ApprovalHandling, type CallGate } from './tool-round.js';
 import type { TurnSink } from './turn-sink.js';
 import { turnProvider, type TurnDeps, type TurnEnd, type TurnState } from './turn-state.js';
-import { groundingNote } from './model-notes.js';
+import { groundingNote } from '../basics/model-notes.js';
 
 /**
  * The conversation a run reads and writes: the session (main agent) or an in-memory transcript

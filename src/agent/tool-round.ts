@@ -1,22 +1,26 @@
 import type { ApprovalRecord } from '../state/approvals/approval-store.js';
-import { effectOf, gatedByOutsideText } from '../basics/safety/outside-gate.js';
-import type { Ready, ToolOutcome } from '../runtime/toolkit/executor.js';
+import { effectOf, gatedByOutsideText } from '../capabilities/toolkit/outside-gate.js';
+import type { Ready, ToolOutcome } from '../capabilities/toolkit/executor.js';
 import type { ChatMessage, ToolCall } from '../basics/types.js';
 import type { LoopGuard } from './loop-guards.js';
-import { ONE_APPROVAL_AT_A_TIME } from './model-notes.js';
+import { ONE_APPROVAL_AT_A_TIME } from '../basics/model-notes.js';
 import { toolCallRecord } from './trace-records.js';
-import type { LoopPolicy } from './agent-loop.js';
+import type { ToolContext } from '../capabilities/toolkit/tool-api.js';
+import type { ToolView } from '../capabilities/toolkit/registry.js';
+import type { SubAgentMark } from '../runtime/trace/trace-schema.js';
+import type { TurnSink } from './turn-sink.js';
 import type { TurnDeps } from './turn-state.js';
 
-/** What the model had seen when it asked for the calls being run: outside sources and the user's own words. */
+/** What the model had seen when it asked for the calls being run: outside sources, the user's own words, the messages. */
 export interface CallGate {
   sources: string[];
   userText: string;
+  seen: readonly ChatMessage[];
 }
 
 /**
  * What happens to a call that needs a person (the tool or the operator says so, or it is durable
- * or outward after outside text was read — src/basics/safety/outside-gate.ts):
+ * or outward after outside text was read — src/capabilities/toolkit/outside-gate.ts):
  * - ask: the first such call of a response is described and checked, then stored as a pending
  *   approval and the turn pauses once the other calls ran; any further one is answered "did not
  *   run", because two prompts racing each other confuse people (the main agent).
@@ -40,7 +44,17 @@ export interface ToolRound {
   gate: CallGate;
   guard: LoopGuard;
   signal: AbortSignal;
-  policy: Pick<LoopPolicy, 'view' | 'approvals' | 'toolContext' | 'mark' | 'sink' | 'conversation'>;
+  policy: RoundPolicy;
+}
+
+/** The part of the loop's policy (agent-loop.ts LoopPolicy) a round uses, declared here so the loop imports the round and not back. */
+export interface RoundPolicy {
+  view: ToolView;
+  approvals: ApprovalHandling;
+  toolContext(p: Ready, gate: CallGate): ToolContext;
+  mark?: SubAgentMark;
+  sink?: TurnSink;
+  conversation: { append(messages: ChatMessage[]): Promise<void> };
 }
 
 /**
@@ -68,7 +82,7 @@ export async function runToolRound(deps: TurnDeps, round: ToolRound): Promise<Ap
       results.set(call.id, { callId: call.id, name: prepared.tool.name, ok: false, content: verdict.modelMessage, durationMs: 0, errorKind: 'not_run', args: prepared.args });
       continue;
     }
-    const effect = effectOf(prepared.tool, prepared.args, deps.registry.settingsFor(prepared.tool.name).effect, { userText: gate.userText });
+    const effect = effectOf(prepared.tool, prepared.args, deps.registry.settingsFor(prepared.tool.name).effect, { userText: gate.userText, seen: gate.seen });
     if (!prepared.needsApproval && !gatedByOutsideText(effect, gate.sources)) {
       ready.push(prepared);
       continue;

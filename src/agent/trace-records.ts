@@ -1,4 +1,4 @@
-import type { ToolOutcome } from '../runtime/toolkit/executor.js';
+import type { ToolOutcome } from '../capabilities/toolkit/executor.js';
 import type { SubAgentMark, TraceEvent } from '../runtime/trace/trace-schema.js';
 
 /** The trace record of one answered tool call, from wherever it ran (a model step, an approved call). */

@@ -3,11 +3,11 @@ import { MAX_SHOWN_ARGS_CHARS, shownArgsJson } from '../state/approvals/shown-ar
 import { buildContext } from '../runtime/context/build-context.js';
 import { hidePrivateCalls } from '../runtime/context/private-calls.js';
 import { summarizeTurns } from '../runtime/context/summarizer.js';
-import { outsideSourcesIn, requestText } from '../basics/safety/outside-gate.js';
-import { errorOutcome, TOOL_MESSAGES, type Ready, type ToolOutcome } from '../runtime/toolkit/executor.js';
-import type { ToolView } from '../runtime/toolkit/registry.js';
+import { outsideSourcesIn, requestText } from '../capabilities/toolkit/outside-gate.js';
+import { errorOutcome, TOOL_MESSAGES, type Ready, type ToolOutcome } from '../capabilities/toolkit/executor.js';
+import type { ToolView } from '../capabilities/toolkit/registry.js';
 import { runAgentLoop, type LoopConversation } from './agent-loop.js';
-import { argsTooLargeToShow } from './model-notes.js';
+import { argsTooLargeToShow } from '../basics/model-notes.js';
 import { buildSystemPrompt } from './system-prompt.js';
 import type { ApprovalHandling } from './tool-round.js';
 import { toolCallRecord } from './trace-records.js';
@@ -67,7 +67,7 @@ function sessionConversation(deps: TurnDeps, state: TurnState, signal: AbortSign
         saveSummary: (summary, upTo) => deps.sessions.setSummary(state.sessionId, summary, base + upTo),
         log: deps.log,
       });
-      return { messages, gate: { sources: outsideSourcesIn(messages), userText: requestText(history) } };
+      return { messages, gate: { sources: outsideSourcesIn(messages), userText: requestText(history), seen: messages } };
     },
     append: (messages) => deps.sessions.append(state.sessionId, messages),
   };

@@ -3,15 +3,15 @@ import type { Logger } from 'pino';
 import type { Clock } from '../basics/clock.js';
 import type { ModelError, ModelProvider } from '../runtime/provider/provider.js';
 import type { Conversation, Speaker } from '../basics/types.js';
-import type { ToolContext } from '../runtime/toolkit/tool-api.js';
-import type { ToolRegistry } from '../runtime/toolkit/registry.js';
-import type { ToolExecutor } from '../runtime/toolkit/executor.js';
+import type { ToolContext } from '../capabilities/toolkit/tool-api.js';
+import type { ToolRegistry } from '../capabilities/toolkit/registry.js';
+import type { ToolExecutor } from '../capabilities/toolkit/executor.js';
 import type { SessionStore } from '../state/sessions/session-store.js';
 import type { ApprovalRecord, ApprovalStore } from '../state/approvals/approval-store.js';
 import type { Tracer } from '../runtime/trace/tracer.js';
 import type { TokenCounter } from '../runtime/context/token-counter.js';
 import type { FactStore } from '../state/memory/fact-store.js';
-import type { DailyUsage, Payer, UsageMeter } from '../gateway/access/usage-meter.js';
+import type { DailyUsage, Payer, UsageMeter } from '../state/usage/usage-meter.js';
 import type { GroundingMode } from './grounding.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { TurnSink } from '../agent/turn-sink.js';
-import type { AnswerStream } from './ports.js';
+import type { AnswerStream } from '../basics/ports.js';
 
 /**
  * The turn's sink when its answer is shown as it is written: the model's text goes to the

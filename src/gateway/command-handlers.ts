@@ -1,7 +1,7 @@
 import type { SessionStore } from '../state/sessions/session-store.js';
 import type { FactStore } from '../state/memory/fact-store.js';
 import type { Speaker } from '../basics/types.js';
-import type { CommandInvocation, CommandReply } from './ports.js';
+import type { CommandInvocation, CommandReply } from '../basics/ports.js';
 import { helpText, type ParsedCommand } from './commands.js';
 import type { ScheduleStore } from '../state/schedules/schedule-store.js';
 import { scheduleList, unscheduleAnswer } from '../state/schedules/schedule-text.js';

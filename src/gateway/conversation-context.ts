@@ -2,9 +2,9 @@ import type { Logger } from 'pino';
 import { storeKey, type Store } from '../state/store/store.js';
 import { conversationKey, type ChatMessage, type Conversation, type InboundMessage } from '../basics/types.js';
 import type { Clock } from '../basics/clock.js';
-import type { ContextMessage, ContextRead, OutboundPort } from './ports.js';
+import type { ContextMessage, ContextRead, OutboundPort } from '../basics/ports.js';
 import { contextMessage, newestWithin } from '../runtime/context/thread-context.js';
-import { threadContextMissing } from '../agent/model-notes.js';
+import { threadContextMissing } from '../basics/model-notes.js';
 import { contextUnavailable } from './user-messages.js';
 
 /**

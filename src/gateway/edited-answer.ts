@@ -1,6 +1,6 @@
 import type { Clock } from '../basics/clock.js';
 import type { Logger } from '../basics/log.js';
-import type { AnswerStream } from './ports.js';
+import type { AnswerStream } from '../basics/ports.js';
 
 /**
  * An answer shown while it is written, on platforms that can only post and edit messages (Discord,

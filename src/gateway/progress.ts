@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../basics/clock.js';
 import type { Conversation } from '../basics/types.js';
-import type { OutboundPort } from './ports.js';
+import type { OutboundPort } from '../basics/ports.js';
 
 /**
  * The "working on it" indicator of one turn. It appears only once the turn has run for

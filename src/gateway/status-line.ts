@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../basics/clock.js';
 import type { Conversation } from '../basics/types.js';
-import type { MessageRef, OutboundPort } from './ports.js';
+import type { MessageRef, OutboundPort } from '../basics/ports.js';
 
 /**
  * Notes about what a turn's sub-agents are doing ("researcher: fetch_url"), where the person can

@@ -3,9 +3,9 @@
  * so wording stays consistent across Slack, Discord and the terminal. The model never sees these.
  */
 import type { ModelError } from '../runtime/provider/provider.js';
-import type { ApprovalOutcome, ContextReadProblem } from './ports.js';
+import type { ApprovalOutcome, ContextReadProblem } from '../basics/ports.js';
 import type { Refusal, UsageReport } from './access/gatekeeper.js';
-import type { DailyUsage } from './access/usage-meter.js';
+import type { DailyUsage } from '../state/usage/usage-meter.js';
 
 export function modelFailed(err: ModelError): string {
   switch (err.kind) {

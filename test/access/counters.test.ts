@@ -7,7 +7,7 @@ import { createCachedStore } from '../../src/state/store/cached-store.js';
 import { createMemoryStore } from '../../src/state/store/memory-store.js';
 import type { Store } from '../../src/state/store/store.js';
 import { createRateLimiter } from '../../src/gateway/access/rate-limiter.js';
-import { createUsageMeter, DailyBudgetExhausted } from '../../src/gateway/access/usage-meter.js';
+import { createUsageMeter, DailyBudgetExhausted } from '../../src/state/usage/usage-meter.js';
 import type { ModelProvider } from '../../src/runtime/provider/provider.js';
 import { ManualClock } from '../reminders/manual-clock.js';
 

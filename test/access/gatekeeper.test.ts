@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { parseAllowList } from '../../src/gateway/access/allow-rules.js';
+import { parseAllowList } from '../../src/settings/allow-rules.js';
 import { createGatekeeper } from '../../src/gateway/access/gatekeeper.js';
 import { createMemoryStore } from '../../src/state/store/memory-store.js';
 import type { TraceEvent } from '../../src/runtime/trace/tracer.js';

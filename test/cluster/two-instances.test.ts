@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool } from '../../src/runtime/toolkit/tool-api.js';
+import { defineTool } from '../../src/capabilities/toolkit/tool-api.js';
 import { reminderTools } from '../../tools/reminders.js';
 import { RESTART_INTERRUPTED } from '../../src/gateway/user-messages.js';
 import type { InboundMessage } from '../../src/basics/types.js';

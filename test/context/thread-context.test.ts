@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { contextMessage, formatContextLines, newestWithin } from '../../src/runtime/context/thread-context.js';
-import type { ContextMessage } from '../../src/gateway/ports.js';
-import { ToolRegistry } from '../../src/runtime/toolkit/registry.js';
+import type { ContextMessage } from '../../src/basics/ports.js';
+import { ToolRegistry } from '../../src/capabilities/toolkit/registry.js';
 import { readChannelHistoryTool } from '../../tools/read-channel-history.js';
 
 const msg = (i: number, text = `m${i}`, extra: Partial<ContextMessage> = {}): ContextMessage => ({

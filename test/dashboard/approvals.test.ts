@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool } from '../../src/runtime/toolkit/tool-api.js';
+import { defineTool } from '../../src/capabilities/toolkit/tool-api.js';
 import { conv, isApproval, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
 import { serveDashboard, TOKEN, type Served } from './dashboard-helper.js';
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { calculator } from '../../tools/calculator.js';
 import { createOpenAIProvider } from '../../src/runtime/provider/openai-provider.js';
-import { toToolSpec } from '../../src/runtime/toolkit/json-schema.js';
+import { toToolSpec } from '../../src/capabilities/toolkit/json-schema.js';
 import pino from 'pino';
 import { conv, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
 import { FAKE_CREDENTIALS, FAKE_GITHUB_TOKEN, FAKE_OPENAI_KEY } from '../helpers/fake-secrets.js';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { calculator } from '../../tools/calculator.js';
 import { getCurrentTime } from '../../tools/get-current-time.js';
 import { delegateTool } from '../../tools/delegate.js';
-import { resolveProfiles } from '../../src/agent/subagents/profiles.js';
+import { resolveProfiles } from '../../src/settings/agent-profiles.js';
 import { agentOfPrompt } from '../../src/agent/subagents/subagent-text.js';
 import { conv, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
 import type { ChatCompletionRequestBody, FakeReply } from '../fakes/openai/fake-openai.js';

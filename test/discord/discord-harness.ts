@@ -5,9 +5,9 @@ import { Writable } from 'node:stream';
 import { z } from 'zod';
 import { createDiscordAdapter, type DiscordAdapter } from '../../adapters/discord/discord-adapter.js';
 import { createCore, type Core } from '../../src/app/app.js';
-import { loadConfig, type Config } from '../../src/app/config.js';
+import { loadConfig, type Config } from '../../src/settings/config.js';
 import { createLogger } from '../../src/basics/log.js';
-import { defineTool, type AnyTool } from '../../src/runtime/toolkit/tool-api.js';
+import { defineTool, type AnyTool } from '../../src/capabilities/toolkit/tool-api.js';
 import { startFakeDiscord, type FakeDiscord } from '../fakes/discord/fake-discord.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 
@@ -98,7 +98,7 @@ export async function startBot(opts: { env?: Record<string, string>; heartbeatIn
   });
 
   const build = async (): Promise<{ core: Core; adapter: DiscordAdapter }> => {
-    const core = await createCore({ config, log, extraTools: [risky, ...(opts.tools ?? [])] });
+    const core = await createCore({ config, log, extraTools: [risky, ...(opts.tools ?? [])], invalidTraces: 'throw' });
     const adapter = await createDiscordAdapter({ config: config.discord!, gateway: core.gateway, store: core.store, log, timing: FAST_TIMING });
     await adapter.start();
     await core.start();

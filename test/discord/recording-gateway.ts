@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import type { CommandInvocation, CommandReply, GatewayApi, OutboundPort } from '../../src/gateway/ports.js';
+import type { CommandInvocation, CommandReply, GatewayApi, OutboundPort } from '../../src/basics/ports.js';
 import { createLogger } from '../../src/basics/log.js';
 import type { InboundMessage } from '../../src/basics/types.js';
 

@@ -4,7 +4,7 @@ import { conversationOf, readableText } from '../../adapters/discord/inbound.js'
 import { interactionTokenExpired } from '../../adapters/discord/interactions.js';
 import { HERMES_COMMAND, sameCommand } from '../../adapters/discord/register-commands.js';
 import { approvalCustomId, approvalMessage, approvalMessages, parseApprovalCustomId, resolvedApprovalMessage, textMessage } from '../../adapters/discord/render.js';
-import type { ApprovalView } from '../../src/gateway/ports.js';
+import type { ApprovalView } from '../../src/basics/ports.js';
 
 const view: ApprovalView = {
   id: 'ap_123',

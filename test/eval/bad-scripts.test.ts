@@ -5,6 +5,7 @@ import { runCase, type CaseResult } from '../../src/operations/eval/run-case.js'
 import { startScriptedFake, type ScriptedFake } from './scripted-fake.js';
 import { FAKE_LIVE_KEY } from '../helpers/fake-secrets.js';
 import { builtinTools } from '../../tools/index.js';
+import { createCore } from '../../src/app/app.js';
 
 /**
  * The checks can fail: the shipped cases, played with a deliberately bad script, fail exactly
@@ -23,7 +24,7 @@ async function runWith(name: string, bad: ScriptStep[], change: Partial<EvalCase
   const c = cases.get(name);
   if (!c) throw new Error(`no case ${name}`);
   // The bad script goes into the case so {{web}} in it is filled in like in a case file.
-  return runCase({ ...c, ...change, script: bad }, { env: sf.env, tools: builtinTools, timeoutMs: 20_000, onCaseReady: sf.hooks.beforeCase });
+  return runCase({ ...c, ...change, script: bad }, { env: sf.env, tools: builtinTools, createCore, timeoutMs: 20_000, onCaseReady: sf.hooks.beforeCase });
 }
 
 const failed = (r: CaseResult) => r.checks.filter((k) => !k.ok).map((k) => k.check);
@@ -107,6 +108,7 @@ describe('a bad script fails the matching checks', () => {
     const r = await runCase(c, {
       env: sf.env,
       tools: builtinTools,
+      createCore,
       timeoutMs: 20_000,
       onCaseReady: (x) => {
         void sf.hooks.beforeCase?.(x);
@@ -123,6 +125,7 @@ describe('a bad script fails the matching checks', () => {
     const r = await runCase(c, {
       env: sf.env,
       tools: builtinTools,
+      createCore,
       timeoutMs: 300,
       onCaseReady: (x) => {
         void sf.hooks.beforeCase?.(x);

@@ -6,6 +6,7 @@ import { main } from '../../src/operations/eval/eval-cli.js';
 import type { SuiteResult } from '../../src/operations/eval/run-suite.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 import { builtinTools } from '../../tools/index.js';
+import { createCore } from '../../src/app/app.js';
 
 let dir: string;
 let fake: FakeOpenAI;
@@ -27,7 +28,7 @@ afterAll(async () => {
 async function run(argv: string[], env: Record<string, string> = {}) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await main(argv, { out: (l) => out.push(l), err: (l) => err.push(l), env, cwd: process.cwd() }, { tools: builtinTools });
+  const code = await main(argv, { out: (l) => out.push(l), err: (l) => err.push(l), env, cwd: process.cwd() }, { tools: builtinTools, createCore });
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 

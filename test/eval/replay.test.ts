@@ -10,6 +10,7 @@ import type { ReplayStep } from '../../src/operations/eval/replay.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 import { startScriptedFake, type ScriptedFake } from './scripted-fake.js';
 import { builtinTools } from '../../tools/index.js';
+import { createCore } from '../../src/app/app.js';
 
 /** A real trace from the core (time → calculator → answer), replayed against another "model". */
 let dataDir = '';
@@ -21,7 +22,7 @@ let sessionId = '';
 beforeAll(async () => {
   sf = await startScriptedFake();
   const c = (await loadCases(path.resolve('evals'))).find((x) => x.name === 'time-then-calculator')!;
-  const r = await runCase(c, { env: sf.env, tools: builtinTools, keepData: true, onDataDir: (d) => (dataDir = d), onCaseReady: sf.hooks.beforeCase });
+  const r = await runCase(c, { env: sf.env, tools: builtinTools, createCore, keepData: true, onDataDir: (d) => (dataDir = d), onCaseReady: sf.hooks.beforeCase });
   expect(r.passed).toBe(true);
   const start = (await readTraceEvents(path.join(dataDir, 'traces'))).find((e) => e.type === 'turn_start');
   if (start?.type !== 'turn_start') throw new Error('no turn_start recorded');

@@ -4,6 +4,7 @@ import { loadCases, type EvalCase } from '../../src/operations/eval/case-schema.
 import { runSuite, type SuiteResult } from '../../src/operations/eval/run-suite.js';
 import { startScriptedFake, type ScriptedFake } from './scripted-fake.js';
 import { builtinTools } from '../../tools/index.js';
+import { createCore } from '../../src/app/app.js';
 
 /** Every shipped case passes when the model plays its ideal script: the harness itself works. */
 let cases: EvalCase[];
@@ -13,7 +14,7 @@ let result: SuiteResult;
 beforeAll(async () => {
   cases = await loadCases(path.resolve('evals'));
   sf = await startScriptedFake();
-  result = await runSuite(cases, { env: sf.env, tools: builtinTools, timeoutMs: 20_000, scripted: true }, sf.hooks);
+  result = await runSuite(cases, { env: sf.env, tools: builtinTools, createCore, timeoutMs: 20_000, scripted: true }, sf.hooks);
 }, 60_000);
 afterAll(() => sf?.close());
 

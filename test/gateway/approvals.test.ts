@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool } from '../../src/runtime/toolkit/tool-api.js';
+import { defineTool } from '../../src/capabilities/toolkit/tool-api.js';
 import { conv, isApproval, isResolved, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
 import type { InboundMessage } from '../../src/basics/types.js';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { memoryTools } from '../../tools/memory.js';
-import { defineTool } from '../../src/runtime/toolkit/tool-api.js';
+import { defineTool } from '../../src/capabilities/toolkit/tool-api.js';
 import { createApprovalStore } from '../../src/state/approvals/approval-store.js';
 import { systemClock } from '../../src/basics/clock.js';
 import { COMMANDS, parseCommand } from '../../src/gateway/commands.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startStatusLine } from '../../src/gateway/status-line.js';
-import type { OutboundPort } from '../../src/gateway/ports.js';
+import type { OutboundPort } from '../../src/basics/ports.js';
 import { ManualClock } from '../reminders/manual-clock.js';
 
 /** The sub-agent status message of one turn: a platform whose calls are recorded, and a clock moved by hand. */

@@ -2,11 +2,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { loadConfig, type Config } from '../../src/app/config.js';
+import { loadConfig, type Config } from '../../src/settings/config.js';
 import { createCore, type Core, type CoreOptions } from '../../src/app/app.js';
-import type { ApprovalResolution, ApprovalView, OutboundPort } from '../../src/gateway/ports.js';
+import type { ApprovalResolution, ApprovalView, OutboundPort } from '../../src/basics/ports.js';
 import type { Conversation, Platform, Speaker } from '../../src/basics/types.js';
-import type { AnyTool } from '../../src/runtime/toolkit/tool-api.js';
+import type { AnyTool } from '../../src/capabilities/toolkit/tool-api.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 
 /**
@@ -119,7 +119,8 @@ export async function startHarness(opts: { env?: Record<string, string>; tools?:
   let config = configFor();
   const log = pino({ level: process.env.TEST_LOG ?? 'silent' });
   const open = async () => {
-    const core = await createCore({ config, log, tools: opts.tools, extraTools: opts.extraTools, ...opts.core });
+    // Every trace record a test's turns write is checked against the schema (a mismatch fails the turn).
+    const core = await createCore({ config, log, tools: opts.tools, extraTools: opts.extraTools, invalidTraces: 'throw', ...opts.core });
     const port = createRecordingPort();
     core.gateway.registerPort(port);
     await core.start();

@@ -4,7 +4,7 @@ import { calculator as calculatorTool } from '../../tools/calculator.js';
 import { memoryTools } from '../../tools/memory.js';
 import { fitContext } from '../../src/runtime/context/context-window.js';
 import { createTokenCounter } from '../../src/runtime/context/token-counter.js';
-import { MAX_TOOL_ARGS_CHARS } from '../../src/runtime/toolkit/executor.js';
+import { MAX_TOOL_ARGS_CHARS } from '../../src/capabilities/toolkit/executor.js';
 import { wellFormed } from '../../src/runtime/provider/well-formed.js';
 import type { ChatMessage } from '../../src/basics/types.js';
 import { conv, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';

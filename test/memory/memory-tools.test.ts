@@ -6,11 +6,11 @@ import { forgetFactTool, memoryTools, recallFactsTool, rememberFactTool } from '
 import { createFactStore, FACT_ERRORS, type FactStore } from '../../src/state/memory/fact-store.js';
 import { createSqliteStore } from '../../src/state/store/sqlite-store.js';
 import type { Store } from '../../src/state/store/store.js';
-import type { ToolContext, ToolResult } from '../../src/runtime/toolkit/tool-api.js';
+import type { ToolContext, ToolResult } from '../../src/capabilities/toolkit/tool-api.js';
 import type { Speaker } from '../../src/basics/types.js';
 import { makeToolContext } from '../tools/context-helper.js';
-import { ToolExecutor } from '../../src/runtime/toolkit/executor.js';
-import { ToolRegistry } from '../../src/runtime/toolkit/registry.js';
+import { ToolExecutor } from '../../src/capabilities/toolkit/executor.js';
+import { ToolRegistry } from '../../src/capabilities/toolkit/registry.js';
 import { FAKE_OPENAI_KEY_SHORT } from '../helpers/fake-secrets.js';
 
 const ada: Speaker = { platform: 'discord', workspaceId: 'G1', userId: '111', displayName: 'Ada' };

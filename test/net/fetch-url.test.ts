@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchUrlTool } from '../../tools/fetch-url.js';
-import { ToolRegistry } from '../../src/runtime/toolkit/registry.js';
-import { ToolExecutor } from '../../src/runtime/toolkit/executor.js';
+import { ToolRegistry } from '../../src/capabilities/toolkit/registry.js';
+import { ToolExecutor } from '../../src/capabilities/toolkit/executor.js';
 import { startFakeWeb, type FakeWeb } from '../fakes/web/fake-web.js';
 import { netContext } from './net-helpers.js';
 

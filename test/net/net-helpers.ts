@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { createNetClient, type LookupFn } from '../../src/capabilities/net/safe-fetch.js';
-import type { ToolContext } from '../../src/runtime/toolkit/tool-api.js';
+import type { ToolContext } from '../../src/capabilities/toolkit/tool-api.js';
 import { makeToolContext } from '../tools/context-helper.js';
 
 export const silentLog = pino({ level: 'silent' });

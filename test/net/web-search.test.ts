@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
-import { ToolRegistry } from '../../src/runtime/toolkit/registry.js';
+import { ToolRegistry } from '../../src/capabilities/toolkit/registry.js';
 import { webSearchSettingsFromEnv, webSearchTool } from '../../tools/web-search.js';
 import { startFakeWeb, type FakeWeb } from '../fakes/web/fake-web.js';
 import { fakeLookup, netContext } from './net-helpers.js';

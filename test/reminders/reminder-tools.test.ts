@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createReminderStore, type ReminderStore } from '../../src/state/reminders/reminder-store.js';
 import type { Store } from '../../src/state/store/store.js';
-import type { ToolContext, ToolResult, UserFacts } from '../../src/runtime/toolkit/tool-api.js';
+import type { ToolContext, ToolResult, UserFacts } from '../../src/capabilities/toolkit/tool-api.js';
 import type { Conversation, Speaker } from '../../src/basics/types.js';
 import { cancelReminderTool, createReminderTool, listRemindersTool, reminderTools } from '../../tools/reminders.js';
 import { alice, bob, channel, memoryLogger, tempStoreFile } from './fixtures.js';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { approvalBlocks, resolvedBlocks } from '../../adapters/slack/approval-blocks.js';
 import { approvalMessage } from '../../adapters/discord/render.js';
 import { createShellAdapter } from '../../adapters/shell/shell-adapter.js';
-import type { ApprovalView, GatewayApi } from '../../src/gateway/ports.js';
+import type { ApprovalView, GatewayApi } from '../../src/basics/ports.js';
 
 /** Every platform's approval prompt names the outside text the turn read before the request. */
 

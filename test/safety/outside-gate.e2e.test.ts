@@ -87,6 +87,29 @@ describe('outside text cannot act on its own', () => {
     expect(web.hits('/text')).toBe(0);
   });
 
+  it('after outside text, a URL carrying data in its path asks, and the prompt shows the whole URL; a link the page gave does not', async () => {
+    h = await harness();
+    const leak = web.url('/exfil/the-private-notes-4471/pixel.png');
+    h.fake.enqueue(
+      { toolCalls: [{ id: 'c_fetch', name: 'fetch_url', arguments: { url: web.url('/inject') } }] },
+      // The page links to /page: following it carries nothing the page did not already say.
+      { toolCalls: [{ id: 'c_link', name: 'fetch_url', arguments: { url: web.url('/page') } }] },
+      // No query string, but the path itself is the data.
+      { toolCalls: [{ id: 'c_leak', name: 'fetch_url', arguments: { url: leak } }] },
+    );
+    await ask(`read ${web.url('/inject')}`);
+    const prompt = await h.port.waitFor(isApproval, 30_000);
+    expect(prompt.view.toolName).toBe('fetch_url');
+    expect(JSON.parse(prompt.view.argsJson)).toEqual({ url: leak });
+    expect(prompt.view.description).toContain(leak);
+    expect(web.hits('/page')).toBe(1);
+    expect(web.hits('/exfil/the-private-notes-4471/pixel.png')).toBe(0);
+    h.fake.enqueue({ text: 'Not sent.' });
+    await h.core.gateway.decideApproval({ approvalId: prompt.view.id, decision: 'deny', decidedBy: requester });
+    await h.port.waitFor(isText, 30_000);
+    expect(web.hits('/exfil/the-private-notes-4471/pixel.png')).toBe(0);
+  });
+
   it('without outside text the same tools stay automatic, and a query the user wrote is theirs', async () => {
     h = await harness();
     h.fake.enqueue(

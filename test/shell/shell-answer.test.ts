@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createShellAdapter } from '../../adapters/shell/shell-adapter.js';
-import type { GatewayApi, OutboundPort } from '../../src/gateway/ports.js';
+import type { GatewayApi, OutboundPort } from '../../src/basics/ports.js';
 
 /** The adapter only registers its port with this gateway; nothing else is called in these tests. */
 function gatewayThatKeepsThePort(): GatewayApi & { port?: OutboundPort } {

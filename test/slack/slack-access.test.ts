@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool } from '../../src/runtime/toolkit/tool-api.js';
+import { defineTool } from '../../src/capabilities/toolkit/tool-api.js';
 import { NOT_ALLOWED } from '../../src/gateway/user-messages.js';
 import { renderMrkdwn } from '../../adapters/slack/render-mrkdwn.js';
 import { settle } from '../reminders/manual-clock.js';

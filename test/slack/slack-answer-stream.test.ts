@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/basics/log.js';
 import type { Conversation } from '../../src/basics/types.js';
-import type { OutboundPort } from '../../src/gateway/ports.js';
+import type { OutboundPort } from '../../src/basics/ports.js';
 import { createOutboundClient } from '../../adapters/slack/slack-calls.js';
 import { toSlackLogger } from '../../adapters/slack/slack-logger.js';
 import { createSlackPort } from '../../adapters/slack/slack-port.js';

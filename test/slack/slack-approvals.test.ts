@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool } from '../../src/runtime/toolkit/tool-api.js';
+import { defineTool } from '../../src/capabilities/toolkit/tool-api.js';
 import type { ApiCall } from '../fakes/slack/fake-slack.js';
 import { startSlackHarness, type SlackHarness } from './slack-harness.js';
 

@@ -1,13 +1,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createReceiptJournal } from '../../src/gateway/receipts.js';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { createSlackAdapter, type SlackAdapter } from '../../adapters/slack/slack-adapter.js';
 import { createCore, type Core } from '../../src/app/app.js';
-import { loadConfig, type Config } from '../../src/app/config.js';
-import type { GatewayApi } from '../../src/gateway/ports.js';
+import { loadConfig, type Config } from '../../src/settings/config.js';
+import type { GatewayApi } from '../../src/basics/ports.js';
 import type { Clock } from '../../src/basics/clock.js';
-import type { AnyTool } from '../../src/runtime/toolkit/tool-api.js';
+import type { AnyTool } from '../../src/capabilities/toolkit/tool-api.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 import { startFakeSlack, type FakeSlack, type FakeSlackOptions } from '../fakes/slack/fake-slack.js';
 import type { RequestHandler } from '../../src/operations/dashboard/dashboard.js';
@@ -87,10 +88,10 @@ export async function startSlackHarness(opts: HarnessOptions = {}): Promise<Slac
 
   const h = { slack, ai, config, ready: false } as SlackHarness;
   const open = async () => {
-    const core = await createCore({ config, log, extraTools: opts.extraTools, reminders: opts.dueTimer === true, ...(opts.clock ? { clock: opts.clock } : {}) });
+    const core = await createCore({ config, log, extraTools: opts.extraTools, reminders: opts.dueTimer === true, invalidTraces: 'throw', ...(opts.clock ? { clock: opts.clock } : {}) });
     const gateway = opts.wrapGateway ? opts.wrapGateway(core.gateway) : core.gateway;
     // The wrapper must still deliver the port to the real gateway.
-    const adapter = await createSlackAdapter({ config: config.slack!, httpPort: 0, gateway, store: core.store, log, isReady: () => h.ready, retries: 0, callTimeoutMs: opts.callTimeoutMs, maxRateLimitWaitMs: opts.maxRateLimitWaitMs, dashboard: opts.dashboard?.(core, config) });
+    const adapter = await createSlackAdapter({ config: config.slack!, httpPort: 0, gateway, store: core.store, receipts: createReceiptJournal(core.database, 'slack'), log, isReady: () => h.ready, retries: 0, callTimeoutMs: opts.callTimeoutMs, maxRateLimitWaitMs: opts.maxRateLimitWaitMs, dashboard: opts.dashboard?.(core, config) });
     await adapter.start();
     await core.start();
     h.ready = true;

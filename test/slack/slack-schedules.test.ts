@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool } from '../../src/runtime/toolkit/tool-api.js';
+import { defineTool } from '../../src/capabilities/toolkit/tool-api.js';
 import { scheduleTools } from '../../tools/schedules.js';
 import type { ChatCompletionRequestBody } from '../fakes/openai/fake-openai.js';
 import { ManualClock } from '../reminders/manual-clock.js';

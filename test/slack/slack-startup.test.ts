@@ -2,7 +2,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSlackAdapter } from '../../adapters/slack/slack-adapter.js';
 import { SlackStartupError } from '../../adapters/slack/startup-check.js';
-import type { GatewayApi, OutboundPort } from '../../src/gateway/ports.js';
+import type { GatewayApi, OutboundPort } from '../../src/basics/ports.js';
 import { createMemoryStore } from '../../src/state/store/memory-store.js';
 import { FULL_SCOPES, startFakeSlack, type FakeSlack } from '../fakes/slack/fake-slack.js';
 
@@ -32,6 +32,8 @@ async function create(fake: FakeSlack, token = fake.botToken) {
     httpPort: 0,
     gateway: recordingGateway(ports),
     store: createMemoryStore(),
+    // Start-up only: nothing is received, so the journal is never asked for pending bodies.
+    receipts: { add: async () => undefined, done: async () => undefined, pending: async () => [] },
     log,
     isReady: () => false,
     retries: 0,

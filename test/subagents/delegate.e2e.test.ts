@@ -5,7 +5,7 @@ import { fetchUrlTool } from '../../tools/fetch-url.js';
 import { sendWebhookTool } from '../../tools/send-webhook.js';
 import { memoryTools } from '../../tools/memory.js';
 import { delegateTool } from '../../tools/delegate.js';
-import { resolveProfiles, type AgentsFile } from '../../src/agent/subagents/profiles.js';
+import { resolveProfiles, type AgentsFile } from '../../src/settings/agent-profiles.js';
 import { main as statsCli } from '../../src/operations/stats/stats-cli.js';
 import { conv, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
 import type { FakeReply } from '../fakes/openai/fake-openai.js';

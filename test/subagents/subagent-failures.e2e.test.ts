@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { calculator } from '../../tools/calculator.js';
 import { delegateTool } from '../../tools/delegate.js';
-import { resolveProfiles } from '../../src/agent/subagents/profiles.js';
+import { resolveProfiles } from '../../src/settings/agent-profiles.js';
 import { conv, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
 import type { FakeReply } from '../fakes/openai/fake-openai.js';
 import { agentOf, toolReply, traceEvents, until } from './subagent-helpers.js';
@@ -66,7 +66,7 @@ describe('sub-agent failures', { timeout: 60_000 }, () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-sub-cfg-'));
     await writeFile(path.join(dir, 'hermes.config.yaml'), 'agents:\n  researcher:\n    max_steps: 2\n');
     // The harness builds tools itself: a profile of 2 steps comes from the file the config names.
-    const { loadConfig } = await import('../../src/app/config.js');
+    const { loadConfig } = await import('../../src/settings/config.js');
     const loaded = loadConfig({ HERMES_CONFIG: path.join(dir, 'hermes.config.yaml') }, dir);
     expect(loaded.ok && loaded.config.agents.get('researcher')?.maxSteps).toBe(2);
     h = await startHarness({ tools: [calculator, delegateTool(loaded.ok ? loaded.config.agents : new Map())!] });

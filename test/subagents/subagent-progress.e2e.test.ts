@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { APIMessage, RESTPostAPIChannelMessageJSONBody } from 'discord-api-types/v10';
 import { calculator } from '../../tools/calculator.js';
 import { delegateTool } from '../../tools/delegate.js';
-import { resolveProfiles } from '../../src/agent/subagents/profiles.js';
+import { resolveProfiles } from '../../src/settings/agent-profiles.js';
 import type { FakeOpenAI, FakeReply } from '../fakes/openai/fake-openai.js';
 import { DEFAULT_USER } from '../fakes/discord/fake-discord.js';
 import { startSlackHarness, type SlackHarness } from '../slack/slack-harness.js';

@@ -4,7 +4,7 @@ import { fetchUrlTool } from '../../tools/fetch-url.js';
 import { sendWebhookTool } from '../../tools/send-webhook.js';
 import { memoryTools } from '../../tools/memory.js';
 import { delegateTool } from '../../tools/delegate.js';
-import { resolveProfiles } from '../../src/agent/subagents/profiles.js';
+import { resolveProfiles } from '../../src/settings/agent-profiles.js';
 import { createNetClient } from '../../src/capabilities/net/safe-fetch.js';
 import { conv, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
 import { startFakeWeb, type FakeWeb } from '../fakes/web/fake-web.js';

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { calculator } from '../../tools/calculator.js';
 import { getCurrentTime } from '../../tools/get-current-time.js';
-import { defineTool } from '../../src/runtime/toolkit/tool-api.js';
+import { defineTool } from '../../src/capabilities/toolkit/tool-api.js';
 import type { InboundMessage } from '../../src/basics/types.js';
 import { conv, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
 import { FAKE_GITHUB_TOKEN, FAKE_OPENAI_KEY } from '../helpers/fake-secrets.js';

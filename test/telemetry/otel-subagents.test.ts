@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { calculator } from '../../tools/calculator.js';
 import { delegateTool } from '../../tools/delegate.js';
-import { resolveProfiles } from '../../src/agent/subagents/profiles.js';
+import { resolveProfiles } from '../../src/settings/agent-profiles.js';
 import type { FakeReply } from '../fakes/openai/fake-openai.js';
 import { startFakeCollector, type FakeCollector } from '../fakes/otlp/fake-collector.js';
 import { conv, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';

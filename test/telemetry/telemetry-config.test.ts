@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig, secretValues } from '../../src/app/config.js';
+import { loadConfig, secretValues } from '../../src/settings/config.js';
 
 /** The OpenTelemetry settings as loadConfig reads them: the one line a bad value gets, and what a good one means. */
 

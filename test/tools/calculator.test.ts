@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { calculate } from '../../tools/calculate.js';
-import { calculator } from '../../tools/calculator.js';
+import { calculate as evaluate } from '../../tools/calculate.js';
+import { calculator, MAX_EXPRESSION_CHARS } from '../../tools/calculator.js';
 import defaultExport from '../../tools/calculator.js';
-import { ToolExecutor } from '../../src/runtime/toolkit/executor.js';
-import { ToolRegistry } from '../../src/runtime/toolkit/registry.js';
+import { ToolExecutor } from '../../src/capabilities/toolkit/executor.js';
+import { ToolRegistry } from '../../src/capabilities/toolkit/registry.js';
 import { makeToolContext } from './context-helper.js';
+
+const calculate = (expression: string) => evaluate(expression, MAX_EXPRESSION_CHARS);
 
 async function run(args: unknown) {
   const registry = new ToolRegistry({});

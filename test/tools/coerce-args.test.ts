@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { coerceArgs } from '../../src/runtime/toolkit/coerce-args.js';
-import { inputJsonSchema } from '../../src/runtime/toolkit/json-schema.js';
-import { defineTool } from '../../src/runtime/toolkit/tool-api.js';
+import { coerceArgs } from '../../src/capabilities/toolkit/coerce-args.js';
+import { inputJsonSchema } from '../../src/capabilities/toolkit/json-schema.js';
+import { defineTool } from '../../src/capabilities/toolkit/tool-api.js';
 
 const schemaOf = (input: z.ZodObject) => inputJsonSchema(defineTool({ name: 't', description: 't', input, run: async () => '' }));
 

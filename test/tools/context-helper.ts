@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { systemClock } from '../../src/basics/clock.js';
 import { NetRefusedError, type NetClient, type NetRequest, type NetResponse } from '../../src/capabilities/net/net-client.js';
-import type { FactView, ReminderView, ToolContext, UserFacts, UserReminders } from '../../src/runtime/toolkit/tool-api.js';
+import type { FactView, ReminderView, ToolContext, UserFacts, UserReminders } from '../../src/capabilities/toolkit/tool-api.js';
 
 /** Facts kept in an array; recall matches a case-insensitive substring. */
 export function memoryFacts(clock = systemClock): UserFacts & { items: FactView[] } {

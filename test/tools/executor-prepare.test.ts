@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ToolExecutor, type PreparedCall } from '../../src/runtime/toolkit/executor.js';
-import { ToolRegistry } from '../../src/runtime/toolkit/registry.js';
-import { defineTool } from '../../src/runtime/toolkit/tool-api.js';
-import type { Config } from '../../src/app/config.js';
+import { ToolExecutor, type PreparedCall } from '../../src/capabilities/toolkit/executor.js';
+import { ToolRegistry } from '../../src/capabilities/toolkit/registry.js';
+import { defineTool } from '../../src/capabilities/toolkit/tool-api.js';
+import type { Config } from '../../src/settings/config.js';
 
 const weather = defineTool({
   name: 'get_weather',

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { NetRefusedError } from '../../src/capabilities/net/net-client.js';
-import { ToolExecutor, type PreparedCall, type Ready } from '../../src/runtime/toolkit/executor.js';
-import { ToolRegistry } from '../../src/runtime/toolkit/registry.js';
-import { defineTool, type AnyTool } from '../../src/runtime/toolkit/tool-api.js';
-import type { Config } from '../../src/app/config.js';
+import { ToolExecutor, type PreparedCall, type Ready } from '../../src/capabilities/toolkit/executor.js';
+import { ToolRegistry } from '../../src/capabilities/toolkit/registry.js';
+import { defineTool, type AnyTool } from '../../src/capabilities/toolkit/tool-api.js';
+import type { Config } from '../../src/settings/config.js';
 import { makeToolContext } from './context-helper.js';
 
 const sleep = (ms: number, signal?: AbortSignal) =>

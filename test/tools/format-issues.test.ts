@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { formatInvalidArgs, formatPath } from '../../src/runtime/toolkit/format-issues.js';
+import { formatInvalidArgs, formatPath } from '../../src/capabilities/toolkit/format-issues.js';
 
 describe('formatInvalidArgs', () => {
   it('writes one path: message line per issue, unions expanded, no stack', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { getCurrentTime, isoInZone, suggestZones } from '../../tools/get-current-time.js';
 import defaultExport from '../../tools/get-current-time.js';
-import { ToolExecutor } from '../../src/runtime/toolkit/executor.js';
-import { ToolRegistry } from '../../src/runtime/toolkit/registry.js';
+import { ToolExecutor } from '../../src/capabilities/toolkit/executor.js';
+import { ToolRegistry } from '../../src/capabilities/toolkit/registry.js';
 import type { Clock } from '../../src/basics/clock.js';
 import { makeToolContext } from './context-helper.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { inputJsonSchema, toToolSpec } from '../../src/runtime/toolkit/json-schema.js';
-import { defineTool } from '../../src/runtime/toolkit/tool-api.js';
+import { inputJsonSchema, toToolSpec } from '../../src/capabilities/toolkit/json-schema.js';
+import { defineTool } from '../../src/capabilities/toolkit/tool-api.js';
 
 const tool = defineTool({
   name: 'demo',

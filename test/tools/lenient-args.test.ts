@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ToolExecutor, type PreparedCall } from '../../src/runtime/toolkit/executor.js';
-import { ToolRegistry } from '../../src/runtime/toolkit/registry.js';
-import { defineTool } from '../../src/runtime/toolkit/tool-api.js';
-import { parseLenientJson } from '../../src/runtime/toolkit/lenient-json.js';
+import { ToolExecutor, type PreparedCall } from '../../src/capabilities/toolkit/executor.js';
+import { ToolRegistry } from '../../src/capabilities/toolkit/registry.js';
+import { defineTool } from '../../src/capabilities/toolkit/tool-api.js';
+import { parseLenientJson } from '../../src/runtime/provider/lenient-json.js';
 import { toSdkMessages } from '../../src/runtime/provider/sdk-messages.js';
 
 /** Near-JSON that small open models write is read; text that was cut off or is ambiguous is not. */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ToolRegistry } from '../../src/runtime/toolkit/registry.js';
+import { ToolRegistry } from '../../src/capabilities/toolkit/registry.js';
 import { createLogger } from '../../src/basics/log.js';
-import { defineTool, type AnyTool } from '../../src/runtime/toolkit/tool-api.js';
+import { defineTool, type AnyTool } from '../../src/capabilities/toolkit/tool-api.js';
 
 const make = (name: string, extra: Partial<AnyTool> = {}): AnyTool =>
   defineTool({ name, description: `${name} tool`, input: z.object({}), run: async () => name, ...extra });

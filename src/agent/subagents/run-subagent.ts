@@ -1,11 +1,11 @@
 import { runAgentLoop, type LoopConversation } from '../agent-loop.js';
 import type { CallInfo, TurnDeps, TurnEnd, TurnState } from '../turn-state.js';
 import { buildContext } from '../../runtime/context/build-context.js';
-import { outsideSourcesIn } from '../../basics/safety/outside-gate.js';
-import type { ToolView } from '../../runtime/toolkit/registry.js';
-import type { DelegationRequest } from '../../runtime/toolkit/tool-api.js';
+import { outsideSourcesIn } from '../../capabilities/toolkit/outside-gate.js';
+import type { ToolView } from '../../capabilities/toolkit/registry.js';
+import type { DelegationRequest } from '../../capabilities/toolkit/tool-api.js';
 import type { ChatMessage } from '../../basics/types.js';
-import { approvalRule, DELEGATE_TOOL, type AgentProfile } from './profiles.js';
+import { approvalRule, DELEGATE_TOOL, type AgentProfile } from '../../settings/agent-profiles.js';
 import { SUBAGENT_MODEL_TEXT, SUBAGENT_USER_TEXT, subAgentSystemPrompt, taskMessage } from './subagent-text.js';
 
 /**
@@ -84,7 +84,7 @@ function transcript(deps: TurnDeps, state: TurnState, run: SubAgentRun, tally: S
       });
       // What the parent had read before it delegated still counts here.
       const sources = [...new Set([...call.sources, ...outsideSourcesIn(built.messages)])];
-      return { messages: built.messages, gate: { sources, userText: call.userText } };
+      return { messages: built.messages, gate: { sources, userText: call.userText, seen: built.messages } };
     },
     async append(added) {
       for (const m of added) {

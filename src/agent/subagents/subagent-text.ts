@@ -1,6 +1,6 @@
 import { OUTSIDE_TEXT_RULE } from '../../basics/safety/outside-text.js';
-import type { DelegationRequest } from '../../runtime/toolkit/tool-api.js';
-import type { AgentProfile } from './profiles.js';
+import type { DelegationRequest } from '../../capabilities/toolkit/tool-api.js';
+import type { AgentProfile } from '../../settings/agent-profiles.js';
 
 /**
  * Everything a sub-agent's model reads (its system prompt and task), what the main model reads

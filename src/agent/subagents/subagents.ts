@@ -1,5 +1,5 @@
 import type { CallInfo, TurnDeps, TurnState } from '../turn-state.js';
-import type { SubAgents, ToolResult } from '../../runtime/toolkit/tool-api.js';
+import type { SubAgents, ToolResult } from '../../capabilities/toolkit/tool-api.js';
 import { runSubAgent, type SubAgentEnd, type SubAgentTally } from './run-subagent.js';
 import { answerSource, cappedAnswer, SUBAGENT_MODEL_TEXT, SUBAGENT_USER_TEXT } from './subagent-text.js';
 import { createTurnSlots } from './turn-slots.js';

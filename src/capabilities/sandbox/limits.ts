@@ -1,4 +1,4 @@
-import type { Config } from '../../app/config.js';
+import type { Config } from '../../settings/config.js';
 import type { SandboxLimits } from './bwrap-args.js';
 
 const MB = 1024 * 1024;

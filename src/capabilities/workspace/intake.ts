@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { OutboundPort } from '../../gateway/ports.js';
+import type { OutboundPort } from '../../basics/ports.js';
 import type { InboundAttachment } from '../../basics/types.js';
 import { formatBytes, mimeFromName } from './file-kind.js';
 import { ATTACHMENTS_DIR, WorkspaceError, type SessionWorkspace } from './workspace.js';

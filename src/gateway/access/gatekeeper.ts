@@ -4,9 +4,9 @@ import { storeKey, type Store } from '../../state/store/store.js';
 import type { Tracer } from '../../runtime/trace/tracer.js';
 import type { Conversation, Speaker } from '../../basics/types.js';
 import { speakerKey } from '../../basics/types.js';
-import { matchRule, type AllowRule } from './allow-rules.js';
+import { matchRule, type AllowRule } from '../../settings/allow-rules.js';
 import { createRateLimiter, type RateLimiter } from './rate-limiter.js';
-import { createUsageMeter, type DailyUsage, type Payer, type UsageMeter } from './usage-meter.js';
+import { createUsageMeter, type DailyUsage, type Payer, type UsageMeter } from '../../state/usage/usage-meter.js';
 
 /**
  * Who may use the bot, and how much: HERMES_ALLOW, HERMES_USER_RATE, HERMES_USER_DAILY_TOKENS in

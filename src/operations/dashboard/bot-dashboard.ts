@@ -1,9 +1,9 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { secretValues, type Config } from '../../app/config.js';
+import { secretValues, type Config } from '../../settings/config.js';
 import { createOpenAIProvider } from '../../runtime/provider/openai-provider.js';
-import { toToolSpec } from '../../runtime/toolkit/json-schema.js';
-import type { ToolRegistry } from '../../runtime/toolkit/registry.js';
+import { toToolSpec } from '../../capabilities/toolkit/json-schema.js';
+import type { ToolRegistry } from '../../capabilities/toolkit/registry.js';
 import { createDashboard, type Dashboard } from './dashboard.js';
 
 /**

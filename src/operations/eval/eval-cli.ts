@@ -1,10 +1,10 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseCli, type CliIo } from '../../basics/cli/parse-cli.js';
-import type { AnyTool } from '../../runtime/toolkit/tool-api.js';
+import type { AnyTool } from '../../capabilities/toolkit/tool-api.js';
 import { CaseFileError, loadCases, selectCases } from './case-schema.js';
 import { formatComparison, formatSuite, readResultFile } from './report.js';
-import { EvalHarnessError } from './run-case.js';
+import { EvalHarnessError, type CreateEvalCore } from './run-case.js';
 import { runSuite, type SuiteHooks } from './run-suite.js';
 import { scriptedModel } from './scripted-model.js';
 
@@ -33,7 +33,7 @@ export type { CliIo } from '../../basics/cli/parse-cli.js';
 const list = (v: string[] | undefined) => (v ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
 
 /** `tools`: what each case's core offers (main.ts passes the built-ins). */
-export async function main(argv: string[], io: CliIo, deps: { tools: () => AnyTool[] }): Promise<number> {
+export async function main(argv: string[], io: CliIo, deps: { tools: () => AnyTool[]; createCore: CreateEvalCore }): Promise<number> {
   const parsed = parseCli(argv, {
     cases: { type: 'string' },
     case: { type: 'string', multiple: true },
@@ -107,7 +107,7 @@ export async function main(argv: string[], io: CliIo, deps: { tools: () => AnyTo
     };
   }
   try {
-    const result = await runSuite(cases, { env, tools: deps.tools, timeoutMs, scripted: o.scripted, keepData: o['keep-data'], onDataDir: (d) => io.out(`  data kept in ${d}`) }, hooks);
+    const result = await runSuite(cases, { env, tools: deps.tools, createCore: deps.createCore, timeoutMs, scripted: o.scripted, keepData: o['keep-data'], onDataDir: (d) => io.out(`  data kept in ${d}`) }, hooks);
     for (const line of formatSuite(result)) io.out(line);
     const out = path.resolve(io.cwd, o.out ?? path.join('evals', 'results', `${result.startedAt.replace(/[:.]/g, '-')}-${result.model.replace(/[^\w.-]+/g, '_')}.json`));
     await mkdir(path.dirname(out), { recursive: true });

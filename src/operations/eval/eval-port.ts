@@ -1,4 +1,4 @@
-import type { ApprovalView, OutboundPort } from '../../gateway/ports.js';
+import type { ApprovalView, OutboundPort } from '../../basics/ports.js';
 import type { Platform } from '../../basics/types.js';
 
 /**

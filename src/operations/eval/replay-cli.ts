@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pino from 'pino';
-import { loadConfig } from '../../app/config.js';
+import { loadConfig } from '../../settings/config.js';
 import { createOpenAIProvider } from '../../runtime/provider/openai-provider.js';
-import { toToolSpec } from '../../runtime/toolkit/json-schema.js';
-import type { AnyTool } from '../../runtime/toolkit/tool-api.js';
+import { toToolSpec } from '../../capabilities/toolkit/json-schema.js';
+import type { AnyTool } from '../../capabilities/toolkit/tool-api.js';
 import { formatReplay, replaySteps, selectModelCalls } from './replay.js';
 import { readTraceEvents } from './trace-reader.js';
 import { parseCli, type CliIo } from '../../basics/cli/parse-cli.js';

@@ -2,9 +2,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
-import { createCore, type Core } from '../../app/app.js';
 import { systemClock, type Clock } from '../../basics/clock.js';
-import { loadConfig } from '../../app/config.js';
+import { loadConfig, type Config } from '../../settings/config.js';
+import type { Store } from '../../state/store/store.js';
+import type { Gateway } from '../../gateway/gateway.js';
 import { createFactStore } from '../../state/memory/fact-store.js';
 import type { Conversation, Speaker } from '../../basics/types.js';
 import { withWebOrigin, type EvalCase } from './case-schema.js';
@@ -12,7 +13,7 @@ import { runChecks, toolAccuracy, type CaseObservation, type CheckResult } from 
 import { createEvalPort, type EvalPort } from './eval-port.js';
 import { startFixtureWeb } from './fixture-web.js';
 import { parsedArgs, readTraceEvents } from './trace-reader.js';
-import type { AnyTool } from '../../runtime/toolkit/tool-api.js';
+import type { AnyTool } from '../../capabilities/toolkit/tool-api.js';
 
 /** When a case names no clock: a fixed instant keeps answers comparable between runs. */
 export const DEFAULT_CASE_CLOCK = '2026-03-14T09:26:53Z';
@@ -37,7 +38,19 @@ export interface CaseResult {
   error?: string;
 }
 
+/** The parts of a running core a case drives. */
+export interface EvalCore {
+  gateway: Pick<Gateway, 'registerPort' | 'handleMessage' | 'idle' | 'decideApproval'>;
+  store: Store;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Builds the core a case runs on: the composition root passes app.ts's createCore. */
+export type CreateEvalCore = (opts: { config: Config; log: Logger; clock: Clock; tools: AnyTool[]; reminders: false }) => Promise<EvalCore>;
+
 export interface RunCaseOptions {
+  createCore: CreateEvalCore;
   /** Model settings come from here (OPENAI_BASE_URL, HERMES_MODEL, …); platform variables are ignored. */
   env: Record<string, string | undefined>;
   /** The tools a case's core offers, a fresh set per case (the composition root passes the built-ins). */
@@ -72,7 +85,7 @@ export async function runCase(input: EvalCase, opts: RunCaseOptions): Promise<Ca
   const web = await startFixtureWeb({ pages: input.environment.pages, sink: input.environment.sink });
   const c = withWebOrigin(input, web.origin);
   const dataDir = await mkdtemp(path.join(os.tmpdir(), `hermes-eval-${c.name.slice(0, 40)}-`));
-  let core: Core | undefined;
+  let core: EvalCore | undefined;
   try {
     await opts.onCaseReady?.(c);
     const env: Record<string, string | undefined> = Object.fromEntries(Object.entries(opts.env).filter(([k]) => !DROPPED_ENV.test(k)));
@@ -84,7 +97,7 @@ export async function runCase(input: EvalCase, opts: RunCaseOptions): Promise<Ca
     const clock = fixedClock(c.environment.clock ?? DEFAULT_CASE_CLOCK);
     const log = opts.log ?? pino({ level: 'silent' });
     try {
-      core = await createCore({ config: loaded.config, log, clock, tools: opts.tools(), reminders: false });
+      core = await opts.createCore({ config: loaded.config, log, clock, tools: opts.tools(), reminders: false });
     } catch (err) {
       throw new EvalHarnessError(`could not start the agent core: ${(err as Error).message}`);
     }
@@ -164,7 +177,7 @@ export async function runCase(input: EvalCase, opts: RunCaseOptions): Promise<Ca
  * approval prompts as the case says. `progress.finalFrom` is the index of the first text that
  * answers the latest message.
  */
-async function converse(core: Core, port: EvalPort, c: EvalCase, progress: { finalFrom: number }): Promise<void> {
+async function converse(core: EvalCore, port: EvalPort, c: EvalCase, progress: { finalFrom: number }): Promise<void> {
   const conversation: Conversation = c.conversation === 'dm'
     ? { platform: 'slack', workspaceId: 'T_EVAL', channelId: 'D_EVAL', isDm: true }
     : { platform: 'slack', workspaceId: 'T_EVAL', channelId: 'C_EVAL', isDm: false };

@@ -1,4 +1,4 @@
-import type { Config } from '../../app/config.js';
+import type { Config } from '../../settings/config.js';
 import type { Clock } from '../../basics/clock.js';
 import type { ModelProvider } from '../../runtime/provider/provider.js';
 import type { ApprovalStore } from '../../state/approvals/approval-store.js';

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
-import type { TelemetryConfig } from '../../app/config.js';
+import type { TelemetryConfig } from '../../settings/config.js';
 import type { TraceEvent, Tracer } from '../../runtime/trace/tracer.js';
 
 /**

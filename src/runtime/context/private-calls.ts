@@ -1,6 +1,6 @@
 import type { ChatMessage, Speaker } from '../../basics/types.js';
 import { speakerKey } from '../../basics/types.js';
-import { privateCallArgsStub, privateResultStub } from '../../agent/model-notes.js';
+import { privateCallArgsStub, privateResultStub } from '../../basics/model-notes.js';
 
 /**
  * A shared thread's history holds every participant's tool calls. Calls of tools marked `private`

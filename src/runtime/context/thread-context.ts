@@ -1,4 +1,4 @@
-import type { ContextMessage } from '../../gateway/ports.js';
+import type { ContextMessage } from '../../basics/ports.js';
 import { wrapOutsideText } from '../../basics/safety/outside-text.js';
 import type { ChatMessage } from '../../basics/types.js';
 

@@ -6,7 +6,7 @@ import type {
 import type { ChatMessage, ToolCall } from '../../basics/types.js';
 import type { ToolSpec } from './provider.js';
 import { newCallId, normalizeArgumentsText, type IdFactory } from './tool-text.js';
-import { parseLenientJson } from '../toolkit/lenient-json.js';
+import { parseLenientJson } from './lenient-json.js';
 
 /** Our transcript ↔ the SDK's wire shapes. Nothing outside src/runtime/provider sees SDK types. */
 

@@ -1,7 +1,7 @@
 import type { Clock } from '../../basics/clock.js';
 import { recordIndexes, shortId } from '../store/record-index.js';
 import { storeKey, type Store } from '../store/store.js';
-import type { ScheduleInput, SchedulePreview, ScheduleView, UserSchedules } from '../../runtime/toolkit/tool-api.js';
+import type { ScheduleInput, SchedulePreview, ScheduleView, UserSchedules } from './user-schedules.js';
 import { conversationKey, speakerKey, type Conversation, type Speaker } from '../../basics/types.js';
 import { planClaim, type ClaimDecision, type ClaimRules } from './schedule-claim.js';
 import { NO_SKIPS, SCHEDULE_LIMITS, ScheduleInputError, type RunOutcome, type ScheduleRecord } from './schedule-record.js';

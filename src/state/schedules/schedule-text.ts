@@ -2,7 +2,7 @@
  * What people read about scheduled tasks in the chat (run headers, notices, the private list).
  * Model-facing texts are the tool results in tools/schedules.ts and runPrompt below.
  */
-import type { ScheduleView } from '../../runtime/toolkit/tool-api.js';
+import type { ScheduleView } from './user-schedules.js';
 import type { ScheduleRecord, SkippedRuns } from './schedule-record.js';
 import { formatRunTime } from './schedule-spec.js';
 

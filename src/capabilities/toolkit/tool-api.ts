@@ -1,67 +1,27 @@
 import type { z } from 'zod';
 import type { Logger } from 'pino';
 import type { Clock } from '../../basics/clock.js';
-import type { Conversation, Speaker } from '../../basics/types.js';
-import type { NetClient } from '../../capabilities/net/net-client.js';
+import type { ChatMessage, Conversation, Speaker } from '../../basics/types.js';
+import type { NetClient } from '../net/net-client.js';
 import type { UserFacts } from '../../state/memory/user-facts.js';
 import type { UserReminders } from '../../state/reminders/user-reminders.js';
-import type { ContextRead } from '../../gateway/ports.js';
+import type { UserSchedules } from '../../state/schedules/user-schedules.js';
+import type { ContextRead } from '../../basics/ports.js';
 
 /** The conversation the request came from, and only that one: a tool cannot name another. */
 export interface ConversationHistory {
   /** Recent messages, oldest first; `before` is a message id from an earlier read. Never throws. */
   read(opts: { limit: number; before?: string }): Promise<ContextRead>;
 }
-import type { SessionWorkspace } from '../../capabilities/workspace/workspace.js';
-import type { AgentProfile } from '../../agent/subagents/profiles.js';
+import type { SessionWorkspace } from '../workspace/workspace.js';
+import type { AgentProfile } from '../../settings/agent-profiles.js';
 
 export type ToolCategory = 'general' | 'memory' | 'network' | 'reminders' | 'schedules' | 'admin';
 
 // The domain types live with their domains; tools take them from here, the tool API.
 export type { FactView, UserFacts } from '../../state/memory/user-facts.js';
 export type { ReminderView, UserReminders } from '../../state/reminders/user-reminders.js';
-
-export interface ScheduleInput {
-  task: string;
-  schedule: string;
-  timezone?: string;
-  name?: string;
-}
-
-/** A schedule understood but not saved: what the approval prompt shows. */
-export interface SchedulePreview {
-  name: string;
-  task: string;
-  schedule: string;
-  timezone: string;
-  /** The schedule in words, e.g. "At 09:00, Monday through Friday (Europe/Berlin)". */
-  words: string;
-  /** The next (up to three) run times. */
-  nextRuns: number[];
-  /** Runs fall on seconds, so times are shown with seconds. */
-  seconds: boolean;
-}
-
-export interface ScheduleView extends SchedulePreview {
-  id: string;
-  status: 'active' | 'finished' | 'cancelled' | 'stopped';
-  createdAt: number;
-  /** A run is going on right now. */
-  running: boolean;
-  lastRun?: { dueAt: number; endedAt: number; outcome: string };
-}
-
-/** The speaking user's scheduled tasks, each posting into the conversation it was created in. */
-export interface UserSchedules {
-  /**
-   * Understands a schedule without saving it; throws an error written for the model when it is not
-   * valid or the user has no room for another one (so nobody is asked to approve a sure failure).
-   */
-  preview(input: ScheduleInput): Promise<SchedulePreview>;
-  create(input: ScheduleInput): Promise<ScheduleView>;
-  list(): Promise<ScheduleView[]>;
-  cancel(id: string): Promise<boolean>;
-}
+export type { ScheduleInput, SchedulePreview, ScheduleView, UserSchedules } from '../../state/schedules/user-schedules.js';
 
 /** What the delegate tool asks for: one task for one agent profile (the tool owns the profiles it offers). */
 export interface DelegationRequest {
@@ -112,7 +72,7 @@ export interface ToolContext {
  * A tool returns text for the model, or a summary for the model plus raw data kept only in traces.
  * `outsideSource` says the summary is text from outside the conversation (a page, search results,
  * other people's messages): the executor then wraps it as untrusted data naming that source, and
- * the turn counts as having read outside text (see src/basics/safety/outside-gate.ts).
+ * the turn counts as having read outside text (see src/capabilities/toolkit/outside-gate.ts).
  */
 export type ToolResult = string | { summary: string; raw?: unknown; outsideSource?: string };
 
@@ -129,6 +89,8 @@ export type ToolEffect = 'none' | 'durable' | 'outward';
 export interface EffectInput {
   /** The requesting user's own words in this turn (to tell data they wrote from data they did not). */
   userText: string;
+  /** The messages the model saw before asking for the call (earlier results, e.g. pages it fetched). */
+  seen: readonly ChatMessage[];
 }
 
 export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
@@ -144,7 +106,7 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   category?: ToolCategory;
   /** True when running twice would do something twice (a timeout then reads "outcome unknown"). */
   sideEffects?: boolean;
-  /** Default 'none'. A function decides from the validated arguments (a fetch whose query string carries data is outward). */
+  /** Default 'none'. A function decides from the validated arguments (a fetch of a URL nobody wrote is outward). */
   effect?: ToolEffect | ((args: z.infer<S>, input: EffectInput) => ToolEffect);
   /** Only offered where the conversation can be read (not in the terminal chat). */
   needsConversationHistory?: boolean;

@@ -1,4 +1,4 @@
-import { parseLenientJson } from './lenient-json.js';
+import { parseLenientJson } from '../../runtime/provider/lenient-json.js';
 
 /**
  * Reads the arguments text a model produced into a value. Some models (and some servers' tool

@@ -3,11 +3,11 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { z } from 'zod';
 import { commaList, decimal, formatIssue, httpUrl, oneOf, otlpHeaders, presentValues, text, timeZone, wholeNumber } from './config-env.js';
-import { ALLOW_ENTRY, ALLOW_ENTRY_FIX, toAllowRule, type AllowRule } from '../gateway/access/allow-rules.js';
+import { ALLOW_ENTRY, ALLOW_ENTRY_FIX, toAllowRule, type AllowRule } from './allow-rules.js';
 import { redactSecrets } from '../basics/safety/secrets.js';
 import { unknownSettingWarnings } from './unknown-settings.js';
-import { dashboardEnv, type DashboardConfig } from '../operations/dashboard/dashboard-config.js';
-import { agentsFileSchema, resolveProfiles, type AgentProfiles } from '../agent/subagents/profiles.js';
+import { dashboardEnv, type DashboardConfig } from './dashboard-config.js';
+import { agentsFileSchema, resolveProfiles, type AgentProfiles } from './agent-profiles.js';
 
 /**
  * Every setting, validated once at start. Env is the primary interface; an optional

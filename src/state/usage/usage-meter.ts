@@ -1,6 +1,6 @@
 import type { Clock } from '../../basics/clock.js';
 import type { ModelProvider } from '../../runtime/provider/provider.js';
-import { storeKey, type Store } from '../../state/store/store.js';
+import { storeKey, type Store } from '../store/store.js';
 import type { TokenUsage } from '../../basics/types.js';
 
 /**

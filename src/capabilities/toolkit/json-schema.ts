@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ToolSpec } from '../provider/provider.js';
+import type { ToolSpec } from '../../runtime/provider/provider.js';
 import type { AnyTool } from './tool-api.js';
 import { isRecord } from '../../basics/values.js';
 

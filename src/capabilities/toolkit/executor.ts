@@ -1,7 +1,7 @@
 import { systemClock, type Clock } from '../../basics/clock.js';
-import { NetRefusedError } from '../../capabilities/net/net-client.js';
+import { NetRefusedError } from '../net/net-client.js';
 import type { ToolCall } from '../../basics/types.js';
-import { closestMatches } from './closest-match.js';
+import { closestMatches } from '../../basics/text/closest-match.js';
 import { coerceArgs } from './coerce-args.js';
 import { formatInvalidArgs } from './format-issues.js';
 import { inputJsonSchema } from './json-schema.js';

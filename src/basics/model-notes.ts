@@ -3,8 +3,8 @@
  * run, parse problems, limits). User-facing texts live in gateway/user-messages.ts: the two
  * audiences need different words for the same event.
  */
-import type { ContextReadProblem } from '../gateway/ports.js';
-import type { ApprovalOutcome } from '../state/approvals/approval-outcome.js';
+import type { ContextReadProblem } from './ports.js';
+import type { ApprovalOutcome } from './approval-outcome.js';
 import type { ChatMessage } from '../basics/types.js';
 
 const WHY: Record<Exclude<ApprovalOutcome, 'approved'>, string> = {

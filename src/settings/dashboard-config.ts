@@ -11,7 +11,7 @@ export interface DashboardConfig {
   evalsDir: string;
 }
 
-/** The dashboard's part of the environment (see src/app/config.ts for how areas combine). */
+/** The dashboard's part of the environment (see src/settings/config.ts for how areas combine). */
 export const dashboardEnv = (cwd: string) =>
   z
     .object({

@@ -1,5 +1,5 @@
-import type { ApprovalOutcome } from '../state/approvals/approval-outcome.js';
-import type { Conversation, InboundAttachment, InboundMessage, OutboundFile, Platform, Speaker } from '../basics/types.js';
+import type { ApprovalOutcome } from './approval-outcome.js';
+import type { Conversation, InboundAttachment, InboundMessage, OutboundFile, Platform, Speaker } from './types.js';
 
 /** What an approval prompt shows. Buttons carry only `id`. */
 export interface ApprovalView {

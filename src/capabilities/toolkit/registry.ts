@@ -1,6 +1,6 @@
-import type { Config } from '../../app/config.js';
+import type { Config } from '../../settings/config.js';
 import type { Logger } from '../../basics/log.js';
-import type { ToolSpec } from '../provider/provider.js';
+import type { ToolSpec } from '../../runtime/provider/provider.js';
 import { inputJsonSchema, toToolSpec, type ToolSpecOptions } from './json-schema.js';
 import type { AnyTool, ToolEffect } from './tool-api.js';
 
