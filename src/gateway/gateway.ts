@@ -17,6 +17,7 @@ import { fixedLimit, type LoadGovernor } from './load-governor.js';
 import { createSessionQueue } from './session-queue.js';
 import { createTurnDriver, type DriveEnd } from './turn-driver.js';
 import { createInbox } from './inbox.js';
+import { carryOverRound2 } from './carry-over.js';
 import { clockOrderKey } from './order-key.js';
 import { createApprovalFlow } from './approval-flow.js';
 import { runCommand, type CommandDeps } from './command-handlers.js';
@@ -332,6 +333,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     async recover() {
       // Approvals first: a decided one gets its resume row back before the queue starts running rows.
       await approvals.recover();
+      // Once, on the first start of this version over round-2 data (later starts find nothing).
+      await carryOverRound2({ store: deps.store, database: deps.database, log, turnFor });
       await work.start(runJob, (lane) => turns.runningIn(lane)?.abort());
       const sweep = await inbox.sweep().catch((err: Error) => {
         log.warn({ err: err.message }, 'could not sweep old inbound marks');
