@@ -48,6 +48,8 @@ export interface GatewayDeps {
   governor?: LoadGovernor;
   /** How long a turn runs before the progress indicator shows (0 = at once). */
   progressDelayMs?: number;
+  /** Answers shown as the model writes them (HERMES_STREAMING), where the platform can. */
+  streaming?: boolean;
   /** Longest user message accepted; longer ones get a clear answer instead of a silent cut. */
   maxInboundChars?: number;
   status: CommandDeps['status'];
