@@ -1,3 +1,4 @@
+import { rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { createReceiptJournal } from './gateway/receipts.js';
 import { loadConfig, mergeToolSettings, secretValues, type Config } from './settings/config.js';
@@ -104,6 +105,9 @@ async function main(): Promise<void> {
     stopping = true;
     await Promise.allSettled([...adapters.map((a) => a.stop()), dashboardServer?.stop()]);
     await core.close().catch((err: Error) => log.error({ err: err.message }, 'shutdown failed'));
+    // A workspace folder made only for this data folder and never used leaves nothing behind
+    // (rmdir removes only an empty folder; one with sessions' files stays for the next start).
+    if (workspaceRoot.kind === 'moved') await rmdir(workspaceRoot.dir).catch(() => undefined);
     process.exit(code);
   };
   process.on('SIGINT', () => void shutdown(0));

@@ -47,6 +47,8 @@ export interface Config {
     timeoutMs: number;
     maxRetries: number;
     toolMode: 'native' | 'json';
+    /** Answers shown as the model writes them (HERMES_STREAMING). */
+    streaming: boolean;
   };
   slack?: { botToken: string; signingSecret?: string; appToken?: string; apiUrl?: string };
   discord?: { token: string; apiUrl?: string; guildId?: string };
@@ -134,6 +136,7 @@ const modelEnv = z
     HERMES_MAX_TOKENS: wholeNumber(2048, { min: 1 }),
     HERMES_MODEL_TIMEOUT_MS: wholeNumber(60_000, { min: 1 }),
     HERMES_MODEL_RETRIES: wholeNumber(2, { min: 0 }),
+    HERMES_STREAMING: oneOf(['on', 'off'], 'on', 'use "on" (answers appear as the model writes them) or "off" (each answer posted once it is complete).'),
   })
   .transform((e): Config['model'] => ({
     // A local server (base URL set) usually checks no key; the SDK still wants one.
@@ -145,6 +148,7 @@ const modelEnv = z
     timeoutMs: e.HERMES_MODEL_TIMEOUT_MS,
     maxRetries: e.HERMES_MODEL_RETRIES,
     toolMode: e.HERMES_TOOL_MODE,
+    streaming: e.HERMES_STREAMING === 'on',
   }));
 
 const slackEnv = z
