@@ -248,6 +248,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     database,
     work,
     progressDelayMs: config.limits.progressDelayMs,
+    streaming: config.model.streaming,
     status: (speaker, isAdmin) => status.text(speaker, isAdmin, gateway.queueSize()),
     // A batch of thread context may take about half the prompt budget (≈ 4 characters a token).
     context: createConversationContext({ store, clock, log, limit: config.limits.threadContextMessages, maxChars: config.limits.contextTokens * 2 }),
