@@ -17,6 +17,7 @@ import { fixedLimit, type LoadGovernor } from './load-governor.js';
 import { createSessionQueue } from './session-queue.js';
 import { createTurnDriver, type DriveEnd } from './turn-driver.js';
 import { createInbox } from './inbox.js';
+import { carryOverRound2 } from './carry-over.js';
 import { clockOrderKey } from './order-key.js';
 import { createApprovalFlow } from './approval-flow.js';
 import { runCommand, type CommandDeps } from './command-handlers.js';
@@ -47,6 +48,8 @@ export interface GatewayDeps {
   governor?: LoadGovernor;
   /** How long a turn runs before the progress indicator shows (0 = at once). */
   progressDelayMs?: number;
+  /** Answers shown as the model writes them (HERMES_STREAMING), where the platform can. */
+  streaming?: boolean;
   /** Longest user message accepted; longer ones get a clear answer instead of a silent cut. */
   maxInboundChars?: number;
   status: CommandDeps['status'];
@@ -331,6 +334,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     async recover() {
       // Approvals first: a decided one gets its resume row back before the queue starts running rows.
       await approvals.recover();
+      // Once, on the first start of this version over round-2 data (later starts find nothing).
+      await carryOverRound2({ store: deps.store, database: deps.database, log, turnFor });
       await work.start(runJob, (lane) => turns.runningIn(lane)?.abort());
       const sweep = await inbox.sweep().catch((err: Error) => {
         log.warn({ err: err.message }, 'could not sweep old inbound marks');

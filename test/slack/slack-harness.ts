@@ -75,6 +75,8 @@ export async function startSlackHarness(opts: HarnessOptions = {}): Promise<Slac
       PORT: '0',
       // Indicators show at once here so tests can see them; the product waits (HERMES_PROGRESS_DELAY_MS).
       HERMES_PROGRESS_DELAY_MS: '0',
+      // Answers posted whole: these tests read them as posts; streaming has its own tests.
+      HERMES_STREAMING: 'off',
       ...(opts.socketMode ? { SLACK_APP_TOKEN: slack.appToken } : {}),
       ...opts.env,
     },

@@ -77,12 +77,18 @@ export function capText(text: string, max: number): string {
 }
 
 /** Splits what a tool returned into the model's text and the trace's raw value. */
-export function readResult(result: ToolResult | unknown): { text: string; raw?: unknown; outsideSource?: string; images?: ImageRef[] } {
+export function readResult(result: ToolResult | unknown): { text: string; raw?: unknown; outsideSource?: string; failed?: boolean; images?: ImageRef[] } {
   if (typeof result === 'string') return { text: result };
   if (typeof result === 'object' && result !== null && 'summary' in result) {
-    const { summary, raw, outsideSource, images } = result as { summary: unknown; raw?: unknown; outsideSource?: unknown; images?: ImageRef[] };
+    const { summary, raw, outsideSource, failed, images } = result as { summary: unknown; raw?: unknown; outsideSource?: unknown; failed?: unknown; images?: ImageRef[] };
     const text = typeof summary === 'string' ? summary : safeJson(summary);
-    return { text, raw, ...(typeof outsideSource === 'string' && { outsideSource }), ...(Array.isArray(images) && images.length > 0 && { images }) };
+    return {
+      text,
+      raw,
+      ...(typeof outsideSource === 'string' && { outsideSource }),
+      ...(failed === true && { failed: true }),
+      ...(Array.isArray(images) && images.length > 0 && { images }),
+    };
   }
   // Outside the contract (a tool returned a number or an object): show it rather than lose it.
   return { text: result === undefined ? '' : safeJson(result), raw: result };
