@@ -8,6 +8,7 @@
  *   approach rarely help, and each costs a model call.
  * The step limit (HERMES_MAX_STEPS) is the loop's own bound and lives there.
  */
+import { canonicalJson, canonicalJsonText } from '../basics/canonical-json.js';
 
 export type LoopGuardReason = 'repeated_call' | 'repeated_failure';
 
@@ -99,28 +100,5 @@ export function createLoopGuard(rules: readonly LoopGuardRule[] = DEFAULT_LOOP_G
  * two identical calls look different), object keys are sorted, absent values dropped.
  */
 export function canonicalArgs(args: unknown): string {
-  let value: unknown = args;
-  if (typeof args === 'string') {
-    try {
-      value = JSON.parse(args);
-    } catch {
-      return args.trim();
-    }
-  }
-  return JSON.stringify(sortKeys(value, 0)) ?? 'undefined';
-}
-
-function sortKeys(value: unknown, depth: number): unknown {
-  if (depth > 32) return value;
-  if (Array.isArray(value)) return value.map((v) => sortKeys(v, depth + 1));
-  if (typeof value === 'object' && value !== null) {
-    const obj = value as Record<string, unknown>;
-    return Object.fromEntries(
-      Object.keys(obj)
-        .sort()
-        .filter((k) => obj[k] !== undefined)
-        .map((k) => [k, sortKeys(obj[k], depth + 1)]),
-    );
-  }
-  return value;
+  return typeof args === 'string' ? canonicalJsonText(args) : canonicalJson(args);
 }

@@ -48,6 +48,8 @@ export async function startBot(opts: { env?: Record<string, string>; heartbeatIn
       DISCORD_API_URL: discord.apiUrl,
       // Indicators show at once here so tests can see them; the product waits (HERMES_PROGRESS_DELAY_MS).
       HERMES_PROGRESS_DELAY_MS: '0',
+      // Answers posted whole: these tests read them as posts; streaming has its own tests.
+      HERMES_STREAMING: 'off',
       ...opts.env,
     },
     dataDir,
@@ -96,7 +98,7 @@ export async function startBot(opts: { env?: Record<string, string>; heartbeatIn
   });
 
   const build = async (): Promise<{ core: Core; adapter: DiscordAdapter }> => {
-    const core = await createCore({ config, log, extraTools: [risky, ...(opts.tools ?? [])] });
+    const core = await createCore({ config, log, extraTools: [risky, ...(opts.tools ?? [])], invalidTraces: 'throw' });
     const adapter = await createDiscordAdapter({ config: config.discord!, gateway: core.gateway, store: core.store, log, timing: FAST_TIMING });
     await adapter.start();
     await core.start();

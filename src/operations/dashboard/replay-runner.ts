@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ModelProvider, ToolSpec } from '../../runtime/provider/provider.js';
 import { replaySteps, selectModelCalls, type ReplayStep } from '../eval/replay.js';
-import type { TracedEvent } from '../eval/trace-reader.js';
+import { parseTraceValue, type TraceRecord } from '../../runtime/trace/trace-schema.js';
 
 /**
  * Replay from the dashboard: the same code as `npm run replay` (src/operations/eval/replay.ts), one run at a
@@ -62,7 +62,8 @@ export function createReplayRunner(deps: ReplayDeps, now: () => number = Date.no
       const run: ReplayRun = { id: randomBytes(9).toString('base64url'), turnId, model, recordedModel: '', startedAt, finishedAt: startedAt, steps: [] };
       const signal = AbortSignal.timeout(timeoutMs);
       try {
-        const calls = selectModelCalls(events as TracedEvent[], { turnId });
+        // Lines as the index read them: only records that match their schema are replayed.
+        const calls = selectModelCalls(events.map(parseTraceValue).filter((e): e is TraceRecord => e !== undefined), { turnId });
         run.recordedModel = calls[0]?.model ?? '';
         run.steps = await replaySteps(calls, { provider: deps.provider(model), specs: deps.specs(), maxSteps: deps.maxSteps ?? 50, signal });
         if (signal.aborted) run.error = REPLAY_TEXT.timedOut(Math.round(timeoutMs / 1000));

@@ -1,5 +1,6 @@
 import { open, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { parseTraceValue } from '../../runtime/trace/trace-schema.js';
 
 /**
  * An in-memory index of the JSONL traces, kept current by reading only the bytes appended since
@@ -130,45 +131,48 @@ export function createTraceIndex(dir: string): TraceIndex {
     return t;
   }
 
-  function take(e: Record<string, unknown>, ref: LineRef): void {
-    const at = Date.parse(String(e.ts)) || 0;
-    if (e.type === 'refusal' && typeof e.turnId !== 'string') {
-      refusals.push({ at, reason: String(e.reason ?? ''), platform: String(e.platform ?? '') });
+  /**
+   * Every line of a turn is kept for its page (a record type this build does not know too); the
+   * summary reads only records that match trace-schema.ts.
+   */
+  function take(raw: Record<string, unknown>, ref: LineRef): void {
+    const e = parseTraceValue(raw);
+    const at = Date.parse(String(raw.ts)) || 0;
+    if (e?.type === 'refusal' && e.turnId === undefined) {
+      refusals.push({ at, reason: e.reason, platform: e.platform });
       return;
     }
-    if (typeof e.turnId !== 'string' || !e.turnId) return;
-    const t = turnFor(e.turnId, at);
+    if (typeof raw.turnId !== 'string' || !raw.turnId) return;
+    const t = turnFor(raw.turnId, at);
     t.lines.push(ref);
-    switch (e.type) {
-      case 'turn_start': {
-        const text = String(e.text ?? '');
+    switch (e?.type) {
+      case 'turn_start':
         t.startedAt = at;
-        t.platform = String(e.platform ?? '');
-        t.userKey = String(e.userKey ?? '');
-        t.sessionId = String(e.sessionId ?? '');
-        t.text = clip(text);
-        t.search = text.slice(0, SEARCH_CHARS).toLowerCase();
+        t.platform = e.platform;
+        t.userKey = e.userKey;
+        t.sessionId = e.sessionId;
+        t.text = clip(e.text);
+        t.search = e.text.slice(0, SEARCH_CHARS).toLowerCase();
         dirty = true;
         break;
-      }
       case 'tool_call':
-        t.toolCalls.push({ name: String(e.name ?? '?'), ok: e.ok === true, durationMs: Number(e.durationMs) || 0, ...(typeof e.errorKind === 'string' && { errorKind: e.errorKind }), ...(typeof e.agent === 'string' && { agent: e.agent }) });
+        t.toolCalls.push({ name: e.name, ok: e.ok, durationMs: e.durationMs, ...(e.errorKind !== undefined && { errorKind: e.errorKind }), ...(e.agent !== undefined && { agent: e.agent }) });
         break;
       case 'approval':
         if (e.status === 'pending') t.approvals++;
         break;
       case 'subagent':
-        t.subagents.push(String(e.agent ?? '?'));
+        t.subagents.push(e.agent);
         break;
       case 'turn_end':
-        t.outcome = String(e.outcome ?? '');
-        t.steps = Number(e.steps) || 0;
-        t.durationMs = Number(e.durationMs) || 0;
-        t.promptTokens = Number(e.promptTokens) || 0;
-        t.completionTokens = Number(e.completionTokens) || 0;
+        t.outcome = e.outcome;
+        t.steps = e.steps;
+        t.durationMs = e.durationMs;
+        t.promptTokens = e.promptTokens;
+        t.completionTokens = e.completionTokens;
         break;
       case 'refusal':
-        refusals.push({ at, reason: String(e.reason ?? ''), platform: String(e.platform ?? '') });
+        refusals.push({ at, reason: e.reason, platform: e.platform });
         break;
       default:
         break;

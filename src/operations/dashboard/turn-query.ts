@@ -1,3 +1,4 @@
+import { percentile } from '../../basics/percentile.js';
 import type { RefusalSummary, TurnSummary } from './trace-index.js';
 
 /** Filters, pages and numbers over the index: pure functions, so pages and tests share them. */
@@ -97,11 +98,6 @@ export interface DashboardStats {
   refusals: Record<string, number>;
 }
 
-/** Nearest-rank percentile of sorted numbers (the same rule as `npm run stats`). */
-export function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-}
 
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 

@@ -1,5 +1,6 @@
+import { canonicalJsonText } from '../../basics/canonical-json.js';
 import type { ModelProvider, ToolSpec } from '../../runtime/provider/provider.js';
-import type { ChatMessage, ToolCall } from '../../basics/types.js';
+import type { ChatMessage } from '../../basics/types.js';
 import type { TracedEvent } from './trace-reader.js';
 
 /**
@@ -60,26 +61,12 @@ export function selectModelCalls(events: TracedEvent[], sel: ReplaySelection): M
 
 function recordedDecision(e: ModelCallEvent): Decision {
   if (e.error || !e.response) return { calls: [], text: null, error: e.error ?? 'no response recorded' };
-  const r = e.response as { content?: string | null; toolCalls?: ToolCall[] };
-  return { calls: (r.toolCalls ?? []).map((c) => ({ name: c.name, args: c.arguments })), text: r.content ?? null };
+  return { calls: (e.response.toolCalls ?? []).map((c) => ({ name: c.name, args: c.arguments })), text: e.response.content ?? null };
 }
 
 /** Arguments compared as parsed JSON, so spacing and key order do not count as a difference. */
 function sameArgs(a: string, b: string): boolean {
-  const canon = (s: string): string => {
-    try {
-      return JSON.stringify(sortKeys(JSON.parse(s) as unknown));
-    } catch {
-      return s.trim();
-    }
-  };
-  return canon(a) === canon(b);
-}
-
-function sortKeys(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sortKeys);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]));
-  return v;
+  return canonicalJsonText(a) === canonicalJsonText(b);
 }
 
 export function withSystemPrompt(messages: ChatMessage[], system: string | undefined): ChatMessage[] {
@@ -100,7 +87,7 @@ export async function replaySteps(
     const missingTools = e.tools.filter((name) => !deps.specs.some((s) => s.name === name));
     let replayed: Decision;
     try {
-      const r = await deps.provider.complete({ messages: withSystemPrompt(e.messages as ChatMessage[], deps.system), tools: offered, signal: deps.signal });
+      const r = await deps.provider.complete({ messages: withSystemPrompt(e.messages, deps.system), tools: offered, signal: deps.signal });
       replayed = { calls: r.toolCalls.map((c) => ({ name: c.name, args: c.arguments })), text: r.content };
     } catch (err) {
       replayed = { calls: [], text: null, error: (err as Error).message };

@@ -1,12 +1,13 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { TraceEvent } from '../../runtime/trace/tracer.js';
+import { parseTraceLine, type TraceRecord } from '../../runtime/trace/trace-schema.js';
 
-export type TracedEvent = TraceEvent & { ts?: string };
+/** A trace record as read back (trace-schema.ts). */
+export type TracedEvent = TraceRecord;
 
 const MAX_FILES = 400;
 
-/** Every event in a traces folder's day files, oldest file first; torn or foreign lines are skipped. */
+/** Every record in a traces folder's day files, oldest file first; torn lines and records that match no type of trace-schema.ts are skipped. */
 export async function readTraceEvents(dir: string): Promise<TracedEvent[]> {
   let files: string[];
   try {
@@ -19,12 +20,8 @@ export async function readTraceEvents(dir: string): Promise<TracedEvent[]> {
     const text = await readFile(path.join(dir, f), 'utf8');
     for (const line of text.split('\n')) {
       if (!line.trim()) continue;
-      try {
-        const e = JSON.parse(line) as TracedEvent;
-        if (e && typeof e === 'object' && typeof e.type === 'string' && typeof e.turnId === 'string') events.push(e);
-      } catch {
-        // a torn last line after a crash
-      }
+      const e = parseTraceLine(line);
+      if (e?.turnId !== undefined) events.push(e);
     }
   }
   return events;

@@ -1,5 +1,7 @@
 import { open, readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { percentile } from '../../basics/percentile.js';
+import { parseTraceLine } from '../../runtime/trace/trace-schema.js';
 
 /** Usage and quality numbers computed from trace files (the traces are the only source of truth). */
 export interface TraceStats {
@@ -24,11 +26,6 @@ export interface StatsWindow {
 }
 
 const MAX_FILES = 400;
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-}
 
 /**
  * The traces exist but cannot be read (EACCES, EIO, not a folder…). Only a missing folder means
@@ -73,13 +70,10 @@ export async function readTraceStats(dir: string, window: StatsWindow): Promise<
     try {
       for await (const line of handle.readLines({ encoding: 'utf8' })) {
         if (!line) continue;
-        let e: Record<string, unknown>;
-        try {
-          e = JSON.parse(line) as Record<string, unknown>;
-        } catch {
-          continue; // a torn last line after a crash
-        }
-        const ts = Date.parse(String(e.ts));
+        // A torn last line after a crash, or a record of no known type: skipped.
+        const e = parseTraceLine(line);
+        if (!e) continue;
+        const ts = Date.parse(e.ts);
         if (!(ts >= window.since && ts <= window.until)) continue;
         if (e.type === 'turn_start' && (!window.userKey || e.userKey === window.userKey)) turnsOfUser.add(String(e.turnId));
         // Keep only what the numbers need: traces hold whole prompts.

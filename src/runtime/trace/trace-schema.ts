@@ -1,23 +1,172 @@
-/** One JSONL line per event; every line carries the turn id so a turn can be read back whole. */
-export type TraceEvent =
-  | { type: 'turn_start'; turnId: string; sessionId: string; platform: string; userKey: string; text: string }
-  /** `model` is the model that answered; `requestModel` the one asked for (they differ behind aliases and routers). */
-  | ({ type: 'model_call'; turnId: string; step: number; model: string; requestModel?: string; messages: unknown; tools: string[]; response: unknown; usage?: { promptTokens: number; completionTokens: number }; latencyMs: number; error?: string; grounding?: { claims: string[] } } & SubAgentMark)
-  /** `startedAt` (epoch ms, absent when it never ran): calls of one response run at once or in turn, so the record's time says little about when each began. */
-  | ({ type: 'tool_call'; turnId: string; callId: string; name: string; args: unknown; ok: boolean; result: string; raw?: unknown; startedAt?: number; durationMs: number; errorKind?: string } & SubAgentMark)
-  /** A sub-agent's run, ended: `callId` is the parent's `delegate` call; its tokens are in the parent's turn_end too. */
-  | { type: 'subagent'; turnId: string; callId: string; agent: string; outcome: string; steps: number; durationMs: number; promptTokens: number; completionTokens: number }
-  | { type: 'approval'; turnId: string; approvalId: string; tool: string; status: string; by?: string }
-  | { type: 'turn_end'; turnId: string; outcome: string; steps: number; durationMs: number; promptTokens: number; completionTokens: number }
-  /** Someone was turned away before (or instead of) a model call: HERMES_ALLOW, rate or daily tokens. */
-  | { type: 'refusal'; turnId?: string; reason: string; source: string; platform: string; userKey: string };
+import { z } from 'zod';
+import type { ChatMessage } from '../../basics/types.js';
+import type { ModelResponse } from '../provider/provider.js';
+
+/**
+ * The trace records: one JSONL line per event, every line carrying the turn id so a turn can be
+ * read back whole. This schema is the one description of them: the agent loop and the gateway
+ * write records of these types (the tracer checks them), and every reader — `npm run stats`, the
+ * dashboard's index and turn page, replay and eval, OpenTelemetry — reads them through
+ * `parseTraceLine` instead of guessing at loose JSON.
+ *
+ * Objects are loose (unknown keys are kept, not stripped): a reader of an older build must not
+ * drop what a newer one added.
+ */
+
+const count = z.number().int().nonnegative();
+const ms = z.number().nonnegative();
 
 /**
  * Set on the model and tool calls a sub-agent made: they belong to the parent turn (`turnId`), under
  * the parent's `delegate` call `parentCallId`, made by the agent named `agent`. Absent on the main agent's.
  */
-export interface SubAgentMark {
-  agent?: string;
-  parentCallId?: string;
+const subAgentMark = {
+  agent: z.string().optional(),
+  parentCallId: z.string().optional(),
+};
+
+const tokenUsage = z.object({ promptTokens: count, completionTokens: count });
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * A message as it was sent to the model (ChatMessage, after redaction): checked for having a role
+ * and kept whole, since the turn page and replay show and resend it as it was (the writer's type
+ * already holds the role to the four known ones).
+ */
+const tracedMessage = z.custom<ChatMessage>((v) => isObject(v) && typeof v.role === 'string', { message: 'not a chat message (no role)' });
+
+/**
+ * The model's response as the provider returned it (null when the call failed). Only its being an
+ * object is checked: readers that need its parts look at them, and an older record's response may
+ * lack some.
+ */
+const tracedResponse = z.custom<Partial<ModelResponse>>((v) => isObject(v), { message: 'not a model response object' });
+
+export const turnStartRecord = z.looseObject({
+  type: z.literal('turn_start'),
+  turnId: z.string(),
+  sessionId: z.string(),
+  platform: z.string(),
+  userKey: z.string(),
+  text: z.string(),
+});
+
+/** `model` is the model that answered; `requestModel` the one asked for (they differ behind aliases and routers). */
+export const modelCallRecord = z.looseObject({
+  type: z.literal('model_call'),
+  turnId: z.string(),
+  step: count,
+  model: z.string(),
+  requestModel: z.string().optional(),
+  messages: z.array(tracedMessage),
+  tools: z.array(z.string()),
+  response: tracedResponse.nullable(),
+  usage: tokenUsage.optional(),
+  latencyMs: ms,
+  error: z.string().optional(),
+  /** The answer stated these figures without a source and the model was asked again (agent/grounding.ts). */
+  grounding: z.looseObject({ claims: z.array(z.string()) }).optional(),
+  ...subAgentMark,
+});
+
+/** `startedAt` (epoch ms, absent when it never ran): calls of one response run at once or in turn, so the record's time says little about when each began. */
+export const toolCallRecord = z.looseObject({
+  type: z.literal('tool_call'),
+  turnId: z.string(),
+  callId: z.string(),
+  name: z.string(),
+  args: z.unknown(),
+  ok: z.boolean(),
+  result: z.string(),
+  raw: z.unknown().optional(),
+  startedAt: z.number().optional(),
+  durationMs: ms,
+  errorKind: z.string().optional(),
+  ...subAgentMark,
+});
+
+/** A sub-agent's run, ended: `callId` is the parent's `delegate` call; its tokens are in the parent's turn_end too. */
+export const subagentRecord = z.looseObject({
+  type: z.literal('subagent'),
+  turnId: z.string(),
+  callId: z.string(),
+  agent: z.string(),
+  outcome: z.string(),
+  steps: count,
+  durationMs: ms,
+  promptTokens: count,
+  completionTokens: count,
+});
+
+export const approvalRecord = z.looseObject({
+  type: z.literal('approval'),
+  turnId: z.string(),
+  approvalId: z.string(),
+  tool: z.string(),
+  status: z.string(),
+  by: z.string().optional(),
+});
+
+/** `outcome`: a TurnEnd kind (`model_error:<kind>` for model errors) or `error` (the turn threw). */
+export const turnEndRecord = z.looseObject({
+  type: z.literal('turn_end'),
+  turnId: z.string(),
+  outcome: z.string(),
+  steps: count,
+  durationMs: ms,
+  promptTokens: count,
+  completionTokens: count,
+});
+
+/** Someone was turned away before (or instead of) a model call: HERMES_ALLOW, rate or daily tokens. */
+export const refusalRecord = z.looseObject({
+  type: z.literal('refusal'),
+  turnId: z.string().optional(),
+  reason: z.string(),
+  source: z.string(),
+  platform: z.string(),
+  userKey: z.string(),
+});
+
+export const traceEventSchema = z.discriminatedUnion('type', [turnStartRecord, modelCallRecord, toolCallRecord, subagentRecord, approvalRecord, turnEndRecord, refusalRecord]);
+
+/** A record as it is written (the tracer adds `ts`). */
+export type TraceEvent = z.input<typeof traceEventSchema>;
+export type TraceType = TraceEvent['type'];
+export type TraceEventOf<T extends TraceType> = Extract<TraceEvent, { type: T }>;
+export type SubAgentMark = Pick<TraceEventOf<'model_call'>, 'agent' | 'parentCallId'>;
+
+/** A record as it is read back: `ts` is when it was written (ISO 8601). */
+export type TraceRecord = z.output<typeof traceEventSchema> & { ts: string };
+export type TraceRecordOf<T extends TraceType> = Extract<TraceRecord, { type: T }>;
+
+const withTs = z.looseObject({ ts: z.string() });
+
+/** Problems of a record that does not match its type, one line each (the tracer's check, tests). */
+export function traceEventProblems(event: unknown): string[] {
+  const r = traceEventSchema.safeParse(event);
+  return r.success ? [] : r.error.issues.map((i) => `${i.path.join('.') || '(record)'}: ${i.message}`);
 }
 
+/**
+ * One line of a trace file, or undefined when it is not a record of a known type (a torn last line
+ * after a crash, a record type this build does not know): readers skip such lines.
+ */
+export function parseTraceLine(line: string): TraceRecord | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  return parseTraceValue(value);
+}
+
+/** As parseTraceLine, for a value already parsed from JSON. */
+export function parseTraceValue(value: unknown): TraceRecord | undefined {
+  const ts = withTs.safeParse(value);
+  if (!ts.success) return undefined;
+  const r = traceEventSchema.safeParse(value);
+  return r.success ? { ...r.data, ts: ts.data.ts } : undefined;
+}

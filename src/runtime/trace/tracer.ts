@@ -1,7 +1,7 @@
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { TraceEvent } from './trace-schema.js';
+import { traceEventProblems, type TraceEvent } from './trace-schema.js';
 
 export type { SubAgentMark, TraceEvent } from './trace-schema.js';
 
@@ -26,9 +26,25 @@ export interface Tracer {
  * per line (a thread-pool round trip each) cost more than all the rest of a step's bookkeeping.
  * `flush()` writes what is waiting; a crash handler calls it before exiting.
  */
-export function createTracer(opts: { dir: string; log: Logger; redact: (v: unknown) => string; now?: () => number }): Tracer {
+export function createTracer(opts: { dir: string; log: Logger; redact: (v: unknown) => string; now?: () => number; invalid?: 'throw' | 'log' }): Tracer {
   const now = opts.now ?? Date.now;
   let lastErrorAt = 0;
+  let lastInvalidAt = -Infinity;
+
+  /**
+   * Every record is checked against trace-schema.ts before it is written. Tests make a mismatch
+   * throw (the writer is wrong); a running bot logs it (at most once a minute) and writes the
+   * record anyway: a trace with a surprising field beats no trace.
+   */
+  function check(event: TraceEvent): void {
+    const problems = traceEventProblems(event);
+    if (problems.length === 0) return;
+    if (opts.invalid === 'throw') throw new Error(`trace record ${event.type} does not match its schema: ${problems.join('; ')}`);
+    if (now() - lastInvalidAt > 60_000) {
+      lastInvalidAt = now();
+      opts.log.warn({ type: event.type, problems }, 'trace record does not match its schema');
+    }
+  }
   let fd: number | undefined;
   let fdDay = '';
   let dirMade = false;
@@ -86,6 +102,7 @@ export function createTracer(opts: { dir: string; log: Logger; redact: (v: unkno
   return {
     dir: opts.dir,
     record(event) {
+      check(event);
       const ts = new Date(now()).toISOString();
       let line: string;
       try {

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { canonicalJson } from '../../basics/canonical-json.js';
 import type { Clock } from '../../basics/clock.js';
 import type { Conversation, Speaker } from '../../basics/types.js';
 import { storeKey, type Store } from '../store/store.js';
@@ -65,16 +66,8 @@ const OPEN_STATUSES: ReadonlySet<ApprovalStatus> = new Set(['pending', 'approved
 const OPEN_INDEX_KEY = storeKey('approval', 'open');
 const recordKey = (id: string) => storeKey('approval', 'record', id);
 
-/** JSON with object keys sorted at every depth, so equal arguments always hash the same. */
-export function canonicalJson(value: unknown): string {
-  return (
-    JSON.stringify(value ?? null, (_key, v: unknown) =>
-      v !== null && typeof v === 'object' && !Array.isArray(v)
-        ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-        : v,
-    ) ?? 'null'
-  );
-}
+/** Kept here too: the hash's definition is read next to the records it protects. */
+export { canonicalJson };
 
 export function hashArgs(args: unknown): string {
   return createHash('sha256').update(canonicalJson(args)).digest('hex');
