@@ -138,6 +138,8 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
       // The bench measures the bot's capacity, not one person's pace: one user per channel sends
       // 30 questions as fast as answers come, which HERMES_USER_RATE would rightly refuse.
       HERMES_USER_RATE: '0',
+      // Answers are counted as posts; streaming's own cost is measured apart.
+      HERMES_STREAMING: 'off',
       SLACK_BOT_TOKEN: slack.botToken,
       SLACK_SIGNING_SECRET: slack.signingSecret,
       SLACK_API_URL: slack.apiUrl,

@@ -1,5 +1,7 @@
+import { rmdir } from 'node:fs/promises';
 import path from 'node:path';
-import { loadConfig, secretValues, type Config } from './settings/config.js';
+import { createReceiptJournal } from './gateway/receipts.js';
+import { loadConfig, mergeToolSettings, secretValues, type Config } from './settings/config.js';
 import { createLogger } from './basics/log.js';
 import { createCore, type Core } from './app/app.js';
 import { StartupRefusal } from './basics/startup-refusal.js';
@@ -103,6 +105,9 @@ async function main(): Promise<void> {
     stopping = true;
     await Promise.allSettled([...adapters.map((a) => a.stop()), dashboardServer?.stop()]);
     await core.close().catch((err: Error) => log.error({ err: err.message }, 'shutdown failed'));
+    // A workspace folder made only for this data folder and never used leaves nothing behind
+    // (rmdir removes only an empty folder; one with sessions' files stays for the next start).
+    if (workspaceRoot.kind === 'moved') await rmdir(workspaceRoot.dir).catch(() => undefined);
     process.exit(code);
   };
   process.on('SIGINT', () => void shutdown(0));
@@ -136,7 +141,7 @@ async function main(): Promise<void> {
   } else {
     if (config.slack) {
       const { createSlackAdapter } = await import('../adapters/slack/slack-adapter.js');
-      adapters.push(await createSlackAdapter({ config: config.slack, httpPort: config.port, gateway: core.gateway, store: core.store, log: log.child({ adapter: 'slack' }), isReady: () => ready, dashboard: dashboard?.handle }));
+      adapters.push(await createSlackAdapter({ config: config.slack, httpPort: config.port, gateway: core.gateway, store: core.store, receipts: createReceiptJournal(core.database, 'slack'), log: log.child({ adapter: 'slack' }), isReady: () => ready, dashboard: dashboard?.handle }));
     }
     if (config.discord) {
       const { createDiscordAdapter } = await import('../adapters/discord/discord-adapter.js');
@@ -172,14 +177,6 @@ async function main(): Promise<void> {
     const warning = probeWarning(r, { baseURL: config.model.baseURL, apiKey: config.model.apiKey, model: config.model.name });
     if (warning) log.warn(warning);
   });
-}
-
-function mergeToolSettings(fromFile: Config['tools'], fromEnv: Record<string, Record<string, unknown>>): Config['tools'] {
-  const out: Config['tools'] = { ...fromFile };
-  for (const [name, settings] of Object.entries(fromEnv)) {
-    out[name] = { ...(out[name] ?? {}), settings: { ...settings, ...(out[name]?.settings ?? {}) } };
-  }
-  return out;
 }
 
 /** `npm run eval` / `npm run replay`: the eval harness gets the built-in tools from here, like the bot. */

@@ -74,11 +74,19 @@ export function encodeWebhookBody(body: Args['body'], format: 'json' | 'form'): 
   return { body: new URLSearchParams(body).toString(), contentType };
 }
 
-/** Checked extra headers (lower-case names); throws on one the model may not set. */
+/**
+ * Checked extra headers (lower-case names); throws on one the model may not set. Header names are
+ * case-insensitive: `X-Token` and `x-token` are one header, so the prompt would show two values
+ * while only one is sent. Such a pair is refused rather than one of them picked.
+ */
 export function checkWebhookHeaders(headers: Record<string, string> = {}): Record<string, string> {
   const out: Record<string, string> = {};
+  const firstSpelling = new Map<string, string>();
   for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase();
+    const earlier = firstSpelling.get(lower);
+    if (earlier !== undefined) throw new Error(`headers "${earlier}" and "${name}" are the same header (names ignore case); send it once`);
+    firstSpelling.set(lower, name);
     if (!HEADER_NAME.test(name)) throw new Error(`header name ${JSON.stringify(name.slice(0, 60))} is not a valid HTTP header name`);
     if (FORBIDDEN_HEADERS.has(lower)) {
       throw new Error(`header "${name}" cannot be set: Host, Content-Length and connection-level headers are managed by the HTTP client`);

@@ -1,4 +1,5 @@
 import { GuildMember, MessageType, type APIInteractionGuildMember, type Message, type User } from 'discord.js';
+import { orderKey } from '../../src/gateway/order-key.js';
 import type { Conversation, InboundMessage, Speaker } from '../../src/basics/types.js';
 import { attachmentsOf } from './discord-files.js';
 
@@ -31,6 +32,7 @@ export function toInbound(message: Message, botId: string): InboundMessage | nul
   const attachments = attachmentsOf(message);
   return {
     id: message.id,
+    order: snowflakeOrder(message.id),
     conversation,
     speaker: speakerOf(message.author, message.guildId, message.member?.displayName),
     text: text === '' ? `(sent ${[...message.attachments.values()].map((a) => a.name).join(', ') || 'an attachment'})` : text,
@@ -87,4 +89,18 @@ export function readableText(content: string, botId: string, mentionedUsers: Rea
     })
     .replace(/[ \t]{2,}/g, ' ')
     .trim();
+}
+
+/** Discord's epoch (2015-01-01) in Unix milliseconds: a snowflake's top bits count from it. */
+const DISCORD_EPOCH_MS = 1_420_070_400_000n;
+
+/**
+ * A snowflake as the gateway's order key: its time (the top 42 bits, milliseconds since Discord's
+ * epoch) and then the whole id, zero-padded, which orders messages of the same millisecond the way
+ * Discord numbered them.
+ */
+export function snowflakeOrder(id: string): string | undefined {
+  if (!/^\d{1,20}$/.test(id)) return undefined;
+  const ms = (BigInt(id) >> 22n) + DISCORD_EPOCH_MS;
+  return orderKey(ms * 1000n, id.padStart(20, '0'));
 }

@@ -124,6 +124,23 @@ export function createSlackReader(deps: SlackReaderDeps): ConversationReader {
       }
     },
 
+    async readSince({ conversation, messageId, after }, limit) {
+      const channel = conversation.channelId;
+      if (!conversation.threadId || limit <= 0) return { ok: true, messages: [], more: false };
+      const before = Number(tsOf(messageId));
+      const since = tsOf(after);
+      try {
+        // Only the part after the last message seen: `oldest` keeps the read to one small page in
+        // the usual case. The thread's first message may come back anyway; the ts filter drops it.
+        const res = await call(() => deps.client.conversations.replies({ channel, ts: conversation.threadId!, oldest: since, inclusive: false, limit: PAGE_SIZE }));
+        const raw = ((res.messages ?? []) as SlackMessage[]).filter((m) => m.ts !== undefined && Number(m.ts) > Number(since) && Number(m.ts) < before);
+        const messages = await toContext(channel, raw);
+        return { ok: true, messages: messages.slice(-limit), more: messages.length > limit || Boolean(res.response_metadata?.next_cursor) };
+      } catch (err) {
+        return failed(err, channel);
+      }
+    },
+
     async readChannel(conversation, opts) {
       const channel = conversation.channelId;
       const latest = opts.before ? opts.before.slice(opts.before.lastIndexOf(':') + 1) : undefined;
@@ -136,6 +153,11 @@ export function createSlackReader(deps: SlackReaderDeps): ConversationReader {
       }
     },
   };
+}
+
+/** The Slack ts in an id of ours (`C123:1712.0001`) or a bare ts. */
+function tsOf(id: string): string {
+  return id.includes(':') ? id.slice(id.lastIndexOf(':') + 1) : id;
 }
 
 function problemOf(err: unknown, channel: string): ContextReadProblem {

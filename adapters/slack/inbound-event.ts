@@ -11,6 +11,7 @@
  *   context in a thread the bot has joined and never answers it.
  * Both events of the mention + message pair carry id `channel:ts`, so the gateway dedupes them.
  */
+import { orderKey } from '../../src/gateway/order-key.js';
 import type { Conversation, InboundMessage } from '../../src/basics/types.js';
 import { mentionedUserIds, mentionsUser } from './inbound-text.js';
 import { attachmentsOf, type SlackFile } from './slack-files.js';
@@ -68,6 +69,7 @@ export function classifyEvent(ev: SlackMessageLike, workspaceId: string, botUser
     rawText,
     message: {
       id: `${ev.channel}:${ev.ts}`,
+      order: slackOrder(ev.ts),
       conversation,
       speaker: { platform: 'slack', workspaceId, userId: ev.user },
       mentioned,
@@ -98,4 +100,14 @@ function otherBot(ev: SlackMessageLike, workspaceId: string, botUserId: string, 
       at: Math.round(Number(ev.ts) * 1000),
     },
   };
+}
+
+/**
+ * A message's `ts` ("1700000000.000100": seconds, then a 6-digit sequence Slack keeps unique per
+ * channel) as the gateway's order key, so turns run in the order Slack posted the messages.
+ */
+export function slackOrder(ts: string): string | undefined {
+  const m = /^(\d+)\.(\d{1,6})$/.exec(ts);
+  if (!m) return undefined;
+  return orderKey(BigInt(m[1]!) * 1_000_000n + BigInt(m[2]!.padEnd(6, '0')), ts);
 }

@@ -25,7 +25,7 @@ import { createSlackPort } from './slack-port.js';
 import { checkScopes, EVENTS_REMINDER, identifyBot, SlackStartupError } from './startup-check.js';
 import { createUserNames } from './user-names.js';
 import { DurableApp } from './durable-app.js';
-import { createReceiptJournal } from '../../src/gateway/receipts.js';
+import type { ReceiptJournal } from '../../src/gateway/receipts.js';
 import { createSlackReader } from './conversation-reader.js';
 import { rejectSkewedRequests } from './request-age.js';
 import { isDashboardPath, type RequestHandler } from '../../src/operations/dashboard/dashboard.js';
@@ -35,6 +35,8 @@ export interface SlackAdapterOptions {
   httpPort: number;
   gateway: GatewayApi;
   store: Store;
+  /** Where request bodies are journaled before they are acknowledged (createReceiptJournal on the core's database). */
+  receipts: ReceiptJournal;
   log: Logger;
   isReady: () => boolean;
   /** Retries of Bolt's own WebClient (used for nothing that posts); tests pass 0. */
@@ -80,7 +82,7 @@ export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<Sla
       retryConfig: { retries: opts.retries ?? 2 },
       timeout: SLACK_CALL_TIMEOUT_MS,
     },
-  }, createReceiptJournal(store, 'slack'), log);
+  }, opts.receipts, log);
   app.error(async (err) => {
     log.error({ err: { code: err.code, message: err.message } }, 'slack: Bolt reported an error');
   });

@@ -41,6 +41,12 @@ import { saveAttachments } from '../capabilities/workspace/intake.js';
 import { workspaceLimits } from '../capabilities/sandbox/limits.js';
 import { createGatekeeper, type Gatekeeper } from '../gateway/access/gatekeeper.js';
 import { createSubAgents } from '../agent/subagents/subagents.js';
+import { openPostgresDatabase, openSqliteDatabase, type OpenedDatabase } from '../state/store/database.js';
+import { storeFilePath } from '../state/store/open-store.js';
+import { createLocalWorkQueue } from '../state/cluster/local-work-queue.js';
+import { createPgWorkQueue } from '../state/cluster/pg-work-queue.js';
+import type { WorkQueue } from '../state/cluster/work-queue.js';
+import type { SessionJob } from '../gateway/gateway.js';
 
 export interface CoreOptions {
   config: Config;
@@ -49,8 +55,10 @@ export interface CoreOptions {
   store?: Store;
   /** Set with `store` when it is on a PostgreSQL database that other instances share (benchmarks). */
   shared?: PostgresStore;
-  /** Session lease life and inbox poll on a shared store (tests shorten them). */
-  clusterTiming?: { leaseMs?: number; pollMs?: number };
+  /** The operational tables to use with `store`; absent → opened next to it (and closed with the core). */
+  database?: OpenedDatabase;
+  /** Work claim lease, poll and settle time on a shared store (tests shorten them). */
+  clusterTiming?: { leaseMs?: number; pollMs?: number; settleMs?: number };
   /** Replaces the OpenAI provider (evaluation harness, benchmarks). */
   provider?: ModelProvider;
   /** Replaces the network client (tests that need a custom DNS lookup). */
@@ -68,6 +76,8 @@ export interface CoreOptions {
 export interface Core {
   gateway: Gateway;
   store: Store;
+  /** The operational tables (receipts journal, inbound marks, work). */
+  database: OpenedDatabase;
   config: Config;
   log: Logger;
   registry: ToolRegistry;
@@ -104,7 +114,11 @@ function instanceId(): string {
 export async function createCore(opts: CoreOptions): Promise<Core> {
   const { config, log } = opts;
   const clock = opts.clock ?? systemClock;
-  const opened: OpenedStore = opts.store ? { store: opts.store, shared: opts.shared } : await openStore(config, log);
+  const opened: OpenedStore = opts.store
+    ? { store: opts.store, shared: opts.shared, database: opts.database ?? (opts.shared ? await openPostgresDatabase(opts.shared.pool, log) : await openSqliteDatabase(storeFilePath(config), log)) }
+    : await openStore(config, log);
+  const ownsDatabase = opts.store !== undefined && opts.database === undefined;
+  const database = opened.database;
   // Another instance may change any key at any time on a shared database: nothing is cached then.
   const store = opened.shared ? opened.store : createCachedStore(opened.store);
   const self = instanceId();
@@ -189,18 +203,24 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     },
   };
 
+  const governor = createLoadGovernor({ max: config.limits.maxConcurrentTurns, sampler: eventLoopSampler() });
+  const work: WorkQueue<SessionJob> = opened.shared
+    ? createPgWorkQueue<SessionJob>({ database, url: opened.shared.url, instanceId: self, log, clock, maxConcurrent: () => governor.limit(), onRaise: (fn) => governor.onRaise(fn), ...opts.clusterTiming })
+    : createLocalWorkQueue<SessionJob>({ database, log, clock, maxConcurrent: () => governor.limit(), onRaise: (fn) => governor.onRaise(fn) });
   const status = createStatusReporter({ config, tracesDir: tracer.dir, flushTraces: () => tracer.flush(), provider, approvals, reminders, clock, log, usage: (speaker) => access.report(speaker) });
   const gateway = createGateway({
     store, sessions, approvals, facts, turn, clock, log,
     admins: config.admins,
     access,
     maxConcurrentTurns: config.limits.maxConcurrentTurns,
-    governor: createLoadGovernor({ max: config.limits.maxConcurrentTurns, sampler: eventLoopSampler() }),
+    governor,
+    database,
+    work,
     progressDelayMs: config.limits.progressDelayMs,
+    streaming: config.model.streaming,
     status: (speaker, isAdmin) => status.text(speaker, isAdmin, gateway.queueSize()),
     // A batch of thread context may take about half the prompt budget (≈ 4 characters a token).
     context: createConversationContext({ store, clock, log, limit: config.limits.threadContextMessages, maxChars: config.limits.contextTokens * 2 }),
-    cluster: opened.shared ? { pool: opened.shared.pool, url: opened.shared.url, instanceId: self, ...opts.clusterTiming } : undefined,
     schedules,
     intake: (msg, sessionId, port) =>
       saveAttachments({ attachments: msg.attachments ?? [], workspace: workspaces.forSession(sessionId), port, log: log.child({ turn: 'attachments' }) }),
@@ -240,7 +260,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   timer = createDueTimer({ clock, log, sources: [reminderSource, scheduleSource] });
 
   return {
-    gateway, store, config, log, registry, access,
+    gateway, store, database, config, log, registry, access,
     leadership(name) {
       if (!opened.shared) return undefined;
       const l = createLeadership({ leases: createLeases(opened.shared.pool, self), name, failoverMs: config.failoverS * 1000, clock, log });
@@ -262,6 +282,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
       await timer?.idle(5_000);
       await tracer.close();
       await telemetry?.shutdown();
+      if (ownsDatabase) await database.close();
       if (!opts.store) await store.close();
     },
   };

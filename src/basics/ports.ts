@@ -65,6 +65,12 @@ export interface ConversationReader {
    * message it replies to (`referenceId`); with scope 'reference', only the reply chain it answers.
    */
   readEarlier(where: { conversation: Conversation; messageId: string; referenceId?: string; scope: 'thread' | 'reference' }, limit: number): Promise<ContextRead>;
+  /**
+   * The thread's messages after `after` (an id the session holds) and before `messageId`: what
+   * the bot never received as events (posted while it was down, or with the app not subscribed to
+   * channel messages). Optional: a platform whose joined threads always arrive as events needs none.
+   */
+  readSince?(where: { conversation: Conversation; messageId: string; after: string }, limit: number): Promise<ContextRead>;
   /** Recent messages of the channel (or DM) itself; `before` is a ContextMessage id from an earlier read. */
   readChannel(conversation: Conversation, opts: { limit: number; before?: string }): Promise<ContextRead>;
 }

@@ -31,6 +31,12 @@ export interface Conversation {
 export interface InboundMessage {
   /** Platform-unique id of this post (Slack: channel + ts; Discord: message id). Used for dedupe. */
   id: string;
+  /**
+   * Where the platform put this post in its conversation, as gateway/order-key.ts text (Slack `ts`,
+   * Discord snowflake). Turns of one session run in this order on every instance; absent → the
+   * time it was accepted.
+   */
+  order?: string;
   conversation: Conversation;
   speaker: Speaker;
   /** Text with the bot's own mention stripped; other mentions kept readable. */

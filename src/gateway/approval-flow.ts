@@ -1,5 +1,5 @@
 import type { ApprovalRecord } from '../state/approvals/approval-store.js';
-import { shownArgsJson } from '../state/approvals/shown-args.js';
+import { shownArgsJson, visibleText } from '../state/approvals/shown-args.js';
 import { runApprovedCall, type TurnState } from '../agent/turn-runner.js';
 import { actionNotRun, actionOutcomeUnknown, interruptedCall } from '../basics/model-notes.js';
 import type { Conversation, Speaker } from '../basics/types.js';
@@ -25,15 +25,13 @@ interface FlowDeps {
   access: Gatekeeper;
   portFor(c: Conversation): OutboundPort | undefined;
   isAdmin(s: Speaker): boolean;
-  /** Runs a job in the conversation's queue slot (after whatever is already queued there). */
-  enqueue(c: Conversation, job: () => Promise<void>): Promise<void>;
   /** Continues a turn; `before` runs first inside the slot and may stop it by returning false. */
   drive(state: TurnState, before?: (signal: AbortSignal) => Promise<boolean>): Promise<void>;
   /**
-   * Set on a shared database: a continuation is queued as a durable session job (run by whichever
-   * instance holds the session, via continueTurn) instead of a closure in this process.
+   * Queues the continuation as a durable work row (id `resume:<approval id>`, so a second one for
+   * the same approval is not added), run in the conversation's lane by runJob below.
    */
-  resumeLater?(r: ApprovalRecord, outcome: ApprovalOutcome, by?: Speaker): Promise<void>;
+  resumeLater(r: ApprovalRecord, outcome: ApprovalOutcome, by?: Speaker): Promise<void>;
 }
 
 const OPEN = new Set(['pending', 'approved', 'running']);
@@ -52,7 +50,7 @@ export function createApprovalFlow(deps: FlowDeps) {
     toolName: r.toolName,
     argsJson: shownArgsJson(r.args),
     argsDigest: r.argsHash,
-    ...(r.description === undefined ? {} : { description: r.description }),
+    ...(r.description === undefined ? {} : { description: visibleText(r.description) }),
     requester: r.requester,
     expiresAt: r.expiresAt,
     ...(r.sources?.length && { sources: r.sources }),
@@ -107,11 +105,7 @@ export function createApprovalFlow(deps: FlowDeps) {
 
   /** Queues the continuation of a decided approval's turn. */
   function resume(r: ApprovalRecord, outcome: ApprovalOutcome, by?: Speaker): void {
-    if (deps.resumeLater) {
-      deps.resumeLater(r, outcome, by).catch((err: Error) => log.error({ err: err.message, approvalId: r.id }, 'queueing an approval continuation failed; a restart resumes it'));
-      return;
-    }
-    void deps.enqueue(r.conversation, () => continueTurn(r, outcome, by));
+    deps.resumeLater(r, outcome, by).catch((err: Error) => log.error({ err: err.message, approvalId: r.id }, 'queueing an approval continuation failed; a restart resumes it'));
   }
 
   /** The continuation itself; runs inside the session's slot. */
@@ -260,38 +254,25 @@ export function createApprovalFlow(deps: FlowDeps) {
       if (fixes.length) await deps.sessions.append(sessionId, fixes);
     },
 
-    /** After a restart: re-arm pending, finish decided-but-not-run, and report interrupted runs as unknown. */
+    /**
+     * At start (other instances may be running on a shared database, so only what is safe with
+     * them alive is done): pending requests get their expiry timer, or are posted again where
+     * prompts do not survive a restart; decided-but-not-run ones get their resume row back (its
+     * id is the approval's, so a row still queued is not doubled). A run cut off mid-way keeps
+     * its resume row, and whoever claims it next reports it unknown (runJob below).
+     */
     async recover(): Promise<void> {
       for (const r of await deps.approvals.listOpen()) {
         if (r.status === 'pending') {
           if (deps.clock.now() >= r.expiresAt) await expire(r.id);
           else if (deps.portFor(r.conversation)?.promptsVanish) await show(r);
-          else arm(r);
+          else if (!timers.has(r.id)) arm(r);
         } else if (r.status === 'approved') {
-          // Decided before the restart: the edit may not have happened, so it is made (again).
+          // The prompt edit may not have happened before a crash, so it is made (again).
           await editPrompt(r, 'approved', r.decidedBy);
           resume(r, 'approved', r.decidedBy);
         } else if (r.status === 'running') {
-          await deps.approvals.markUnknown(r.id);
-          trace(r, 'unknown');
-          void deps.enqueue(r.conversation, () => continueAfterLostRun(r));
-        }
-      }
-    },
-
-    /**
-     * Start of an instance on a shared database: the others are alive, so only what is safe with
-     * them running is done here. Pending requests get their expiry timer (expiry is a
-     * compare-and-set: one instance applies it); decided-but-not-run ones are queued again (the
-     * job id is the approval's, so a copy still queued is not doubled). A run cut off by a dead
-     * instance is found by whoever takes over its session (runJob below).
-     */
-    async recoverShared(): Promise<void> {
-      for (const r of await deps.approvals.listOpen()) {
-        if (r.status === 'pending') {
-          if (deps.clock.now() >= r.expiresAt) await expire(r.id);
-          else if (!timers.has(r.id)) arm(r);
-        } else if (r.status === 'approved') {
+          // Normally its row is still queued (then this adds nothing); runJob reports it unknown.
           resume(r, 'approved', r.decidedBy);
         }
       }

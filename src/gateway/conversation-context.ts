@@ -12,7 +12,9 @@ import { contextUnavailable } from './user-messages.js';
  * - the thread's earlier messages, when a session starts in an existing thread (the first mention
  *   there, or the first message after `/hermes new`), and the reply chain a message answers;
  * - messages posted since the bot's last answer in a thread it has joined that were not addressed
- *   to it (noted as they arrive, durably, without an answer).
+ *   to it (noted as they arrive, durably, without an answer), and those it never received as
+ *   events (posted while it was down, or not sent to it), read from the platform since the last
+ *   message the session holds.
  * Messages the session already holds (by platform id) are never added twice.
  */
 export interface ConversationContextDeps {
@@ -46,6 +48,23 @@ export function createConversationContext(deps: ConversationContextDeps) {
     }
   }
 
+  /**
+   * Messages of the thread after the last one the session holds that never reached the bot. A
+   * failed read only costs this catch-up (logged); the turn goes on with what the session has.
+   */
+  async function readMissed(port: OutboundPort, msg: InboundMessage, history: readonly ChatMessage[]): Promise<ContextMessage[]> {
+    const after = [...history].reverse().find((m) => m.role === 'user' && m.inboundId && m.inboundId !== msg.id);
+    if (!after || after.role !== 'user' || !after.inboundId) return [];
+    try {
+      const read = await port.reader!.readSince!({ conversation: msg.conversation, messageId: msg.id, after: after.inboundId }, deps.limit);
+      if (read.ok) return read.messages.filter((m) => !m.author.isSelf);
+      deps.log.warn({ problem: read.problem }, 'thread catch-up could not be read; answering with what the session holds');
+    } catch (err) {
+      deps.log.error({ err: (err as Error).message }, 'reading the thread catch-up threw');
+    }
+    return [];
+  }
+
   return {
     /** A message in a joined thread that was not for the bot: kept for its next turn there. */
     async note(msg: InboundMessage): Promise<void> {
@@ -66,8 +85,9 @@ export function createConversationContext(deps: ConversationContextDeps) {
       const out: ChatMessage[] = [];
       let userNote: string | undefined;
       const wantsEarlier = deps.limit > 0 && port?.reader !== undefined && msg.hasEarlier === true;
+      const canCatchUp = deps.limit > 0 && port?.reader?.readSince !== undefined && msg.conversation.threadId !== undefined;
       const pending = await deps.store.get<ContextMessage[]>(pendingKey(msg));
-      if (!wantsEarlier && !pending?.length) return { messages: out, notedIds: [] };
+      if (!wantsEarlier && !canCatchUp && !pending?.length) return { messages: out, notedIds: [] };
       const history = await loadHistory();
       const held = new Set(history.flatMap((m) => (m.role === 'user' && m.inboundId ? [m.inboundId] : [])));
       held.add(msg.id);
@@ -89,8 +109,11 @@ export function createConversationContext(deps: ConversationContextDeps) {
       }
 
       const notedIds = (pending ?? []).map((m) => m.id);
-      if (pending?.length) {
-        const unseen = pending.filter((m) => !held.has(m.id));
+      const missed = fresh || !canCatchUp ? [] : await readMissed(port!, msg, history);
+      const since = new Map<string, ContextMessage>();
+      for (const m of [...missed, ...(pending ?? [])]) if (!held.has(m.id)) since.set(m.id, m);
+      if (since.size) {
+        const unseen = [...since.values()].sort((a, b) => a.at - b.at);
         const { kept, dropped } = newestWithin(unseen, deps.limit, deps.maxChars);
         if (kept.length) out.push(contextMessage('since', kept, dropped));
       }

@@ -10,13 +10,15 @@ import type { FactStore } from '../state/memory/fact-store.js';
 import type { TurnDeps } from '../agent/turn-runner.js';
 import { newTurnState } from '../agent/turn-runner.js';
 import { tagUserText } from '../agent/system-prompt.js';
-import type { Pool } from 'pg';
 import type { ApprovalOutcome, CommandInvocation, CommandReply, DecisionResult, GatewayApi, OutboundPort } from '../basics/ports.js';
-import { createPgWorkQueue, type WorkContext } from '../state/cluster/pg-work-queue.js';
+import type { WorkContext, WorkItem, WorkQueue } from '../state/cluster/work-queue.js';
+import type { OpenedDatabase } from '../state/store/database.js';
 import { fixedLimit, type LoadGovernor } from './load-governor.js';
 import { createSessionQueue } from './session-queue.js';
-import { createTurnDriver } from './turn-driver.js';
+import { createTurnDriver, type DriveEnd } from './turn-driver.js';
 import { createInbox } from './inbox.js';
+import { carryOverRound2 } from './carry-over.js';
+import { clockOrderKey } from './order-key.js';
 import { createApprovalFlow } from './approval-flow.js';
 import { runCommand, type CommandDeps } from './command-handlers.js';
 import { parseCommand } from './commands.js';
@@ -46,30 +48,25 @@ export interface GatewayDeps {
   governor?: LoadGovernor;
   /** How long a turn runs before the progress indicator shows (0 = at once). */
   progressDelayMs?: number;
+  /** Answers shown as the model writes them (HERMES_STREAMING), where the platform can. */
+  streaming?: boolean;
   /** Longest user message accepted; longer ones get a clear answer instead of a silent cut. */
   maxInboundChars?: number;
   status: CommandDeps['status'];
   /** Thread context and messages noted in joined threads; absent → the bot sees only what it is sent. */
   context?: ConversationContext;
-  /** Set on a shared PostgreSQL store: session work goes through the database (see pg-work-queue.ts). */
-  cluster?: ClusterOptions;
+  /** The operational tables (inbound dedupe, work). */
+  database: OpenedDatabase;
+  /** Every turn and approval resume goes through it; the gateway never knows which one it is. */
+  work: WorkQueue<SessionJob>;
   /** Scheduled tasks, for `/hermes schedules` and `unschedule`. */
   schedules?: ScheduleStore;
   /** Saves a message's attached files into the session's workspace before its turn (files-and-code). */
   intake?(msg: InboundMessage, sessionId: string, port: OutboundPort | undefined): Promise<{ modelNote?: string; userNotice?: string }>;
 }
 
-export interface ClusterOptions {
-  pool: Pool;
-  url: string;
-  /** Unique per process start: names this instance as a lease holder. */
-  instanceId: string;
-  leaseMs?: number;
-  pollMs?: number;
-}
-
-/** Session work as data, so any instance can run it. */
-type SessionJob =
+/** Session work as data, so any instance (or this one after a restart) can run it. */
+export type SessionJob =
   | { kind: 'message'; message: InboundMessage }
   | { kind: 'resume'; approvalId: string; outcome: ApprovalOutcome; by?: Speaker };
 
@@ -87,14 +84,16 @@ export interface Gateway extends GatewayApi {
 }
 
 const DEFAULT_MAX_INBOUND = 40_000;
-/** Shared database: how often an instance looks for approval requests it has no expiry timer for. */
+/** How often an instance looks for approval requests it has no expiry timer for (posted elsewhere). */
 const EXPIRY_WATCH_MS = 30_000;
 
 export function createGateway(deps: GatewayDeps): Gateway {
   const ports = new Map<Platform, OutboundPort>();
   const governor = deps.governor ?? fixedLimit(deps.maxConcurrentTurns);
+  // Scheduled runs only (they wait for their end in this process); everything else is deps.work.
   const queue = createSessionQueue(governor);
-  const inbox = createInbox(deps.store);
+  const work = deps.work;
+  const inbox = createInbox(deps.database, work, () => deps.clock.now());
   const log = deps.log;
   let closed = false;
   let cancelWatch: (() => void) | undefined;
@@ -109,24 +108,24 @@ export function createGateway(deps: GatewayDeps): Gateway {
     ...deps,
     portFor,
     isAdmin,
-    enqueue: (c, job) => queue.run(conversationKey(c), job),
     drive: async (state, before) => {
       await drive(state, before);
     },
-    resumeLater: deps.cluster
-      ? (r, outcome, by) => work!.submit(conversationKey(r.conversation), `resume:${r.id}`, { kind: 'resume', approvalId: r.id, outcome, by })
-      : undefined,
+    resumeLater: async (r, outcome, by) => {
+      await work.add({ id: `resume:${r.id}`, kind: 'resume', lane: conversationKey(r.conversation), order: clockOrderKey(deps.clock.now(), r.id), job: { kind: 'resume', approvalId: r.id, outcome, by } });
+    },
   });
 
-  /** One job of a session, run by the instance holding the session's lease. */
-  async function runJob(job: SessionJob, ctx: WorkContext): Promise<void> {
+  /** One job of a session, run by whichever worker claimed its row. */
+  async function runJob(job: SessionJob, ctx: WorkContext): Promise<void | 'interrupted'> {
     if (job.kind === 'resume') {
       const result = await approvals.runJob(job.approvalId, job.outcome, job.by, ctx.startedBefore);
       if (result === 'interrupted') {
         const r = await deps.approvals.get(job.approvalId);
         if (r) await send(r.conversation, say.RESTART_INTERRUPTED, r.replyTo);
       }
-      return;
+      // A continuation cut off mid-run leaves its record 'running': the next claim reports it unknown.
+      return ctx.signal.aborted ? 'interrupted' : undefined;
     }
     const msg = job.message;
     if (ctx.startedBefore && (await turnStarted(msg))) {
@@ -138,11 +137,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
       return;
     }
     const key = conversationKey(msg.conversation);
-    // Losing the lease (this instance stalled) stops the turn here: another instance has the session now.
+    // Losing the claim (this instance stalled) or shutting down stops the turn here.
     const stop = () => turns.runningIn(key)?.abort();
     ctx.signal.addEventListener('abort', stop, { once: true });
     try {
-      await processMessage(msg);
+      const end = await processMessage(msg);
+      return end === 'aborted' && ctx.signal.aborted ? 'interrupted' : undefined;
     } finally {
       ctx.signal.removeEventListener('abort', stop);
     }
@@ -154,19 +154,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     return recent.some((m) => m.role === 'user' && m.inboundId === msg.id);
   }
 
-  const work = deps.cluster
-    ? createPgWorkQueue<SessionJob>({
-        ...deps.cluster,
-        log,
-        clock: deps.clock,
-        maxConcurrent: () => governor.limit(),
-        run: (_key, job, ctx) => runJob(job, ctx),
-        onStop: (key) => turns.runningIn(key)?.abort(),
-      })
-    : undefined;
-
   /** The queued job for one user message. */
-  async function processMessage(msg: InboundMessage): Promise<void> {
+  async function processMessage(msg: InboundMessage): Promise<DriveEnd> {
     try {
       // The bot is about to answer in this thread: from now on it is part of it.
       if (msg.conversation.threadId) await deps.sessions.markJoined(msg.conversation);
@@ -186,29 +175,31 @@ export function createGateway(deps: GatewayDeps): Gateway {
       await deps.sessions.append(session.id, [{ role: 'user', content: tagUserText(msg.conversation, msg.speaker, text), speaker: msg.speaker, inboundId: msg.id }]);
       const state = newTurnState({ sessionId: session.id, conversation: msg.conversation, speaker: msg.speaker, isAdmin: isAdmin(msg.speaker), replyTo: msg.replyTo }, deps.clock.now());
       deps.turn.tracer.record({ type: 'turn_start', turnId: state.turnId, sessionId: session.id, platform: msg.conversation.platform, userKey: speakerKey(msg.speaker), text: msg.text });
-      await drive(state);
+      return await drive(state);
     } catch (err) {
       log.error({ err: (err as Error).message }, 'could not start a turn');
       await send(msg.conversation, err instanceof StoreWriteError ? say.STORE_FAILED : say.UNEXPECTED_ERROR, msg.replyTo);
-    } finally {
-      // On a shared database the job's row is the inbox entry; the work queue deletes it.
-      if (!work) await inbox.done(msg.id).catch((err: Error) => log.error({ err: err.message }, 'inbox cleanup failed'));
+      return 'error';
     }
   }
 
-  /** Ids queued and not finished: a replayed request and the inbox recovery may name the same message. */
-  const queued = new Set<string>();
-  function enqueue(msg: InboundMessage): void {
-    if (queued.has(msg.id)) return;
-    queued.add(msg.id);
-    void queue.run(conversationKey(msg.conversation), () => processMessage(msg).finally(() => queued.delete(msg.id)));
+  /** The work row that answers a message: in its conversation's lane, at the platform's place for it. */
+  function turnFor(msg: InboundMessage): WorkItem<SessionJob> {
+    return {
+      id: `msg:${msg.conversation.platform}:${msg.id}`,
+      kind: 'turn',
+      lane: conversationKey(msg.conversation),
+      order: msg.order ?? clockOrderKey(deps.clock.now(), msg.id),
+      job: { kind: 'message', message: msg },
+    };
   }
 
-  /** Durable before it returns (the platform is acknowledged after), then scheduled. */
-  async function accept(msg: InboundMessage): Promise<void> {
-    if (work) return work.submit(conversationKey(msg.conversation), `msg:${msg.conversation.platform}:${msg.id}`, { kind: 'message', message: msg });
-    await inbox.add(msg);
-    enqueue(msg);
+  /**
+   * Dedupe mark and work row in one transaction, durable before it returns (the platform is
+   * acknowledged after). False: accepted before (a retry or a replay), its work already queued.
+   */
+  function accept(msg: InboundMessage, dedupeId = msg.id): Promise<boolean> {
+    return inbox.accept(msg.conversation.platform, dedupeId, turnFor(msg));
   }
 
   const requester = (m: { speaker: Speaker; conversation: Conversation; roles?: readonly string[] }): Requester => ({ speaker: m.speaker, conversation: m.conversation, roles: m.roles });
@@ -247,40 +238,34 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
     async handleMessage(msg) {
       if (closed) return 'ignored';
+      const platform = msg.conversation.platform;
+      const max = deps.maxInboundChars ?? DEFAULT_MAX_INBOUND;
       try {
         const verdict = await accepts(msg);
         if (verdict === 'ignore') return 'ignored';
-        if (!(await deps.sessions.claimInbound(msg.conversation.platform, msg.id))) return 'duplicate';
         if (verdict === 'note') {
+          if (!(await inbox.mark(platform, msg.id, 'noted'))) return 'duplicate';
           await deps.context!.note(msg);
           return 'noted';
         }
         const refusal = await deps.access.admitMessage(requester(msg), 'message');
         if (refusal) {
+          if (!(await inbox.mark(platform, msg.id, 'refused'))) return 'duplicate';
           await answerRefusal(msg, refusal);
           return 'ignored';
         }
+        const answer = msg.text.trim() === '' && !msg.attachments?.length ? say.EMPTY_MENTION : msg.text.length > max ? say.messageTooLong(msg.text.length, max) : undefined;
+        if (answer !== undefined) {
+          if (!(await inbox.mark(platform, msg.id, 'answered'))) return 'duplicate';
+          await send(msg.conversation, answer, msg.replyTo);
+          return 'queued';
+        }
+        return (await accept(msg)) ? 'queued' : 'duplicate';
       } catch (err) {
         log.error({ err: (err as Error).message }, 'store failed while accepting a message');
         if (msg.conversation.isDm || msg.mentioned) await send(msg.conversation, say.STORE_FAILED, msg.replyTo);
         return 'ignored';
       }
-      const max = deps.maxInboundChars ?? DEFAULT_MAX_INBOUND;
-      if (msg.text.trim() === '' && !msg.attachments?.length) {
-        await send(msg.conversation, say.EMPTY_MENTION, msg.replyTo);
-        return 'queued';
-      }
-      if (msg.text.length > max) {
-        await send(msg.conversation, say.messageTooLong(msg.text.length, max), msg.replyTo);
-        return 'queued';
-      }
-      try {
-        await accept(msg);
-      } catch (err) {
-        log.error({ err: (err as Error).message }, 'store failed while queueing a message');
-        await send(msg.conversation, say.STORE_FAILED, msg.replyTo);
-      }
-      return 'queued';
     },
 
     async handleCommand(cmd: CommandInvocation): Promise<CommandReply> {
@@ -290,10 +275,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
       if (refusal) return { kind: 'private', text: refusal.reason === 'not_allowed' ? say.NOT_ALLOWED : say.limitRefusal(refusal, deps.clock.now()) };
       if (parsed.kind === 'task') {
         const id = cmd.id ? `cmd:${cmd.id}` : `cmd:${cmd.conversation.channelId}:${deps.clock.now()}:${Math.random().toString(36).slice(2, 8)}`;
-        // A replayed invocation (after a restart) must not start the task a second time.
-        if (cmd.id && !(await deps.sessions.claimInbound(cmd.conversation.platform, id))) return { kind: 'task', text: say.TASK_ALREADY_ACCEPTED };
         const msg: InboundMessage = { id, conversation: cmd.conversation, speaker: cmd.speaker, text: parsed.text, mentioned: true, replyTo: cmd.replyTo, roles: cmd.roles };
-        await accept(msg);
+        // A replayed invocation (after a restart) must not start the task a second time.
+        if (!(await accept(msg))) return { kind: 'task', text: say.TASK_ALREADY_ACCEPTED };
         return { kind: 'task', text: `Working on it: ${parsed.text.length > 200 ? `${parsed.text.slice(0, 200)}…` : parsed.text}` };
       }
       const key = conversationKey(cmd.conversation);
@@ -306,12 +290,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
           const controller = turns.runningIn(key);
           controller?.abort();
           // On a shared database the turn may be running on another instance: it is told too.
-          const elsewhere = work ? await work.stopElsewhere(key).catch(() => false) : false;
+          const elsewhere = await work.stopElsewhere(key).catch(() => false);
           const session = await deps.sessions.current(cmd.conversation);
           const cancelled = await approvals.cancelForSession(session.id, cmd.speaker);
           return { stoppedTurn: controller !== undefined || elsewhere, cancelledApprovals: cancelled };
         },
-        queueDepth: () => queue.size(),
+        queueDepth: () => queue.size() + work.active(),
         schedules: deps.schedules,
       });
     },
@@ -347,40 +331,33 @@ export function createGateway(deps: GatewayDeps): Gateway {
     },
 
     async recover() {
-      if (work) {
-        await approvals.recoverShared();
-        await work.start();
-        const watch = () => {
-          cancelWatch = deps.clock.setTimer(() => {
-            approvals
-              .watchExpiries()
-              .catch((err: Error) => log.warn({ err: err.message }, 'cluster: watching approval expiries failed'))
-              .finally(() => {
-                if (!closed) watch();
-              });
-          }, EXPIRY_WATCH_MS);
-        };
-        watch();
-        return;
-      }
-      for (const msg of await inbox.pending()) {
-        const session = await deps.sessions.current(msg.message.conversation);
-        const recent = await deps.sessions.history(session.id);
-        if (recent.some((m) => m.role === 'user' && m.inboundId === msg.message.id)) {
-          // A turn was running when the process died. Re-running could repeat side effects,
-          // so the history is repaired (dangling calls answered) and the user is told.
-          await approvals.repairHistory(session.id);
-          await send(msg.message.conversation, say.RESTART_INTERRUPTED, msg.message.replyTo);
-          await inbox.done(msg.message.id);
-        } else {
-          enqueue(msg.message);
-        }
-      }
+      // Approvals first: a decided one gets its resume row back before the queue starts running rows.
       await approvals.recover();
+      // Once, on the first start of this version over round-2 data (later starts find nothing).
+      await carryOverRound2({ store: deps.store, database: deps.database, log, turnFor });
+      await work.start(runJob, (lane) => turns.runningIn(lane)?.abort());
+      const sweep = await inbox.sweep().catch((err: Error) => {
+        log.warn({ err: err.message }, 'could not sweep old inbound marks');
+        return 0;
+      });
+      if (sweep > 0) log.info({ removed: sweep }, 'swept old inbound dedupe marks');
+      // Requests posted by another instance (or before a restart) get an expiry timer here too, so
+      // one expires on time even when the instance that posted it died.
+      const watch = () => {
+        cancelWatch = deps.clock.setTimer(() => {
+          approvals
+            .watchExpiries()
+            .catch((err: Error) => log.warn({ err: err.message }, 'watching approval expiries failed'))
+            .finally(() => {
+              if (!closed) watch();
+            });
+        }, EXPIRY_WATCH_MS);
+      };
+      watch();
     },
 
-    idle: () => (work ? Promise.all([queue.idle(), work.idle()]).then(() => undefined) : queue.idle()),
-    queueSize: () => queue.size() + (work?.active() ?? 0),
+    idle: () => Promise.all([queue.idle(), work.idle()]).then(() => undefined),
+    queueSize: () => queue.size() + work.active(),
 
     async close() {
       closed = true;
@@ -388,8 +365,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
       cancelWatch?.();
       approvals.close();
       turns.abortAll();
-      await work?.close();
-      await Promise.race([Promise.all([queue.idle(), work?.idle()]), new Promise((r) => setTimeout(r, 5_000).unref())]);
+      await work.close();
+      await Promise.race([Promise.all([queue.idle(), work.idle()]), new Promise((r) => setTimeout(r, 5_000).unref())]);
     },
   };
 }

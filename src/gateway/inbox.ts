@@ -1,41 +1,58 @@
-import type { Store } from '../state/store/store.js';
-import { storeKey } from '../state/store/store.js';
-import type { InboundMessage } from '../basics/types.js';
+import type { OpenedDatabase } from '../state/store/database.js';
+import type { WorkItem, WorkQueue } from '../state/cluster/work-queue.js';
 
 /**
- * Accepted messages are written here before the platform is acknowledged, and removed when their
- * turn ends. After a crash, `pending()` lists them; whether a turn had started is read from the
- * session (its user message carries the inbound id), so starting costs no extra write.
+ * Accepting a message (or a task command) is one transaction: the dedupe mark in
+ * `hermes_inbound` and the work row that will answer it commit together or not at all. So a
+ * receipt replayed after a crash finds either nothing (and is accepted now) or the accepted
+ * message (a duplicate, whose work is already queued) — never a mark without its message, which
+ * is how acknowledged mentions used to go unanswered.
  *
- * Entries are found by their key prefix, so accepting a message is one write. Earlier versions
- * also kept an index key listing them; its entries have the same keys, so they are found all the same.
+ * What was accepted without work (a refusal, a note, the answer to an empty mention) is marked
+ * the same way, so a retry does not answer twice. Marks are kept `KEEP_MS` (platform retries and
+ * crash replays come within minutes) and swept by their indexed age.
  */
-export interface InboxEntry {
-  message: InboundMessage;
-  receivedAt: number;
+export type InboundOutcome = 'queued' | 'noted' | 'refused' | 'answered';
+
+const KEEP_MS = 3 * 24 * 60 * 60 * 1000;
+
+export interface Inbox<J> {
+  /** Marks the message and queues its work in one transaction; false when it was accepted before. */
+  accept(platform: string, id: string, work: WorkItem<J>): Promise<boolean>;
+  /** Marks a message that needs no work; false when it was accepted before. */
+  mark(platform: string, id: string, outcome: Exclude<InboundOutcome, 'queued'>): Promise<boolean>;
+  /** Deletes marks older than KEEP_MS; returns how many. */
+  sweep(): Promise<number>;
 }
 
-const PREFIX = 'inbox:';
-const LEGACY_INDEX = 'inbox:index';
-
-export function createInbox(store: Store) {
-  const key = (id: string) => storeKey('inbox', id);
+export function createInbox<J>(database: OpenedDatabase, work: WorkQueue<J>, now: () => number): Inbox<J> {
+  const { db } = database;
   return {
-    async add(message: InboundMessage): Promise<void> {
-      await store.set(key(message.id), { message, receivedAt: Date.now() } satisfies InboxEntry);
+    async accept(platform, id, item) {
+      const accepted = await db.transaction().execute(async (tx) => {
+        const r = await tx
+          .insertInto('hermes_inbound')
+          .values({ platform, id, outcome: 'queued', accepted_at: now() })
+          .onConflict((c) => c.columns(['platform', 'id']).doNothing())
+          .executeTakeFirst();
+        if (Number(r.numInsertedOrUpdatedRows ?? 0n) === 0) return false;
+        await work.addIn(tx, item);
+        return true;
+      });
+      if (accepted) work.wake(item.lane);
+      return accepted;
     },
-    async done(id: string): Promise<void> {
-      await store.delete(key(id));
+    async mark(platform, id, outcome) {
+      const r = await db
+        .insertInto('hermes_inbound')
+        .values({ platform, id, outcome, accepted_at: now() })
+        .onConflict((c) => c.columns(['platform', 'id']).doNothing())
+        .executeTakeFirst();
+      return Number(r.numInsertedOrUpdatedRows ?? 0n) > 0;
     },
-    async pending(): Promise<InboxEntry[]> {
-      const out: InboxEntry[] = [];
-      for (const k of await store.keysWithPrefix(PREFIX)) {
-        if (k === LEGACY_INDEX) continue;
-        const e = await store.get<InboxEntry>(k);
-        if (e) out.push(e);
-      }
-      await store.delete(LEGACY_INDEX);
-      return out.sort((a, b) => a.receivedAt - b.receivedAt);
+    async sweep() {
+      const r = await db.deleteFrom('hermes_inbound').where('accepted_at', '<', now() - KEEP_MS).executeTakeFirst();
+      return Number(r.numDeletedRows);
     },
   };
 }

@@ -1,16 +1,12 @@
-import type { Store } from '../state/store/store.js';
-import { storeKey } from '../state/store/store.js';
+import type { OpenedDatabase } from '../state/store/database.js';
 
 /**
  * What a platform was told we received is on disk first. An adapter writes each accepted request
- * body here BEFORE it acknowledges it — one store write, the only one before the ack — and
- * deletes it once the gateway holds the message or decision durably (inbox, decision) or it
- * needed nothing. After a crash, `pending()` lists the bodies acknowledged but not yet handed
- * over; the adapter replays them, and the gateway's own dedupe (event ids, the approval
- * compare-and-set) keeps a replay from acting twice.
- *
- * Entries are found by their key prefix. Earlier versions also kept an index key listing them,
- * rewritten twice per request; its entries have the same keys, so they are found all the same.
+ * body here BEFORE it acknowledges it — one statement, the only one before the ack — and deletes
+ * it once the gateway holds the message or decision durably (accepted, decided) or it needed
+ * nothing. After a crash, `pending()` lists the bodies acknowledged but not yet handed over; the
+ * adapter replays them, and the gateway's own dedupe (the inbound marks, the approval
+ * compare-and-set) keeps a replay from acting twice. Rows live in `hermes_receipt`.
  */
 export interface Receipt {
   id: string;
@@ -21,29 +17,24 @@ export interface Receipt {
 export interface ReceiptJournal {
   add(id: string, body: unknown): Promise<void>;
   done(id: string): Promise<void>;
+  /** Oldest first. */
   pending(): Promise<Receipt[]>;
 }
 
-export function createReceiptJournal(store: Store, platform: string, now: () => number = Date.now): ReceiptJournal {
-  const key = (id: string) => storeKey('receipt', platform, id);
-  const prefix = `${storeKey('receipt', platform)}:`;
-  const legacyIndex = storeKey('receipt', platform, 'index');
+export function createReceiptJournal(database: OpenedDatabase, platform: string, now: () => number = Date.now): ReceiptJournal {
+  const { db } = database;
   return {
     async add(id, body) {
-      await store.set(key(id), { id, body, receivedAt: now() } satisfies Receipt);
+      const row = { platform, id, body: JSON.stringify(body ?? null), received_at: now() };
+      // A platform retry of a request still journaled keeps the first copy's place in line.
+      await db.insertInto('hermes_receipt').values(row).onConflict((c) => c.columns(['platform', 'id']).doNothing()).execute();
     },
     async done(id) {
-      await store.delete(key(id));
+      await db.deleteFrom('hermes_receipt').where('platform', '=', platform).where('id', '=', id).execute();
     },
     async pending() {
-      const out: Receipt[] = [];
-      for (const k of await store.keysWithPrefix(prefix)) {
-        if (k === legacyIndex) continue;
-        const r = await store.get<Receipt>(k);
-        if (r) out.push(r);
-      }
-      await store.delete(legacyIndex);
-      return out.sort((a, b) => a.receivedAt - b.receivedAt);
+      const rows = await db.selectFrom('hermes_receipt').selectAll().where('platform', '=', platform).orderBy('received_at').orderBy('id').execute();
+      return rows.map((r) => ({ id: r.id, body: JSON.parse(r.body) as unknown, receivedAt: Number(r.received_at) }));
     },
   };
 }

@@ -10,7 +10,8 @@ import { runSteps } from '../agent/turn-runner.js';
 import { BUDGET_STOPPED } from '../basics/model-notes.js';
 import type { Gatekeeper } from './access/gatekeeper.js';
 import { withHeader } from '../state/schedules/schedule-text.js';
-import type { OutboundPort } from '../basics/ports.js';
+import type { AnswerStream, OutboundPort } from '../basics/ports.js';
+import { answerSink, type AnswerSink } from './answer-sink.js';
 import { startProgress } from './progress.js';
 import { startStatusLine } from './status-line.js';
 import * as say from './user-messages.js';
@@ -28,6 +29,8 @@ export interface TurnDriverDeps {
   clock: Clock;
   log: Logger;
   progressDelayMs?: number;
+  /** Answers shown as they are written where the platform can (HERMES_STREAMING); default off. */
+  streaming?: boolean;
   portFor(c: Conversation): OutboundPort | undefined;
   /** Posts the approval prompt of a turn that paused (the approval flow). */
   showApproval(record: ApprovalRecord): Promise<void>;
@@ -70,10 +73,40 @@ export function createTurnDriver(deps: TurnDriverDeps): TurnDriver {
     return send(state.conversation, state.header ? withHeader(state.header, text, failed) : text, state.replyTo);
   }
 
-  async function finish(state: TurnState, end: TurnEnd): Promise<void> {
-    // Traced before the user sees the answer, so `/hermes status` right after it counts this turn.
-    // A pause is not an end: the turn's one turn_end comes when it finishes after the decision.
-    if (end.kind !== 'paused') deps.turn.tracer.record({ type: 'turn_end', turnId: state.turnId, outcome: end.kind === 'model_error' ? `model_error:${end.error.kind}` : end.kind, steps: state.stepsUsed, durationMs: deps.clock.now() - state.startedAt, promptTokens: state.promptTokens, completionTokens: state.completionTokens });
+  /** The answer shown while it is written, where the platform can and the turn is a plain one. */
+  function openStream(state: TurnState, port: OutboundPort | undefined): { answer: AnswerStream; sink: AnswerSink } | undefined {
+    // A scheduled run's posts start with its header, which a stream cannot put first.
+    if (!deps.streaming || !port?.openAnswer || state.header) return undefined;
+    const answer = port.openAnswer(state.conversation, { replyTo: state.replyTo, recipientId: state.speaker.userId });
+    return { answer, sink: answerSink(answer, (names) => `running ${names.join(', ')}`) };
+  }
+
+  /**
+   * The streamed answer's end: the final text where it was written, or (when the platform could
+   * not take it) posted the ordinary way, so no answer is lost; any other end closes the stream
+   * and is told as usual.
+   */
+  async function closeStream(stream: { answer: AnswerStream; sink: AnswerSink }, state: TurnState, end: TurnEnd | undefined): Promise<boolean> {
+    if (end?.kind === 'answered' && end.text) {
+      try {
+        await stream.answer.finish(stream.sink.document(end.text));
+        if (state.conversation.threadId) await deps.sessions.markJoined(state.conversation);
+        return true;
+      } catch (err) {
+        log.warn({ err: (err as Error).message, platform: state.conversation.platform }, 'finishing the streamed answer failed; posting it instead');
+      }
+    }
+    await stream.answer.end();
+    return false;
+  }
+
+  async function finish(state: TurnState, end: TurnEnd, stream?: { answer: AnswerStream; sink: AnswerSink }): Promise<void> {
+    if (stream && (await closeStream(stream, state, end))) {
+      traceEnd(state, end);
+      if (state.paused) await deps.store.delete(`turn:${state.turnId}`);
+      return;
+    }
+    traceEnd(state, end);
     if (end.kind === 'paused') {
       state.paused = true;
       await deps.store.set(`turn:${state.turnId}`, state);
@@ -91,6 +124,12 @@ export function createTurnDriver(deps: TurnDriverDeps): TurnDriver {
     else if (end.kind === 'model_error') await sendEnd(state, say.modelFailed(end.error), true);
   }
 
+  // Traced before the user sees the answer, so `/hermes status` right after it counts this turn.
+  // A pause is not an end: the turn's one turn_end comes when it finishes after the decision.
+  function traceEnd(state: TurnState, end: TurnEnd): void {
+    if (end.kind !== 'paused') deps.turn.tracer.record({ type: 'turn_end', turnId: state.turnId, outcome: end.kind === 'model_error' ? `model_error:${end.error.kind}` : end.kind, steps: state.stepsUsed, durationMs: deps.clock.now() - state.startedAt, promptTokens: state.promptTokens, completionTokens: state.completionTokens });
+  }
+
   async function drive(state: TurnState, before?: (signal: AbortSignal) => Promise<boolean>): Promise<DriveEnd> {
     const key = conversationKey(state.conversation);
     const controller = new AbortController();
@@ -98,18 +137,21 @@ export function createTurnDriver(deps: TurnDriverDeps): TurnDriver {
     const port = deps.portFor(state.conversation);
     const progress = startProgress(port, state.conversation, state.replyTo, { delayMs: deps.progressDelayMs ?? 0, clock: deps.clock, log });
     const notes = startStatusLine(port, state.conversation, state.replyTo, { clock: deps.clock, log });
+    let stream: { answer: AnswerStream; sink: AnswerSink } | undefined;
     try {
       if (before && !(await before(controller.signal))) return 'not_started';
-      const end = await runSteps(deps.turn, state, controller.signal, {
+      stream = openStream(state, port);
+      const end = await runSteps(deps.turn, state, controller.signal, stream?.sink ?? {
         toolsStarting: (names) => {
           port?.showProgress?.(state.conversation, `running ${names.join(', ')}`).catch(() => undefined);
         },
         progress: (note) => notes.show(note),
       });
-      await finish(state, end);
+      await finish(state, end, stream);
       return end.kind;
     } catch (err) {
       log.error({ err: (err as Error).message, stack: (err as Error).stack, turnId: state.turnId }, 'turn failed');
+      await stream?.answer.end();
       await sendEnd(state, err instanceof StoreWriteError ? say.STORE_FAILED : say.UNEXPECTED_ERROR, true);
       deps.turn.tracer.record({ type: 'turn_end', turnId: state.turnId, outcome: 'error', steps: state.stepsUsed, durationMs: deps.clock.now() - state.startedAt, promptTokens: state.promptTokens, completionTokens: state.completionTokens });
       return 'error';

@@ -47,6 +47,8 @@ export interface Config {
     timeoutMs: number;
     maxRetries: number;
     toolMode: 'native' | 'json';
+    /** Answers shown as the model writes them (HERMES_STREAMING). */
+    streaming: boolean;
   };
   slack?: { botToken: string; signingSecret?: string; appToken?: string; apiUrl?: string };
   discord?: { token: string; apiUrl?: string; guildId?: string };
@@ -136,6 +138,7 @@ const modelEnv = z
     HERMES_MAX_TOKENS: wholeNumber(2048, { min: 1 }),
     HERMES_MODEL_TIMEOUT_MS: wholeNumber(60_000, { min: 1 }),
     HERMES_MODEL_RETRIES: wholeNumber(2, { min: 0 }),
+    HERMES_STREAMING: oneOf(['on', 'off'], 'on', 'use "on" (answers appear as the model writes them) or "off" (each answer posted once it is complete).'),
   })
   .transform((e): Config['model'] => ({
     // A local server (base URL set) usually checks no key; the SDK still wants one.
@@ -147,6 +150,7 @@ const modelEnv = z
     timeoutMs: e.HERMES_MODEL_TIMEOUT_MS,
     maxRetries: e.HERMES_MODEL_RETRIES,
     toolMode: e.HERMES_TOOL_MODE,
+    streaming: e.HERMES_STREAMING === 'on',
   }));
 
 const slackEnv = z
@@ -393,11 +397,51 @@ function readConfigFile(file: string | undefined, errors: string[]): z.infer<typ
   return parsed.data;
 }
 
-/** The configured secrets, which logs and traces replace verbatim whatever their shape. */
+/** Tool settings from the environment (BRAVE_API_KEY…) merged under the config file's, file values winning. */
+export function mergeToolSettings(fromFile: Config['tools'], fromEnv: Record<string, Record<string, unknown>>): Config['tools'] {
+  const out: Config['tools'] = { ...fromFile };
+  for (const [name, settings] of Object.entries(fromEnv)) {
+    out[name] = { ...(out[name] ?? {}), settings: { ...settings, ...(out[name]?.settings ?? {}) } };
+  }
+  return out;
+}
+
+/**
+ * The configured secrets, which logs, traces and the dashboard replace verbatim whatever their
+ * shape. Every credential the settings can hold belongs here: a random key of no known shape
+ * (BRAVE_API_KEY) reached the log in clear while this list named only the model, Slack, Discord,
+ * dashboard and OTLP credentials. Tool settings count by name (…key, …token, …secret, …password),
+ * wherever they came from (env or the config file), and so does the password in HERMES_STORE_URL.
+ */
 export function secretValues(config: Config): string[] {
   // OTLP headers carry the collector's credentials (an API key, a Basic header).
-  const all = [config.model.apiKey, config.slack?.botToken, config.slack?.signingSecret, config.slack?.appToken, config.discord?.token, config.dashboard?.token, ...Object.values(config.telemetry?.headers ?? {})];
-  return all.filter((s): s is string => s !== undefined && s !== 'not-needed');
+  const all = [
+    config.model.apiKey,
+    config.slack?.botToken,
+    config.slack?.signingSecret,
+    config.slack?.appToken,
+    config.discord?.token,
+    config.dashboard?.token,
+    ...Object.values(config.telemetry?.headers ?? {}),
+    urlPassword(config.storeUrl),
+    ...Object.values(config.tools).flatMap((t) => secretSettings(t.settings)),
+  ];
+  return [...new Set(all.filter((s): s is string => s !== undefined && s !== '' && s !== 'not-needed'))];
+}
+
+const SECRET_SETTING = /(?:key|token|secret|password|passwd|credential)s?$/i;
+
+function secretSettings(settings: Record<string, unknown> | undefined): string[] {
+  return Object.entries(settings ?? {}).flatMap(([name, value]) => (SECRET_SETTING.test(name) && typeof value === 'string' ? [value] : []));
+}
+
+function urlPassword(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    return decodeURIComponent(new URL(url).password) || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** `slack:U1` style id for a speaker, as HERMES_ADMINS lists them. */

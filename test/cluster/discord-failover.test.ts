@@ -41,7 +41,7 @@ describe.skipIf(!pgUrl)('Discord with two instances', () => {
       cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
       const loaded = loadConfig({
         OPENAI_BASE_URL: openai.url, OPENAI_API_KEY: FAKE_OPENAI_KEY, HERMES_MODEL_RETRIES: '0', HERMES_DATA_DIR: dataDir,
-        DISCORD_TOKEN: 'discord-test-token', DISCORD_API_URL: discord.apiUrl, HERMES_STORE_URL: schema.url, HERMES_FAILOVER_S: String(FAILOVER_S),
+        HERMES_STREAMING: 'off', DISCORD_TOKEN: 'discord-test-token', DISCORD_API_URL: discord.apiUrl, HERMES_STORE_URL: schema.url, HERMES_FAILOVER_S: String(FAILOVER_S),
       }, dataDir);
       if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
       const log = pino({ level: process.env.TEST_LOG ?? 'silent' });

@@ -48,6 +48,8 @@ export async function startBot(opts: { env?: Record<string, string>; heartbeatIn
       DISCORD_API_URL: discord.apiUrl,
       // Indicators show at once here so tests can see them; the product waits (HERMES_PROGRESS_DELAY_MS).
       HERMES_PROGRESS_DELAY_MS: '0',
+      // Answers posted whole: these tests read them as posts; streaming has its own tests.
+      HERMES_STREAMING: 'off',
       ...opts.env,
     },
     dataDir,

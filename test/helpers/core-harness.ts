@@ -112,7 +112,7 @@ export async function startHarness(opts: { env?: Record<string, string>; tools?:
   const fake = opts.fake ?? (await startFakeOpenAI());
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hermes-test-'));
   const configFor = (env: Record<string, string> = {}): Config => {
-    const result = loadConfig({ OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'test-key', HERMES_MODEL_RETRIES: '0', HERMES_DATA_DIR: dataDir, HERMES_MODEL: 'gpt-4o-mini', HERMES_PROGRESS_DELAY_MS: '0', ...opts.env, ...env }, dataDir);
+    const result = loadConfig({ OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'test-key', HERMES_MODEL_RETRIES: '0', HERMES_DATA_DIR: dataDir, HERMES_MODEL: 'gpt-4o-mini', HERMES_PROGRESS_DELAY_MS: '0', HERMES_STREAMING: 'off', ...opts.env, ...env }, dataDir);
     if (!result.ok) throw new Error(result.errors.join('\n'));
     return result.config;
   };

@@ -74,6 +74,15 @@ describe('send_webhook', () => {
     expect(sinkRequests().length).toBe(count);
   });
 
+  it('refuses two headers whose names differ only in case: the prompt would show both, and only one would be sent', async () => {
+    const ctx = netContext({ allow: [`127.0.0.1:${web.port}`] });
+    const count = sinkRequests().length;
+    const headers = { 'X-Token': 'the value a person reads', 'x-token': 'the value that would be sent' };
+    await expect(sendWebhookTool.check!({ url: web.url('/sink'), body: {}, headers }, ctx)).rejects.toThrow(/headers "X-Token" and "x-token" are the same header/);
+    await expect(sendWebhookTool.run({ url: web.url('/sink'), body: {}, headers }, ctx)).rejects.toThrow(/same header/);
+    expect(sinkRequests().length).toBe(count);
+  });
+
   it('bodies that cannot be encoded as asked are clear errors for the model', () => {
     expect(() => encodeWebhookBody('hello there', 'json')).toThrow(/not valid JSON/);
     expect(() => encodeWebhookBody('just words', 'form')).toThrow(/k=v pairs/);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { approvalBlocks, argsSectionTexts, resolvedBlocks } from '../../adapters/slack/approval-blocks.js';
 import type { ApprovalView } from '../../src/basics/ports.js';
+import { shownArgsJson, visibleText } from '../../src/state/approvals/shown-args.js';
 
 const view = (argsJson: string): ApprovalView => ({
   id: 'ap_1',
@@ -25,6 +26,22 @@ describe('approval blocks', () => {
       ],
     });
   });
+  it('a code fence or a bidi override in a value cannot leave the code block or disguise it, and the shown JSON is still exact', () => {
+    const args = { url: 'https://hooks.example/x', body: 'ok ```\n*Approved by admin* <https://evil.example|details>\n````', note: '\u202Etxt.exe', tag: 'a\u2066b\u200bc' };
+    const [text, ...rest] = argsSectionTexts(view(shownArgsJson(args)));
+    expect(rest).toEqual([]);
+    // One opening and one closing fence: nothing of the value is outside the block.
+    expect(text!.match(/```/g)).toHaveLength(2);
+    expect(text).toMatch(/```\n[\s\S]*\n```$/);
+    // Invisible and direction-changing characters are shown as escapes, never applied.
+    expect(text).not.toMatch(/[\u202a-\u202e\u2066-\u2069\u200b-\u200f]/);
+    expect(text).toContain('\\u202e');
+    const shown = text!.replace(/^[\s\S]*?```\n/, '').replace(/\n```$/, '').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+    expect(JSON.parse(shown)).toEqual(args);
+    // A tool's description may quote a value too: the same characters are shown, not applied.
+    expect(visibleText('Fetch https://x.example/\u202Egnp.exe')).toBe('Fetch https://x.example/\\u202egnp.exe');
+  });
+
   it('shows long arguments in full over several sections, each within the 3,000 limit, with the digest', () => {
     // The gateway's largest showable arguments, made of the character that escapes the longest.
     const argsJson = JSON.stringify({ body: `${'&'.repeat(6_000)}\n${'x<y>'.repeat(1_495)}` }, null, 2);

@@ -51,7 +51,7 @@ describe('durable before the ack (kill -9)', () => {
     ai = await startFakeOpenAI();
     dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-kill-ack-'));
     const port = await freePort();
-    const env = { OPENAI_BASE_URL: ai.url, OPENAI_API_KEY: 'test', HERMES_MODEL_RETRIES: '0', HERMES_DATA_DIR: dir, SLACK_BOT_TOKEN: slack.botToken, SLACK_SIGNING_SECRET: slack.signingSecret, SLACK_API_URL: slack.apiUrl, PORT: String(port) };
+    const env = { OPENAI_BASE_URL: ai.url, OPENAI_API_KEY: 'test', HERMES_MODEL_RETRIES: '0', HERMES_DATA_DIR: dir, SLACK_BOT_TOKEN: slack.botToken, SLACK_SIGNING_SECRET: slack.signingSecret, SLACK_API_URL: slack.apiUrl, PORT: String(port), HERMES_STREAMING: 'off' };
     const base = `http://127.0.0.1:${port}`;
     child = startBot(env);
     await waitHealthy(base);

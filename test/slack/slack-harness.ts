@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createReceiptJournal } from '../../src/gateway/receipts.js';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
@@ -74,6 +75,8 @@ export async function startSlackHarness(opts: HarnessOptions = {}): Promise<Slac
       PORT: '0',
       // Indicators show at once here so tests can see them; the product waits (HERMES_PROGRESS_DELAY_MS).
       HERMES_PROGRESS_DELAY_MS: '0',
+      // Answers posted whole: these tests read them as posts; streaming has its own tests.
+      HERMES_STREAMING: 'off',
       ...(opts.socketMode ? { SLACK_APP_TOKEN: slack.appToken } : {}),
       ...opts.env,
     },
@@ -88,7 +91,7 @@ export async function startSlackHarness(opts: HarnessOptions = {}): Promise<Slac
     const core = await createCore({ config, log, extraTools: opts.extraTools, reminders: opts.dueTimer === true, invalidTraces: 'throw', ...(opts.clock ? { clock: opts.clock } : {}) });
     const gateway = opts.wrapGateway ? opts.wrapGateway(core.gateway) : core.gateway;
     // The wrapper must still deliver the port to the real gateway.
-    const adapter = await createSlackAdapter({ config: config.slack!, httpPort: 0, gateway, store: core.store, log, isReady: () => h.ready, retries: 0, callTimeoutMs: opts.callTimeoutMs, maxRateLimitWaitMs: opts.maxRateLimitWaitMs, dashboard: opts.dashboard?.(core, config) });
+    const adapter = await createSlackAdapter({ config: config.slack!, httpPort: 0, gateway, store: core.store, receipts: createReceiptJournal(core.database, 'slack'), log, isReady: () => h.ready, retries: 0, callTimeoutMs: opts.callTimeoutMs, maxRateLimitWaitMs: opts.maxRateLimitWaitMs, dashboard: opts.dashboard?.(core, config) });
     await adapter.start();
     await core.start();
     h.ready = true;

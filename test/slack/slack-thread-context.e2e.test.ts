@@ -126,6 +126,49 @@ describe('thread context on Slack', () => {
   });
 });
 
+describe('catching up in a joined thread on Slack', () => {
+  it('messages the bot never received as events are read from Slack, since the last one it saw, before its next turn there', async () => {
+    h = await startSlackHarness();
+    h.slack.setUser('U1', 'Alice');
+    h.slack.setUser('U2', 'Bob');
+    h.ai.enqueue({ text: 'hi' }, { text: 'Bob said the budget is approved.' });
+    const root = await h.mention('C1', 'U1', 'hello');
+    await h.slack.waitFor('first answer', () => h!.slack.posts().length === 1);
+    const firstReads = h.slack.callsTo('conversations.replies').length;
+    // Posted while the bot was down (or with the app not subscribed to channel messages): in the
+    // thread on Slack, never sent to the bot as an event.
+    h.slack.seedMessage('C1', { user: 'U2', text: 'the budget is approved', thread_ts: root });
+    h.slack.seedMessage('C1', { user: 'U2', text: 'and we ship Monday', thread_ts: root });
+    await h.say('C1', 'U1', 'what did Bob say?', { threadTs: root });
+    await h.slack.waitFor('second answer', () => h!.slack.posts().length === 2);
+
+    const users = userMessages(h.ai.requests[1]!);
+    const since = users.find((u) => u.includes('since your last answer'));
+    expect(since, users.join('\n---\n')).toBeDefined();
+    const lines = BLOCK.exec(since!)![2]!.split('\n').slice(1);
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/Bob: the budget is approved$/);
+    expect(lines[1]).toMatch(/Bob: and we ship Monday$/);
+    // Two lines only: not "hello" (the session holds it) nor the bot's own "hi" (held as its own answer).
+    expect(users.at(-1)).toContain('what did Bob say?');
+    // One read, from the last message the session held on.
+    const reads = h.slack.callsTo('conversations.replies').slice(firstReads);
+    expect(reads).toHaveLength(1);
+    expect(reads[0]!.args).toMatchObject({ channel: 'C1', ts: root, oldest: root });
+  });
+
+  it('a failed catch-up read costs only the catch-up: the turn is answered', async () => {
+    h = await startSlackHarness();
+    h.ai.enqueue({ text: 'hi' }, { text: 'still here' });
+    const root = await h.mention('C1', 'U1', 'hello');
+    await h.slack.waitFor('first answer', () => h!.slack.posts().length === 1);
+    h.slack.failNext('conversations.replies', 'internal_error');
+    await h.say('C1', 'U1', 'are you there?', { threadTs: root });
+    await h.slack.waitFor('second answer', () => h!.slack.posts().length === 2);
+    expect(h.slack.posts()[1]!.text).toBe('still here');
+  });
+});
+
 describe('noted thread messages on Slack', () => {
   it('an edit keeps the latest text and a deletion drops the message before the next turn', async () => {
     h = await startSlackHarness();

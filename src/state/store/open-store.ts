@@ -5,6 +5,7 @@ import type { Store } from './store.js';
 import { createSqliteStore } from './sqlite-store.js';
 import { acquireSqliteOwnerLock } from './sqlite-owner-lock.js';
 import type { PostgresStore } from './postgres-store.js';
+import { openPostgresDatabase, openSqliteDatabase, type OpenedDatabase } from './database.js';
 
 const SQLITE_PREFIX = 'sqlite://';
 
@@ -27,7 +28,10 @@ export function storeFilePath(config: Pick<Config, 'dataDir' | 'storeUrl'>): str
  * so nothing may be cached in this process and the cluster parts (inbox, leases) run on its pool.
  */
 export interface OpenedStore {
+  /** Key-value: user facts and the state not moved into tables yet. */
   store: Store;
+  /** The operational tables, in the same file or database. */
+  database: OpenedDatabase;
   shared?: PostgresStore;
 }
 
@@ -41,24 +45,35 @@ export async function openStore(config: Pick<Config, 'dataDir' | 'storeUrl'>, lo
     const { createPostgresStore, describePgUrl } = await import('./postgres-store.js');
     log.info({ database: describePgUrl(config.storeUrl) }, 'opening store (PostgreSQL)');
     const store = await createPostgresStore({ url: config.storeUrl, log });
-    return { store, shared: store };
+    try {
+      return { store, shared: store, database: await openPostgresDatabase(store.pool, log) };
+    } catch (err) {
+      await store.close().catch(() => undefined);
+      throw err;
+    }
   }
   const file = storeFilePath(config);
   log.info({ file }, 'opening store');
   const lock = await acquireSqliteOwnerLock(file);
   try {
     const store = await createSqliteStore({ file, log });
+    const database = await openSqliteDatabase(file, log).catch(async (err: unknown) => {
+      await store.close().catch(() => undefined);
+      throw err;
+    });
     return {
       store: {
         ...store,
         async close() {
           try {
+            await database.close();
             await store.close();
           } finally {
             await lock.release();
           }
         },
       },
+      database,
     };
   } catch (err) {
     await lock.release();

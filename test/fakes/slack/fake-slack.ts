@@ -333,8 +333,12 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
       case 'conversations.replies': {
         const channel = String(args.channel);
         if (lacks(historyScope(channel))) return json(res, 200, { ok: false, error: 'missing_scope', needed: historyScope(channel) });
-        const thread = (history.get(channel) ?? []).filter((m) => m.ts === args.ts || m.thread_ts === args.ts);
-        if (thread.length === 0) return json(res, 200, { ok: false, error: 'thread_not_found' });
+        const whole = (history.get(channel) ?? []).filter((m) => m.ts === args.ts || m.thread_ts === args.ts);
+        if (whole.length === 0) return json(res, 200, { ok: false, error: 'thread_not_found' });
+        // `oldest` as Slack reads it (exclusive unless `inclusive`); the parent still comes first.
+        const oldest = args.oldest === undefined ? undefined : Number(args.oldest);
+        const inclusive = args.inclusive === true || args.inclusive === 'true' || args.inclusive === '1';
+        const thread = oldest === undefined ? whole : whole.filter((m) => m.ts === args.ts || Number(m.ts) > oldest || (inclusive && Number(m.ts) === oldest));
         const start = Number(args.cursor ?? 0);
         const size = Math.min(Number(args.limit ?? 1000), repliesPageSize);
         const page = thread.slice(start, start + size);
@@ -446,6 +450,17 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     sendEvent(target, event, o = {}) {
       if (typeof event.channel === 'string' && typeof event.ts === 'string' && (event.type === 'message' || event.type === 'app_mention') && event.subtype === undefined) {
         remember(event.channel, event as Record<string, unknown> & { ts: string });
+      }
+      // Edits and deletions change what conversations.replies / history return afterwards, as on Slack.
+      const list = typeof event.channel === 'string' ? history.get(event.channel) : undefined;
+      const changed = event.message as { ts?: string; text?: string } | undefined;
+      if (list && event.subtype === 'message_changed' && changed?.ts) {
+        const i = list.findIndex((m) => m.ts === changed.ts);
+        if (i >= 0) list[i] = { ...list[i]!, text: changed.text, edited: { user: list[i]!.user, ts: String(event.ts) } };
+      }
+      if (list && event.subtype === 'message_deleted' && typeof event.deleted_ts === 'string') {
+        const i = list.findIndex((m) => m.ts === event.deleted_ts);
+        if (i >= 0) list.splice(i, 1);
       }
       const eventId = o.eventId ?? `Ev${String(++eventCounter).padStart(8, '0')}`;
       const body = JSON.stringify(eventEnvelope(ws, event, eventId));

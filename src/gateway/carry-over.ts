@@ -1,0 +1,101 @@
+import { sql } from 'kysely';
+import type { Logger } from '../basics/log.js';
+import type { InboundMessage } from '../basics/types.js';
+import type { Store } from '../state/store/store.js';
+import type { OpenedDatabase } from '../state/store/database.js';
+import type { WorkItem } from '../state/cluster/work-queue.js';
+
+/**
+ * Work a round-2 data directory (or database) still holds is moved into the tables, once, at the
+ * first start: accepted messages waiting in the key-value inbox (`inbox:<id>`), request bodies
+ * acknowledged but not handed over (`receipt:<platform>:<id>`), and on PostgreSQL the rows of the
+ * old `hermes_inbox` table. Sessions, facts, approvals, reminders and schedules stay where they
+ * are (the key-value store this version still reads), so they need no move.
+ *
+ * A moved message is marked as started once (attempts = 1): its turn may have begun before the
+ * upgrade, so the job checks the session history before answering, and reports rather than
+ * repeats a turn that had started — the same rule as after a crash. Each entry is deleted after
+ * its row is written, so a crash in between moves it again and the row's id keeps it single.
+ */
+interface OldInboxEntry {
+  message: InboundMessage;
+  receivedAt: number;
+}
+interface OldReceipt {
+  id: string;
+  body: unknown;
+  receivedAt: number;
+}
+
+export interface CarryOverDeps<J> {
+  store: Store;
+  database: OpenedDatabase;
+  log: Logger;
+  /** The work row that answers a message (the gateway's own mapping). */
+  turnFor(message: InboundMessage): WorkItem<J>;
+}
+
+export async function carryOverRound2<J>(deps: CarryOverDeps<J>): Promise<{ messages: number; receipts: number; sharedRows: number }> {
+  const { store, database } = deps;
+  const { db } = database;
+  let messages = 0;
+  let receipts = 0;
+  for (const key of await store.keysWithPrefix('inbox:')) {
+    const entry = await store.get<OldInboxEntry>(key);
+    if (entry?.message) {
+      const item = deps.turnFor(entry.message);
+      await db.transaction().execute(async (tx) => {
+        await tx
+          .insertInto('hermes_inbound')
+          .values({ platform: entry.message.conversation.platform, id: entry.message.id, outcome: 'queued', accepted_at: entry.receivedAt })
+          .onConflict((c) => c.columns(['platform', 'id']).doNothing())
+          .execute();
+        await tx
+          .insertInto('hermes_work')
+          .values({ id: item.id, kind: item.kind, lane: item.lane, order_key: item.order, due_at: entry.receivedAt, payload: JSON.stringify(item.job), claimed_by: null, claimed_until: null, attempts: 1, created_at: entry.receivedAt })
+          .onConflict((c) => c.column('id').doNothing())
+          .execute();
+      });
+      messages++;
+    }
+    await store.delete(key);
+  }
+  for (const key of await store.keysWithPrefix('receipt:')) {
+    const parts = key.split(':').map(decodeURIComponent);
+    const r = await store.get<OldReceipt>(key);
+    if (r && parts.length === 3 && parts[2] !== 'index') {
+      await db
+        .insertInto('hermes_receipt')
+        .values({ platform: parts[1]!, id: r.id, body: JSON.stringify(r.body ?? null), received_at: r.receivedAt })
+        .onConflict((c) => c.columns(['platform', 'id']).doNothing())
+        .execute();
+      receipts++;
+    }
+    await store.delete(key);
+  }
+  const sharedRows = database.dialect === 'postgres' ? await moveOldSharedInbox(database) : 0;
+  if (messages + receipts + sharedRows > 0) {
+    deps.log.info({ messages, receipts, sharedRows }, 'carried round-2 work over into the tables (accepted messages, unacknowledged requests, shared inbox rows)');
+  }
+  return { messages, receipts, sharedRows };
+}
+
+/** Round 2 on PostgreSQL kept session work in `hermes_inbox`; its rows become work rows, in one statement. */
+async function moveOldSharedInbox(database: OpenedDatabase): Promise<number> {
+  const exists = await sql<{ t: string | null }>`select to_regclass('hermes_inbox')::text as t`.execute(database.db);
+  if (!exists.rows[0]?.t) return 0;
+  const moved = await sql<{ id: string }>`
+    with old as (delete from hermes_inbox returning id, session_key, job, accepted_at, started_at)
+    insert into hermes_work (id, kind, lane, order_key, due_at, payload, claimed_by, claimed_until, attempts, created_at)
+    select id,
+           case when job::json->>'kind' = 'resume' then 'resume' else 'turn' end,
+           session_key,
+           lpad((floor(extract(epoch from accepted_at) * 1000000))::bigint::text, 17, '0') || ':' || id,
+           extract(epoch from accepted_at) * 1000, job, null, null,
+           case when started_at is null then 0 else 1 end,
+           extract(epoch from accepted_at) * 1000
+    from old
+    on conflict (id) do nothing
+    returning id`.execute(database.db);
+  return moved.rows.length;
+}

@@ -1,0 +1,68 @@
+import type { Clock } from '../../basics/clock.js';
+import type { Logger } from '../../basics/log.js';
+import type { OpenedDatabase } from '../store/database.js';
+import { createWorkLoop, rowOf } from './work-loop.js';
+import type { WorkQueue } from './work-queue.js';
+
+export interface LocalWorkQueueOptions {
+  database: OpenedDatabase;
+  clock: Clock;
+  log: Logger;
+  maxConcurrent: () => number;
+  /** Called when the governor allows more work at once: a wake-up for waiting rows. */
+  onRaise?(fn: () => void): void;
+  /** Default 0: one process accepts in the order its listeners finish; see work-loop.ts. */
+  settleMs?: number;
+}
+
+/**
+ * The WorkQueue of a lone instance (the SQLite file, which one process owns): rows in the same
+ * table as on PostgreSQL, woken in-process. Claims left by the previous process are released at
+ * start, since nobody else can hold them; their attempt count stays, so those rows run with
+ * `startedBefore` and are reported, not repeated.
+ */
+export function createLocalWorkQueue<J>(opts: LocalWorkQueueOptions): WorkQueue<J> {
+  const { db } = opts.database;
+  const loop = createWorkLoop<J>({
+    database: opts.database,
+    instanceId: 'local',
+    clock: opts.clock,
+    log: opts.log,
+    maxConcurrent: opts.maxConcurrent,
+    // Nobody else can take a claim: it lasts until the job ends or the process does.
+    leaseMs: 100 * 365 * 24 * 3600 * 1000,
+    settleMs: opts.settleMs ?? 0,
+    pollMs: 0,
+    heartbeat: false,
+  });
+  opts.onRaise?.(() => loop.pump());
+  let started = false;
+
+  const queue: WorkQueue<J> = {
+    async addIn(tx, item) {
+      const r = await tx.insertInto('hermes_work').values(rowOf(item, opts.clock.now())).onConflict((c) => c.column('id').doNothing()).executeTakeFirst();
+      return Number(r.numInsertedOrUpdatedRows ?? 0n) > 0;
+    },
+    wake() {
+      if (started) loop.pump();
+    },
+    async add(item) {
+      const added = await queue.addIn(db, item);
+      queue.wake(item.lane);
+      return added;
+    },
+    async start(run) {
+      if (started) return;
+      await db.updateTable('hermes_work').set({ claimed_by: null, claimed_until: null }).where('claimed_by', 'is not', null).execute();
+      started = true;
+      loop.start(run);
+    },
+    stopElsewhere: async () => false,
+    active: () => loop.active(),
+    idle: () => loop.idle(),
+    async close() {
+      loop.close();
+    },
+  };
+  return queue;
+}

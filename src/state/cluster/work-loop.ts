@@ -1,0 +1,247 @@
+import { sql } from 'kysely';
+import type { Clock } from '../../basics/clock.js';
+import type { Logger } from '../../basics/log.js';
+import type { OpenedDatabase } from '../store/database.js';
+import type { WorkItem, WorkKind, WorkQueue, WorkRunner } from './work-queue.js';
+
+/**
+ * The worker loop both WorkQueue implementations share: claim the next runnable row with one
+ * statement, run it, delete it, look again. A row is runnable when it is due, settled, not held
+ * by a live lease, and first in its lane (no other row of the lane is earlier or held). The claim
+ * writes the lease and counts the attempt in the same statement, so two workers (two instances on
+ * PostgreSQL) can never both take a row: there the inner SELECT locks with FOR UPDATE SKIP LOCKED,
+ * on SQLite the one connection runs one statement at a time anyway.
+ */
+export interface WorkLoopOptions {
+  database: OpenedDatabase;
+  instanceId: string;
+  clock: Clock;
+  log: Logger;
+  /** Rows run at once by this instance (asked each time, so it may follow the load governor). */
+  maxConcurrent: () => number;
+  /** How long a claim holds without renewal; renewed every third of it while the job runs. */
+  leaseMs: number;
+  /**
+   * How long a new row waits before it may run, so a post written a moment earlier on the
+   * platform but accepted a moment later (another instance, a slower listener) still goes first.
+   */
+  settleMs: number;
+  /** Looks for work now and then besides the wake-ups (expired leases of dead instances); 0 = never. */
+  pollMs: number;
+  /** Renews leases while jobs run (several instances); a lone instance's claims cannot be taken. */
+  heartbeat: boolean;
+}
+
+interface ClaimedRow {
+  id: string;
+  kind: string;
+  lane: string;
+  payload: string;
+  attempts: number;
+}
+
+/** Longest wait for the next due row before looking again anyway (a clock jump, a missed wake). */
+const MAX_SLEEP_MS = 60_000;
+
+export interface WorkLoop<J> extends Pick<WorkQueue<J>, 'active' | 'idle'> {
+  start(run: WorkRunner<J>): void;
+  /** Looks for runnable rows now (a wake-up). */
+  pump(): void;
+  /** Aborts the rows of a lane running here; true if there was one. */
+  abortLane(lane: string): boolean;
+  holds(lane: string): boolean;
+  close(): void;
+}
+
+export function rowOf<J>(item: WorkItem<J>, now: number) {
+  return {
+    id: item.id,
+    kind: item.kind,
+    lane: item.lane,
+    order_key: item.order,
+    due_at: item.dueAt ?? now,
+    payload: JSON.stringify(item.job),
+    claimed_by: null,
+    claimed_until: null,
+    attempts: 0,
+    created_at: now,
+  };
+}
+
+export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
+  const { database, clock, log } = opts;
+  const { db } = database;
+  const held = new Map<string, { lane: string; controller: AbortController }>();
+  let run: WorkRunner<J> | undefined;
+  let running = false;
+  let pumping = false;
+  let again = false;
+  let cancelSleep: (() => void) | undefined;
+  let cancelPoll: (() => void) | undefined;
+  let idleWaiters: Array<() => void> = [];
+  const lock = database.dialect === 'postgres' ? sql`for update skip locked` : sql``;
+
+  async function claim(): Promise<ClaimedRow | undefined> {
+    const now = clock.now();
+    const { rows } = await sql<ClaimedRow>`
+      update hermes_work set claimed_by = ${opts.instanceId}, claimed_until = ${now + opts.leaseMs}, attempts = attempts + 1
+      where id = (
+        select w.id from hermes_work w
+        where w.due_at <= ${now} and w.created_at <= ${now - opts.settleMs}
+          and (w.claimed_until is null or w.claimed_until < ${now})
+          and not exists (
+            select 1 from hermes_work e
+            where e.lane = w.lane and e.id <> w.id
+              and ((e.claimed_until is not null and e.claimed_until >= ${now})
+                or e.order_key < w.order_key or (e.order_key = w.order_key and e.id < w.id)))
+        order by w.due_at, w.order_key, w.id
+        limit 1
+        ${lock}
+      )
+      returning id, kind, lane, payload, attempts`.execute(db);
+    return rows[0];
+  }
+
+  /** When the next row that is waiting (not due or not settled yet) becomes runnable. */
+  async function nextAt(): Promise<number | undefined> {
+    const settle = opts.settleMs;
+    const { rows } = await sql<{ at: number | null }>`
+      select min(case when due_at > created_at + ${settle} then due_at else created_at + ${settle} end) as at
+      from hermes_work where claimed_until is null`.execute(db);
+    const at = rows[0]?.at;
+    return at === null || at === undefined ? undefined : Number(at);
+  }
+
+  function sleepUntil(at: number | undefined): void {
+    cancelSleep?.();
+    cancelSleep = undefined;
+    if (!running) return;
+    const wait = at === undefined ? MAX_SLEEP_MS : Math.min(MAX_SLEEP_MS, Math.max(1, at - clock.now()));
+    cancelSleep = clock.setTimer(() => pump(), wait);
+  }
+
+  /** Nothing held, nothing being looked for: what idle() waits for. */
+  function settleIdle(): void {
+    if (held.size > 0 || pumping) return;
+    const w = idleWaiters;
+    idleWaiters = [];
+    w.forEach((f) => f());
+  }
+
+  function pump(): void {
+    if (!running || !run) return settleIdle();
+    if (pumping) {
+      again = true;
+      return;
+    }
+    pumping = true;
+    void (async () => {
+      try {
+        do {
+          again = false;
+          while (running && held.size < Math.max(1, opts.maxConcurrent())) {
+            const row = await claim();
+            if (!row) break;
+            launch(row);
+          }
+        } while (again && running);
+        if (running && held.size < Math.max(1, opts.maxConcurrent())) sleepUntil(await nextAt());
+      } catch (err) {
+        log.warn({ err: (err as Error).message }, 'work queue: looking for work failed; trying again shortly');
+        sleepUntil(clock.now() + 1_000);
+      } finally {
+        pumping = false;
+        settleIdle();
+      }
+    })();
+  }
+
+  function launch(row: ClaimedRow): void {
+    const controller = new AbortController();
+    held.set(row.id, { lane: row.lane, controller });
+    const heartbeat = opts.heartbeat
+      ? setInterval(() => {
+          db.updateTable('hermes_work')
+            .set({ claimed_until: clock.now() + opts.leaseMs })
+            .where('id', '=', row.id)
+            .where('claimed_by', '=', opts.instanceId)
+            .executeTakeFirst()
+            .then(
+              (r) => {
+                if (Number(r.numUpdatedRows) > 0 || controller.signal.aborted) return;
+                log.error({ lane: row.lane, id: row.id }, 'work queue: lost the claim on a running job (this instance stalled); stopping it here');
+                controller.abort();
+              },
+              (err: Error) => log.warn({ err: err.message, id: row.id }, 'work queue: renewing a claim failed; retrying'),
+            );
+        }, Math.max(100, Math.floor(opts.leaseMs / 3)))
+      : undefined;
+    void (async () => {
+      let verdict: void | 'interrupted' = undefined;
+      try {
+        verdict = await run!(JSON.parse(row.payload) as J, {
+          id: row.id,
+          kind: row.kind as WorkKind,
+          lane: row.lane,
+          startedBefore: Number(row.attempts) > 1,
+          signal: controller.signal,
+        });
+      } catch (err) {
+        // The job answers the person itself; one that throws anyway is logged and dropped rather
+        // than retried forever in front of its lane's later work.
+        log.error({ err: (err as Error).message, lane: row.lane, id: row.id }, 'work queue: a job failed');
+      } finally {
+        if (heartbeat) clearInterval(heartbeat);
+      }
+      // Cut off (lost claim, shutting down): the row stays, and whoever claims it next is told.
+      if (verdict !== 'interrupted') {
+        await db
+          .deleteFrom('hermes_work')
+          .where('id', '=', row.id)
+          .where('claimed_by', '=', opts.instanceId)
+          .execute()
+          .catch((err: Error) => log.error({ err: err.message, id: row.id }, 'work queue: could not remove a finished job; it will be reported interrupted'));
+      }
+      held.delete(row.id);
+      pump();
+    })();
+  }
+
+  function schedulePoll(): void {
+    if (opts.pollMs <= 0) return;
+    cancelPoll = clock.setTimer(() => {
+      if (!running) return;
+      pump();
+      schedulePoll();
+    }, opts.pollMs);
+  }
+
+  return {
+    start(runner) {
+      run = runner;
+      running = true;
+      schedulePoll();
+      pump();
+    },
+    pump,
+    abortLane(lane) {
+      let found = false;
+      for (const h of held.values()) {
+        if (h.lane !== lane) continue;
+        found = true;
+        h.controller.abort();
+      }
+      return found;
+    },
+    holds: (lane) => [...held.values()].some((h) => h.lane === lane),
+    active: () => held.size,
+    idle: () => (held.size === 0 && !pumping ? Promise.resolve() : new Promise((r) => idleWaiters.push(r))),
+    close() {
+      running = false;
+      cancelSleep?.();
+      cancelPoll?.();
+      for (const h of held.values()) h.controller.abort();
+      settleIdle();
+    },
+  };
+}

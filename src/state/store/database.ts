@@ -1,0 +1,77 @@
+import { Kysely, PostgresDialect, SqliteDialect, type LogEvent, type Transaction } from 'kysely';
+import Database from 'better-sqlite3';
+import type { Pool } from 'pg';
+import type { Logger } from '../../basics/log.js';
+import type { Tables } from './db-schema.js';
+import { currentSchema, migrateToLatest } from './migrations.js';
+
+export type Db = Kysely<Tables>;
+export type Tx = Transaction<Tables>;
+/** A query runs on the database or inside a transaction the caller holds. */
+export type DbOrTx = Db | Tx;
+
+/**
+ * The operational database: typed queries (Kysely) over the SQLite file or the shared PostgreSQL
+ * database. `dialect` is for the few statements the two write differently (the work queue's
+ * claim); everything else is one query for both.
+ */
+export interface OpenedDatabase {
+  db: Db;
+  dialect: 'sqlite' | 'postgres';
+  /** Statements run so far and the time callers waited for them (the bench reads this). */
+  readonly stats: { queries: number; waitMs: number };
+  close(): Promise<void>;
+}
+
+/** How long a statement waits for SQLite's write lock before failing (as the key-value store). */
+const SQLITE_BUSY_TIMEOUT_MS = 5_000;
+
+function counted(): { stats: { queries: number; waitMs: number }; log: (e: LogEvent) => void } {
+  const stats = { queries: 0, waitMs: 0 };
+  return {
+    stats,
+    log: (e) => {
+      stats.queries += 1;
+      stats.waitMs += e.queryDurationMillis;
+    },
+  };
+}
+
+/**
+ * Opens the tables in the SQLite file (a connection of its own next to the key-value store's;
+ * both run on this one thread, so they never wait on each other) and migrates them.
+ *
+ * A transaction here must hold only statements, never an await on anything else: better-sqlite3
+ * runs each statement synchronously, so such a transaction begins and commits within one turn of
+ * the event loop, and the key-value store's group commit (on the next turn) never finds the
+ * write lock taken.
+ */
+export async function openSqliteDatabase(file: string, log?: Logger): Promise<OpenedDatabase> {
+  const conn = new Database(file, { timeout: SQLITE_BUSY_TIMEOUT_MS });
+  conn.pragma('journal_mode = WAL');
+  // Same durability as the key-value store: a commit is safe from kill -9 once in the WAL.
+  conn.pragma('synchronous = NORMAL');
+  // Checkpoints are the checkpointer thread's job (sqlite-checkpointer.ts).
+  conn.pragma('wal_autocheckpoint = 0');
+  const c = counted();
+  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: conn }), log: c.log });
+  try {
+    const { applied } = await migrateToLatest(db as Kysely<unknown>);
+    if (applied.length) log?.info({ file, applied }, 'store: tables migrated');
+  } catch (err) {
+    await db.destroy().catch(() => undefined);
+    throw err;
+  }
+  return { db, dialect: 'sqlite', stats: c.stats, close: () => db.destroy() };
+}
+
+/** The tables on the shared PostgreSQL database, on the pool the key-value store uses. */
+export async function openPostgresDatabase(pool: Pool, log?: Logger): Promise<OpenedDatabase> {
+  const c = counted();
+  // The pool belongs to the key-value store, which ends it; destroy() here must not.
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: { connect: () => pool.connect(), end: async () => undefined } }), log: c.log });
+  const schema = await currentSchema(db as Kysely<unknown>);
+  const { applied } = await migrateToLatest(db as Kysely<unknown>, { schema });
+  if (applied.length) log?.info({ schema, applied }, 'store: tables migrated');
+  return { db, dialect: 'postgres', stats: c.stats, close: () => db.destroy() };
+}

@@ -1,0 +1,87 @@
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { StartupRefusal } from '../../basics/startup-refusal.js';
+
+/**
+ * The schema as ordered steps, the same on SQLite and PostgreSQL (Kysely's schema builder writes
+ * each dialect's DDL). A step is never edited once released: a change is a new step. Steps are
+ * applied at start, in a transaction each; on PostgreSQL instances starting together wait on the
+ * migrator's lock table, so one migrates and the others find the work done.
+ */
+const steps: Record<string, Migration> = {
+  '0001-inbound-receipts-work': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('hermes_inbound')
+        .addColumn('platform', 'text', (c) => c.notNull())
+        .addColumn('id', 'text', (c) => c.notNull())
+        .addColumn('outcome', 'text', (c) => c.notNull())
+        .addColumn('accepted_at', 'double precision', (c) => c.notNull())
+        .addPrimaryKeyConstraint('hermes_inbound_pk', ['platform', 'id'])
+        .execute();
+      // Dedupe marks are swept by age; the sweep reads this index, never a TTL inside a value.
+      await db.schema.createIndex('hermes_inbound_age').on('hermes_inbound').column('accepted_at').execute();
+
+      await db.schema
+        .createTable('hermes_receipt')
+        .addColumn('platform', 'text', (c) => c.notNull())
+        .addColumn('id', 'text', (c) => c.notNull())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addColumn('received_at', 'double precision', (c) => c.notNull())
+        .addPrimaryKeyConstraint('hermes_receipt_pk', ['platform', 'id'])
+        .execute();
+
+      await db.schema
+        .createTable('hermes_work')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('lane', 'text', (c) => c.notNull())
+        .addColumn('order_key', 'text', (c) => c.notNull())
+        .addColumn('due_at', 'double precision', (c) => c.notNull())
+        .addColumn('payload', 'text', (c) => c.notNull())
+        .addColumn('claimed_by', 'text')
+        .addColumn('claimed_until', 'double precision')
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('created_at', 'double precision', (c) => c.notNull())
+        .execute();
+      // The claim looks for due rows (due_at) that head their lane (lane, order_key).
+      await db.schema.createIndex('hermes_work_due').on('hermes_work').column('due_at').execute();
+      await db.schema.createIndex('hermes_work_lane').on('hermes_work').columns(['lane', 'order_key', 'id']).execute();
+    },
+  },
+};
+
+const provider: MigrationProvider = { getMigrations: async () => steps };
+
+export const MIGRATION_NAMES = Object.keys(steps).sort();
+
+/**
+ * Brings the database to the newest step. `schema` names the PostgreSQL schema the tables live in
+ * (the first on the search path), so the migrator's own bookkeeping lands next to them.
+ */
+export async function migrateToLatest(db: Kysely<unknown>, opts: { schema?: string } = {}): Promise<{ applied: string[] }> {
+  const migrator = new Migrator({
+    db,
+    provider,
+    migrationTableName: 'hermes_migration',
+    migrationLockTableName: 'hermes_migration_lock',
+    ...(opts.schema !== undefined && { migrationTableSchema: opts.schema }),
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    // A database migrated by a newer hermes has steps this one does not know.
+    if (/corrupted migrations/i.test(message)) {
+      throw new StartupRefusal(
+        `the database has schema steps this hermes does not know (${message}): a newer hermes has migrated it. Run that version (or newer) against it.`,
+      );
+    }
+    throw new Error(`schema migration failed: ${message}`, { cause: error });
+  }
+  return { applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) };
+}
+
+/** PostgreSQL: the schema unqualified names resolve to (a test puts its own first on the search path). */
+export async function currentSchema(db: Kysely<unknown>): Promise<string> {
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+  return rows[0]?.schema ?? 'public';
+}

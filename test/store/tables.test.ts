@@ -1,0 +1,259 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createPgPool } from '../../src/state/store/postgres-store.js';
+import { openPostgresDatabase, openSqliteDatabase, type OpenedDatabase } from '../../src/state/store/database.js';
+import { createInbox } from '../../src/gateway/inbox.js';
+import { createReceiptJournal } from '../../src/gateway/receipts.js';
+import { createLocalWorkQueue } from '../../src/state/cluster/local-work-queue.js';
+import { createPgWorkQueue } from '../../src/state/cluster/pg-work-queue.js';
+import type { WorkContext, WorkItem, WorkQueue } from '../../src/state/cluster/work-queue.js';
+import { clockOrderKey, orderKey } from '../../src/gateway/order-key.js';
+import { systemClock } from '../../src/basics/clock.js';
+import { freshSchema, postgresForTests } from '../helpers/postgres.js';
+
+/**
+ * The operational tables on each engine: the same tests on a SQLite file and on the real
+ * PostgreSQL. `open()` gives the tables at a fresh location; `queue()` a work queue on them as one
+ * instance would have it (on PostgreSQL, calling it twice gives two instances).
+ */
+const pgUrl = await postgresForTests();
+const log = pino({ level: 'silent' });
+
+interface Place {
+  database: OpenedDatabase;
+  /** Another handle on the same tables: a restart, or on PostgreSQL another instance. */
+  reopen(): Promise<OpenedDatabase>;
+  queue<J>(database: OpenedDatabase, name: string, max?: number): WorkQueue<J>;
+}
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
+});
+const track = (db: OpenedDatabase) => {
+  cleanups.push(() => db.close());
+  return db;
+};
+
+const engines: Array<{ name: string; open(): Promise<Place> }> = [
+  {
+    name: 'sqlite',
+    async open() {
+      const dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-tables-'));
+      cleanups.push(() => rm(dir, { recursive: true, force: true }));
+      const file = path.join(dir, 'hermes.sqlite');
+      return {
+        database: track(await openSqliteDatabase(file)),
+        reopen: async () => track(await openSqliteDatabase(file)),
+        queue: (database, _name, max = 4) => createLocalWorkQueue({ database, clock: systemClock, log, maxConcurrent: () => max }),
+      };
+    },
+  },
+];
+if (pgUrl) {
+  engines.push({
+    name: 'postgres',
+    async open() {
+      const schema = await freshSchema(pgUrl);
+      const pool = createPgPool(schema.url, { max: 6 });
+      cleanups.push(() => schema.drop());
+      cleanups.push(() => pool.end());
+      return {
+        database: track(await openPostgresDatabase(pool)),
+        reopen: async () => track(await openPostgresDatabase(pool)),
+        queue: (database, name, max = 4) =>
+          createPgWorkQueue({ database, url: schema.url, instanceId: name, clock: systemClock, log, maxConcurrent: () => max, leaseMs: 600, pollMs: 100, settleMs: 0 }),
+      };
+    },
+  });
+}
+
+const item = (id: string, lane: string, order: string, over: Partial<WorkItem<string>> = {}): WorkItem<string> => ({ id, kind: 'turn', lane, order, job: id, ...over });
+const slackOrder = (ts: string) => orderKey(BigInt(ts.replace('.', '')));
+
+/** Resolves when `pred` holds, checking on every event-loop turn (bounded by `ms`). */
+async function until(pred: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!pred()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe.each(engines)('operational tables on $name', (engine) => {
+  it('migrates once: a second open finds every step applied and the tables there', async () => {
+    const place = await engine.open();
+    const again = await place.reopen();
+    await again.db.insertInto('hermes_receipt').values({ platform: 'slack', id: 'r', body: '{}', received_at: 1 }).execute();
+    const rows = await place.database.db.selectFrom('hermes_receipt').selectAll().execute();
+    expect(rows).toHaveLength(1);
+  });
+
+  it('accepts a message once: the dedupe mark and its work row commit together', async () => {
+    const place = await engine.open();
+    const queue = place.queue<string>(place.database, 'a');
+    cleanups.push(() => queue.close());
+    const inbox = createInbox(place.database, queue, () => Date.now());
+    expect(await inbox.accept('slack', 'C1:1.0', item('msg:1', 'L', slackOrder('1.000001')))).toBe(true);
+    expect(await inbox.accept('slack', 'C1:1.0', item('msg:1', 'L', slackOrder('1.000001')))).toBe(false);
+    // The same id on another platform is another message.
+    expect(await inbox.accept('discord', 'C1:1.0', item('msg:d1', 'L', slackOrder('1.000002')))).toBe(true);
+    // A message answered without work is marked too, so a retry is a duplicate.
+    expect(await inbox.mark('slack', 'C1:2.0', 'refused')).toBe(true);
+    expect(await inbox.mark('slack', 'C1:2.0', 'refused')).toBe(false);
+    expect(await inbox.accept('slack', 'C1:2.0', item('msg:2', 'L', slackOrder('2.0')))).toBe(false);
+    const work = await place.database.db.selectFrom('hermes_work').select('id').orderBy('id').execute();
+    expect(work.map((w) => w.id)).toEqual(['msg:1', 'msg:d1']);
+  });
+
+  it('leaves no dedupe mark when the transaction fails after it: the replay is accepted', async () => {
+    const place = await engine.open();
+    const real = place.queue<string>(place.database, 'a');
+    cleanups.push(() => real.close());
+    // The process "dies" after the work row is written and before the commit.
+    const crashing: WorkQueue<string> = {
+      ...real,
+      addIn: async (tx, it) => {
+        await real.addIn(tx, it);
+        throw new Error('killed before commit');
+      },
+    };
+    await expect(createInbox(place.database, crashing, () => Date.now()).accept('slack', 'C1:5.0', item('msg:5', 'L', slackOrder('5.0')))).rejects.toThrow('killed before commit');
+    expect(await place.database.db.selectFrom('hermes_inbound').selectAll().execute()).toEqual([]);
+    expect(await place.database.db.selectFrom('hermes_work').selectAll().execute()).toEqual([]);
+    expect(await createInbox(place.database, real, () => Date.now()).accept('slack', 'C1:5.0', item('msg:5', 'L', slackOrder('5.0')))).toBe(true);
+  });
+
+  it('journals receipts per platform, oldest first; a retry keeps the first copy', async () => {
+    const place = await engine.open();
+    let t = 1_000;
+    const slack = createReceiptJournal(place.database, 'slack', () => t++);
+    await slack.add('event:Ev2', { n: 2 });
+    await slack.add('event:Ev1_%', { n: 1 });
+    await slack.add('event:Ev2', { n: 'retry' });
+    await slack.add('event:Ev3', { n: 3 });
+    await slack.done('event:Ev3');
+    await createReceiptJournal(place.database, 'discord', () => t++).add('event:Ev9', {});
+    const pending = await createReceiptJournal(place.database, 'slack').pending();
+    expect(pending.map((r) => [r.id, r.body])).toEqual([['event:Ev2', { n: 2 }], ['event:Ev1_%', { n: 1 }]]);
+  });
+
+  it("runs a lane's work in the platform's order, not the order it was written, one at a time", async () => {
+    const place = await engine.open();
+    const queue = place.queue<string>(place.database, 'a');
+    cleanups.push(() => queue.close());
+    // Written 3, 1, 2 (a slower listener wrote 1 late); posted 1, 2, 3.
+    await queue.add(item('m3', 'L', slackOrder('1700000000.000300')));
+    await queue.add(item('m1', 'L', slackOrder('1700000000.000100')));
+    await queue.add(item('m2', 'L', slackOrder('1700000000.000200')));
+    const ran: string[] = [];
+    let inLane = 0;
+    let overlapped = false;
+    await queue.start(async (job) => {
+      inLane++;
+      if (inLane > 1) overlapped = true;
+      await new Promise((r) => setTimeout(r, 10));
+      ran.push(job);
+      inLane--;
+    });
+    await until(() => ran.length === 3);
+    expect(ran).toEqual(['m1', 'm2', 'm3']);
+    expect(overlapped).toBe(false);
+    await queue.idle();
+    await until(() => true);
+    expect(await place.database.db.selectFrom('hermes_work').selectAll().execute()).toEqual([]);
+  });
+
+  it('runs different lanes side by side, and due work only when it is due', async () => {
+    const place = await engine.open();
+    const queue = place.queue<string>(place.database, 'a');
+    cleanups.push(() => queue.close());
+    const started: Array<{ job: string; at: number }> = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const t0 = Date.now();
+    await queue.start(async (job) => {
+      started.push({ job, at: Date.now() });
+      if (job.startsWith('slow')) await gate;
+    });
+    await queue.add(item('slow-a', 'A', clockOrderKey(t0)));
+    await queue.add(item('b', 'B', clockOrderKey(t0)));
+    await queue.add(item('later', 'C', clockOrderKey(t0), { kind: 'reminder', dueAt: t0 + 300 }));
+    // 'slow-a' holds its lane until the gate opens; lane B's work runs meanwhile.
+    await until(() => started.some((s) => s.job === 'b') && started.some((s) => s.job === 'slow-a'));
+    await until(() => started.some((s) => s.job === 'later'));
+    expect(started.find((s) => s.job === 'later')!.at).toBeGreaterThanOrEqual(t0 + 300);
+    release();
+    await queue.idle();
+  });
+
+  it('claims a row cut off mid-run again after a restart, telling the job it started before', async () => {
+    const place = await engine.open();
+    const first = place.queue<string>(place.database, 'a');
+    let began!: () => void;
+    const running = new Promise<void>((r) => (began = r));
+    await first.start(async (_job, ctx) => {
+      began();
+      await new Promise((r) => ctx.signal.addEventListener('abort', r, { once: true }));
+      return 'interrupted';
+    });
+    await first.add(item('cut', 'L', clockOrderKey(Date.now())));
+    await running;
+    await first.close();
+    await first.idle();
+
+    const second = place.queue<string>(await place.reopen(), 'b');
+    cleanups.push(() => second.close());
+    const seen: WorkContext[] = [];
+    await second.start(async (_job, ctx) => {
+      seen.push(ctx);
+    });
+    await until(() => seen.length === 1, 15_000);
+    expect(seen[0]).toMatchObject({ id: 'cut', kind: 'turn', lane: 'L', startedBefore: true });
+  });
+});
+
+describe.skipIf(!pgUrl)('work queue with two instances on PostgreSQL', () => {
+  it('runs every row exactly once, each lane one at a time and in order, whichever instance takes it', async () => {
+    const place = await engines[1]!.open();
+    // Two lanes at a time each, four lanes: both instances have work to do.
+    const a = place.queue<string>(place.database, 'a', 2);
+    const b = place.queue<string>(await place.reopen(), 'b', 2);
+    cleanups.push(() => a.close(), () => b.close());
+    const ran: Array<{ lane: string; job: string; by: string }> = [];
+    const inLane = new Map<string, number>();
+    let overlapped = false;
+    const runner = (by: string) => async (job: string, ctx: WorkContext) => {
+      const n = (inLane.get(ctx.lane) ?? 0) + 1;
+      inLane.set(ctx.lane, n);
+      if (n > 1) overlapped = true;
+      await new Promise((r) => setTimeout(r, 10));
+      ran.push({ lane: ctx.lane, job, by });
+      inLane.set(ctx.lane, n - 1);
+    };
+    const lanes = ['L1', 'L2', 'L3', 'L4'];
+    const writes: Array<Promise<boolean>> = [];
+    for (let i = 0; i < 40; i++) {
+      const lane = lanes[i % lanes.length]!;
+      // Written by both instances in a shuffled order; the order key says where each belongs.
+      const order = orderKey(1_700_000_000_000_000n + BigInt(i));
+      writes.push((i % 3 === 0 ? b : a).add(item(`j${String(i).padStart(2, '0')}`, lane, order)));
+    }
+    await Promise.all(writes.reverse());
+    await a.start(runner('a'));
+    await b.start(runner('b'));
+    await until(() => ran.length >= 40, 20_000);
+    await Promise.all([a.idle(), b.idle()]);
+    expect(ran).toHaveLength(40);
+    expect(new Set(ran.map((r) => r.job)).size).toBe(40);
+    expect(overlapped).toBe(false);
+    for (const lane of lanes) {
+      const jobs = ran.filter((r) => r.lane === lane).map((r) => r.job);
+      expect(jobs).toEqual([...jobs].sort());
+    }
+    expect(new Set(ran.map((r) => r.by))).toEqual(new Set(['a', 'b']));
+  });
+});
