@@ -25,6 +25,7 @@ import { sandboxLimits } from './capabilities/sandbox/limits.js';
 import { runCodeTool } from '../tools/run-code.js';
 import { startFailure } from './app/start-failure.js';
 import { sandboxWorkspaceRoot, workspaceRootNote } from './capabilities/sandbox/workspace-root.js';
+import { openSkillLibrary } from './capabilities/skills/skill-library.js';
 
 async function main(): Promise<void> {
   const envFile = applyEnvFile(process.env, process.cwd());
@@ -39,7 +40,10 @@ async function main(): Promise<void> {
   }
   const merged: Config = { ...result.config, tools: mergeToolSettings(result.config.tools, toolSettingsFromEnv(process.env)) };
   // Profiles name tools, which are known only here, where the tools are.
-  const agents = checkProfiles(merged.agents, knownTools(builtinToolCatalogue(), merged.tools));
+  // MCP tools are known only once their servers answer: a profile may name them (mcp__<server>__…)
+  // for any configured server, and a sub-agent is offered the ones that need no approval.
+  const mcpNamed = [...merged.agents.values()].flatMap((p) => p.tools.filter((t) => merged.extensions.servers.some((s) => t.startsWith(`mcp__${s.name}__`))));
+  const agents = checkProfiles(merged.agents, [...knownTools(builtinToolCatalogue(), merged.tools), ...mcpNamed.map((name) => ({ name, needsApproval: 'depends' as const }))]);
   if (agents.errors.length) {
     for (const line of agents.errors) process.stderr.write(`config error: ${line}\n`);
     process.exit(2);
@@ -81,7 +85,8 @@ async function main(): Promise<void> {
   // any adapter starts, so the first message already sees it.
   const probing = probeSandbox({ workspaceDir: config.files.workspaceDir, limits: sandboxLimits(config.files), clock: systemClock });
   try {
-    core = await createCore({ config, log, tools: builtinTools({ agents: config.agents }) });
+    const skills = await openSkillLibrary({ dir: config.extensions.skillsDir, pins: config.extensions.skillPins, log: log.child({ component: 'skills' }) });
+    core = await createCore({ config, log, skills, tools: builtinTools({ agents: config.agents, skills }) });
   } catch (err) {
     if (!isDataDirError(err)) throw err;
     process.stderr.write(`config error: ${dataDirError(config.dataDir, err)}\n`);
@@ -168,6 +173,8 @@ async function main(): Promise<void> {
     return;
   }
   if (!shellMode) await core.start();
+  // MCP servers had the whole start to connect; a slow one gets a few seconds more, then joins later.
+  await core.extensions.mcp?.settled(5000);
   ready = true;
   log.info({ adapters: adapters.map((a) => a.port.platform), model: config.model.name }, 'ready');
   void dashboard?.warm();

@@ -14,6 +14,8 @@ import type { CodeSandbox } from '../src/capabilities/sandbox/code-sandbox.js';
 import { delegateTool } from './delegate.js';
 import { RUN_CODE_TOOL } from './run-code.js';
 import { resolveProfiles, type AgentProfiles } from '../src/settings/agent-profiles.js';
+import { READ_SKILL_FILE, skillTools, USE_SKILL } from './skills.js';
+import type { SkillLibrary } from '../src/capabilities/skills/skill-library.js';
 
 export interface BuiltinToolOptions {
   /** The sandbox that passed its start-up probe; without it run_code is not offered at all. */
@@ -21,13 +23,15 @@ export interface BuiltinToolOptions {
   code?: { defaultTimeoutMs: number; memoryMb: number };
   /** The enabled sub-agent profiles (checked); default the built-in ones. None → no delegate tool. */
   agents?: AgentProfiles;
+  /** The skills under HERMES_SKILLS_DIR; use_skill and read_skill_file are offered while one is usable. */
+  skills?: SkillLibrary;
 }
 
 /** The built-in tool set, in the order the model sees them. Names are a stable contract (DESIGN.md). */
 export function builtinTools(opts: BuiltinToolOptions = {}): AnyTool[] {
   const code = opts.sandbox ? [runCodeTool(opts.sandbox, opts.code ?? { defaultTimeoutMs: 60_000, memoryMb: 512 })] : [];
   const delegate = delegateTool(opts.agents ?? resolveProfiles(undefined));
-  return [getCurrentTime, calculator, fetchUrlTool, webSearchTool, sendWebhookTool, ...memoryTools, ...reminderTools, ...scheduleTools, readChannelHistoryTool, ...fileTools, ...code, ...(delegate ? [delegate] : [])];
+  return [getCurrentTime, calculator, fetchUrlTool, webSearchTool, sendWebhookTool, ...memoryTools, ...reminderTools, ...scheduleTools, readChannelHistoryTool, ...fileTools, ...code, ...(opts.skills ? skillTools(opts.skills) : []), ...(delegate ? [delegate] : [])];
 }
 
 /**
@@ -35,7 +39,7 @@ export function builtinTools(opts: BuiltinToolOptions = {}): AnyTool[] {
  * on the list though it joins only once the sandbox probe passes (without it, a profile just lacks it).
  */
 export function builtinToolCatalogue(): Array<{ name: string; needsApproval?: unknown }> {
-  return [...builtinTools({ agents: new Map() }), { name: RUN_CODE_TOOL }];
+  return [...builtinTools({ agents: new Map() }), { name: RUN_CODE_TOOL }, { name: USE_SKILL }, { name: READ_SKILL_FILE }];
 }
 
 /** Tool settings that come from environment variables (merged under hermes.config.yaml's). */

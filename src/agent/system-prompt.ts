@@ -1,6 +1,8 @@
 import type { Conversation, Speaker } from '../basics/types.js';
 import type { FactView } from '../state/memory/user-facts.js';
-import { OUTSIDE_TEXT_RULE } from '../basics/safety/outside-text.js';
+import { defang, OUTSIDE_TEXT_RULE } from '../basics/safety/outside-text.js';
+import type { SkillSummary } from '../capabilities/skills/skill-library.js';
+import { SKILL_TEXT } from '../capabilities/skills/skill-text.js';
 
 export interface PromptInput {
   now: Date;
@@ -9,6 +11,8 @@ export interface PromptInput {
   speaker: Speaker;
   /** The speaking user's facts only; nobody else's ever reach this function. */
   facts: FactView[];
+  /** Usable skills, by name and description only (their instructions load with use_skill). */
+  skills?: readonly SkillSummary[];
 }
 
 /**
@@ -36,6 +40,11 @@ export function buildSystemPrompt(input: PromptInput): string {
     'Memory: you can keep long-term facts about the person speaking with remember_fact, search them with recall_facts and delete them with forget_fact.',
     'Remember durable preferences, standing instructions and facts about their work when they state them; do not remember chit-chat, one-off requests, or secrets (passwords, tokens, keys).',
   ];
+  if (input.skills && input.skills.length > 0) {
+    lines.push('', SKILL_TEXT.promptIntro);
+    // A description is one line of someone else's words: kept short, on one line, unable to forge a block marker.
+    for (const s of input.skills) lines.push(`- ${s.name}: ${defang(s.description.replace(/\s+/g, ' ')).slice(0, 300)}`);
+  }
   const name = speaker.displayName ? `${speaker.displayName} (id ${speaker.userId})` : `id ${speaker.userId}`;
   lines.push('', `The person speaking now is ${name}.`);
   if (input.facts.length > 0) {

@@ -9,6 +9,7 @@ import type { ToolView } from '../capabilities/toolkit/registry.js';
 import { runAgentLoop, type LoopConversation } from './agent-loop.js';
 import { argsTooLargeToShow } from '../basics/model-notes.js';
 import { buildSystemPrompt } from './system-prompt.js';
+import { USE_SKILL_TOOL } from '../capabilities/skills/skill-library.js';
 import type { ApprovalHandling } from './tool-round.js';
 import { toolCallRecord } from './trace-records.js';
 import type { TurnSink } from './turn-sink.js';
@@ -54,7 +55,8 @@ function sessionConversation(deps: TurnDeps, state: TurnState, signal: AbortSign
       const history = hidePrivateCalls(await deps.sessions.history(state.sessionId, base), state.speaker, isPrivate);
       const lastUser = [...history].reverse().find((m) => m.role === 'user');
       const facts = await deps.facts.promptFacts(state.speaker, lastUser?.content ?? '', deps.limits.factTokens, deps.counter);
-      const system = buildSystemPrompt({ now: new Date(deps.clock.now()), timezone: deps.timezone, conversation: state.conversation, speaker: state.speaker, facts });
+      const skills = deps.skills && tools.some((t) => t.name === USE_SKILL_TOOL) ? deps.skills() : [];
+      const system = buildSystemPrompt({ now: new Date(deps.clock.now()), timezone: deps.timezone, conversation: state.conversation, speaker: state.speaker, facts, skills });
       const { messages } = await buildContext({
         system,
         session: { ...session, summarizedUpTo: 0 },

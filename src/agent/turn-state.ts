@@ -6,6 +6,7 @@ import type { Conversation, Speaker } from '../basics/types.js';
 import type { ToolContext } from '../capabilities/toolkit/tool-api.js';
 import type { ToolRegistry } from '../capabilities/toolkit/registry.js';
 import type { ToolExecutor } from '../capabilities/toolkit/executor.js';
+import type { SkillSummary } from '../capabilities/skills/skill-library.js';
 import type { SessionStore } from '../state/sessions/session-store.js';
 import type { ApprovalRecord, ApprovalStore } from '../state/approvals/approval-store.js';
 import type { Tracer } from '../runtime/trace/tracer.js';
@@ -76,6 +77,8 @@ export interface TurnDeps {
    * `call` is given for calls the turn's own model made (sub-agents start from it).
    */
   toolContext(state: TurnState, signal: AbortSignal, toolName: string, call?: CallInfo): ToolContext;
+  /** The usable skills (names and descriptions), listed in the system prompt while use_skill is offered. */
+  skills?(): readonly SkillSummary[];
 }
 
 /** One call of this turn's model, as a sub-agent started from it inherits it (src/agent/subagents). */

@@ -47,6 +47,9 @@ import { createLocalWorkQueue } from '../state/cluster/local-work-queue.js';
 import { createPgWorkQueue } from '../state/cluster/pg-work-queue.js';
 import type { WorkQueue } from '../state/cluster/work-queue.js';
 import type { SessionJob } from '../gateway/gateway.js';
+import type { McpHub } from '../capabilities/mcp/mcp-hub.js';
+import { watchPins } from '../capabilities/mcp/pin-watch.js';
+import type { SkillLibrary } from '../capabilities/skills/skill-library.js';
 
 export interface CoreOptions {
   config: Config;
@@ -71,6 +74,16 @@ export interface CoreOptions {
   reminders?: boolean;
   /** A trace record that does not match trace-schema.ts: `throw` in tests, logged otherwise. */
   invalidTraces?: 'throw' | 'log';
+  /** The skills under HERMES_SKILLS_DIR (main opens them; their tools come in `tools`). */
+  skills?: SkillLibrary;
+  /** MCP reconnect backoff (tests shorten it). */
+  mcpBackoff?: { baseDelayMs?: number; maxDelayMs?: number };
+}
+
+/** MCP servers and skills, as /hermes status and the CLI see them. */
+export interface Extensions {
+  mcp?: McpHub;
+  skills?: SkillLibrary;
 }
 
 export interface Core {
@@ -81,6 +94,7 @@ export interface Core {
   config: Config;
   log: Logger;
   registry: ToolRegistry;
+  extensions: Extensions;
   /**
    * On a shared database: the lease that makes one instance at a time do `name` (hold the Discord
    * gateway connection). Undefined on SQLite, where the one instance always does it.
@@ -143,6 +157,23 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   const unknown = registry.unknownConfiguredTools();
   if (unknown.length) log.warn({ tools: unknown }, 'hermes.config tools section names tools that do not exist (typo?)');
   const executor = new ToolExecutor({ registry, defaultTimeoutMs: config.limits.toolTimeoutMs, clock });
+  // MCP servers connect in the background; their tools join the registry as each comes up.
+  // The MCP SDK loads only when a server is configured.
+  const mcp = config.extensions.servers.length
+    ? (await import('../capabilities/mcp/mcp-hub.js')).createMcpHub({ servers: config.extensions.servers, registry, clock, log: log.child({ component: 'mcp' }), connection: { ...opts.mcpBackoff } })
+    : undefined;
+  const extensions: Extensions = { ...(mcp && { mcp }), ...(opts.skills && { skills: opts.skills }) };
+  const configFile = config.extensions.configFile;
+  const stopWatchingPins =
+    configFile && (mcp || opts.skills)
+      ? watchPins(configFile, {
+          log,
+          onPins: (pins) => {
+            mcp?.setPins(pins.servers);
+            opts.skills?.setPins(pins.skills);
+          },
+        })
+      : undefined;
 
   const workspaces = createWorkspaces({ dir: config.files.workspaceDir, limits: workspaceLimits(config.files) });
   let timer: DueTimer | undefined;
@@ -158,6 +189,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     },
     timezone: config.timezone,
     grounding: config.limits.grounding,
+    ...(opts.skills && { skills: opts.skills.list }),
     canReadHistory: (c) => gateway.port(c.platform)?.reader !== undefined,
     toolContext: (state, signal, toolName, call) => {
       const reader = gateway.port(state.conversation.platform)?.reader;
@@ -207,7 +239,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   const work: WorkQueue<SessionJob> = opened.shared
     ? createPgWorkQueue<SessionJob>({ database, url: opened.shared.url, instanceId: self, log, clock, maxConcurrent: () => governor.limit(), onRaise: (fn) => governor.onRaise(fn), ...opts.clusterTiming })
     : createLocalWorkQueue<SessionJob>({ database, log, clock, maxConcurrent: () => governor.limit(), onRaise: (fn) => governor.onRaise(fn) });
-  const status = createStatusReporter({ config, tracesDir: tracer.dir, flushTraces: () => tracer.flush(), provider, approvals, reminders, clock, log, usage: (speaker) => access.report(speaker) });
+  const status = createStatusReporter({ config, tracesDir: tracer.dir, flushTraces: () => tracer.flush(), provider, approvals, reminders, clock, log, usage: (speaker) => access.report(speaker), extensions: (isAdmin) => [...(mcp?.statusLines(isAdmin) ?? []), ...(opts.skills?.statusLines(isAdmin) ?? [])] });
   const gateway = createGateway({
     store, sessions, approvals, facts, turn, clock, log,
     admins: config.admins,
@@ -260,7 +292,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   timer = createDueTimer({ clock, log, sources: [reminderSource, scheduleSource] });
 
   return {
-    gateway, store, database, config, log, registry, access,
+    gateway, store, database, config, log, registry, access, extensions,
     leadership(name) {
       if (!opened.shared) return undefined;
       const l = createLeadership({ leases: createLeases(opened.shared.pool, self), name, failoverMs: config.failoverS * 1000, clock, log });
@@ -276,10 +308,12 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     },
     async close() {
       timer?.stop();
+      stopWatchingPins?.();
       await Promise.all(leaderships.map((l) => l.stop()));
       await gateway.close();
       // Jobs finish their bookkeeping (a scheduled run's end) before the store closes.
       await timer?.idle(5_000);
+      await mcp?.close();
       await tracer.close();
       await telemetry?.shutdown();
       if (ownsDatabase) await database.close();

@@ -8,6 +8,7 @@ import { redactSecrets } from '../basics/safety/secrets.js';
 import { unknownSettingWarnings } from './unknown-settings.js';
 import { dashboardEnv, type DashboardConfig } from './dashboard-config.js';
 import { agentsFileSchema, resolveProfiles, type AgentProfiles } from './agent-profiles.js';
+import { mcpServersFileSchema, resolveMcpServers, skillsFileSchema, type McpServerConfig } from './mcp-servers.js';
 
 /**
  * Every setting, validated once at start. Env is the primary interface; an optional
@@ -34,6 +35,10 @@ const fileSchema = z
     tools: z.record(z.string(), toolSettingsSchema).optional(),
     /** Sub-agent profiles (docs/sub-agents.md); their tool names are checked once the tools are known. */
     agents: agentsFileSchema.optional(),
+    /** MCP servers whose tools the agent may use (docs/mcp-and-skills.md). */
+    mcp_servers: mcpServersFileSchema.optional(),
+    /** Skill pins (docs/mcp-and-skills.md). */
+    skills: skillsFileSchema.optional(),
   })
   .strict();
 
@@ -104,6 +109,20 @@ export interface Config {
   dashboard?: DashboardConfig;
   /** OpenTelemetry export (docs/telemetry.md); absent = off, and nothing of it is loaded. */
   telemetry?: TelemetryConfig;
+  /** MCP servers and skills (docs/mcp-and-skills.md). */
+  extensions: ExtensionsConfig;
+}
+
+export interface ExtensionsConfig {
+  servers: McpServerConfig[];
+  /** HERMES_SKILLS_DIR, resolved. */
+  skillsDir: string;
+  /** Skill name → pinned hash of its folder. */
+  skillPins: Record<string, string>;
+  /** The config file read (pins are written to and re-read from it); undefined when there is none. */
+  configFile?: string;
+  /** Values taken from the environment by `${NAME}` references (secrets, kept out of logs). */
+  secrets: string[];
 }
 
 export interface TelemetryConfig {
@@ -283,6 +302,11 @@ const miscEnv = z
   })
   .transform((e): Pick<Config, 'timezone' | 'logLevel'> => ({ timezone: e.HERMES_TIMEZONE, logLevel: e.LOG_LEVEL }));
 
+const extensionsEnv = (cwd: string) =>
+  z
+    .object({ HERMES_SKILLS_DIR: text() })
+    .transform((e) => ({ skillsDir: path.resolve(cwd, e.HERMES_SKILLS_DIR ?? './skills') }));
+
 const telemetryEnv = z
   .object({
     OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl('http://localhost:4318 (the collector\'s OTLP/HTTP port; /v1/traces is added)'),
@@ -314,8 +338,9 @@ const envSchema = (cwd: string) =>
       misc: miscEnv,
       dashboard: dashboardEnv(cwd),
       telemetry: telemetryEnv,
+      extensions: extensionsEnv(cwd),
     })
-    .transform(({ state, access, misc, telemetry, ...rest }): Omit<Config, 'tools' | 'agents'> => ({ ...rest, ...state, ...access, ...misc, ...(telemetry && { telemetry }) }));
+    .transform(({ state, access, misc, telemetry, extensions, ...rest }) => ({ config: { ...rest, ...state, ...access, ...misc, ...(telemetry && { telemetry }) } satisfies Omit<Config, 'tools' | 'agents' | 'extensions'>, extensions }));
 
 /** Reads and validates the environment (and the optional config file). Pure apart from reading that file. */
 export function loadConfig(env: Env, cwd = process.cwd()): ConfigResult {
@@ -326,9 +351,19 @@ export function loadConfig(env: Env, cwd = process.cwd()): ConfigResult {
   // Issue paths start with the area; the line names the variable only.
   const errors = parsed.success ? [] : parsed.error.issues.map((i) => formatIssue({ ...i, path: i.path.slice(1) }, present, redactSecrets));
 
-  const file = readConfigFile(present.HERMES_CONFIG ?? firstExisting(cwd), errors);
+  const configFile = present.HERMES_CONFIG ? path.resolve(cwd, present.HERMES_CONFIG) : firstExisting(cwd);
+  const file = readConfigFile(configFile, errors);
+  const mcp = resolveMcpServers(file?.mcp_servers, present, configFile ? path.dirname(configFile) : cwd);
+  errors.push(...mcp.errors);
   if (!parsed.success || errors.length) return { ok: false, errors };
-  return { ok: true, config: { ...parsed.data, tools: file?.tools ?? {}, agents: resolveProfiles(file?.agents) }, warnings: [...unusedSettings(present), ...unknownSettingWarnings(present, knownEnvNames())] };
+  const extensions: ExtensionsConfig = {
+    servers: mcp.servers,
+    skillsDir: parsed.data.extensions.skillsDir,
+    skillPins: Object.fromEntries(Object.entries(file?.skills ?? {}).flatMap(([name, s]) => (s.pin ? [[name, s.pin]] : []))),
+    ...(configFile && { configFile }),
+    secrets: mcp.secrets,
+  };
+  return { ok: true, config: { ...parsed.data.config, tools: file?.tools ?? {}, agents: resolveProfiles(file?.agents), extensions }, warnings: [...unusedSettings(present), ...unknownSettingWarnings(present, knownEnvNames())] };
 }
 
 /** Names read outside the zod areas: the config file's path. */
@@ -389,7 +424,8 @@ function readConfigFile(file: string | undefined, errors: string[]): z.infer<typ
   const parsed = fileSchema.safeParse(raw ?? {});
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
-      const doc = issue.path[0] === 'agents' ? 'docs/sub-agents.md "Agent profiles"' : 'docs/tools.md "Per-tool settings"';
+      const doc =
+        issue.path[0] === 'agents' ? 'docs/sub-agents.md "Agent profiles"' : issue.path[0] === 'mcp_servers' || issue.path[0] === 'skills' ? 'docs/mcp-and-skills.md' : 'docs/tools.md "Per-tool settings"';
       errors.push(`${path.basename(file)}: ${issue.path.join('.') || '(root)'}: ${issue.message}; see ${doc} for the allowed keys.`);
     }
     return undefined;
@@ -425,6 +461,7 @@ export function secretValues(config: Config): string[] {
     ...Object.values(config.telemetry?.headers ?? {}),
     urlPassword(config.storeUrl),
     ...Object.values(config.tools).flatMap((t) => secretSettings(t.settings)),
+    ...config.extensions.secrets,
   ];
   return [...new Set(all.filter((s): s is string => s !== undefined && s !== '' && s !== 'not-needed'))];
 }

@@ -198,13 +198,16 @@ export class ToolExecutor {
         return fail('failed', TOOL_MESSAGES.failed(p.tool.name, errorMessage(first.error)));
       }
       if (first.kind !== 'done') return fail('failed', TOOL_MESSAGES.cancelled(p.tool.name, sideEffects));
-      const { text, raw, outsideSource } = readResult(first.value);
+      const { text, raw, outsideSource, failed } = readResult(first.value);
       const body = text === '' ? TOOL_MESSAGES.empty : text;
       // Outside text is capped first and wrapped after, so the cap can never cut the closing marker.
-      const content = outsideSource === undefined ? capText(body, maxChars) : wrapOutsideText(capText(body, maxChars), { source: outsideSource });
+      const shown = outsideSource === undefined ? capText(body, maxChars) : wrapOutsideText(capText(body, maxChars), { source: outsideSource });
+      // A tool error the tool itself reported (MCP isError): the model reads it as a failure, still wrapped.
+      const content = failed ? TOOL_MESSAGES.failed(p.tool.name, shown) : shown;
       return {
         ...base,
-        ok: true,
+        ok: !failed,
+        ...(failed && { errorKind: 'failed' as const }),
         content,
         ...(raw === undefined ? {} : { raw }),
         ...(outsideSource === undefined ? {} : { outsideSource }),

@@ -24,6 +24,10 @@ const cache = new WeakMap<z.ZodType, JsonSchema>();
 
 /** The cleaned (non-strict) JSON Schema of a tool's input; throws when the input is not an object. */
 export function inputJsonSchema(tool: AnyTool): JsonSchema {
+  if (tool.parameters) {
+    if (tool.parameters.type !== 'object') throw new Error(`tool "${tool.name}": its input schema must be an object so the model gets named parameters`);
+    return tool.parameters;
+  }
   const input = tool.input as z.ZodType;
   const hit = cache.get(input);
   if (hit) return hit;

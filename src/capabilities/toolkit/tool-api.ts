@@ -72,9 +72,10 @@ export interface ToolContext {
  * A tool returns text for the model, or a summary for the model plus raw data kept only in traces.
  * `outsideSource` says the summary is text from outside the conversation (a page, search results,
  * other people's messages): the executor then wraps it as untrusted data naming that source, and
- * the turn counts as having read outside text (see src/capabilities/toolkit/outside-gate.ts).
+ * the turn counts as having read outside text (see src/capabilities/toolkit/outside-gate.ts). `failed` makes the
+ * summary a tool error (an MCP server's `isError`) that still keeps its outside-text wrapping.
  */
-export type ToolResult = string | { summary: string; raw?: unknown; outsideSource?: string };
+export type ToolResult = string | { summary: string; raw?: unknown; outsideSource?: string; failed?: boolean };
 
 /**
  * What running a tool does beyond answering:
@@ -97,6 +98,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   name: string;
   description: string;
   input: S;
+  /**
+   * The JSON Schema the model sees, for tools whose schema comes from elsewhere (an MCP server's
+   * inputSchema); without it the schema is derived from `input`. The tool's owner validates then.
+   */
+  parameters?: Record<string, unknown>;
   /** Pause for a human before running. A function decides from the (validated) arguments. */
   needsApproval?: boolean | ((args: z.infer<S>) => boolean);
   /** Default HERMES_TOOL_TIMEOUT_MS. */

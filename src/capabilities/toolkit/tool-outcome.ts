@@ -75,12 +75,12 @@ export function capText(text: string, max: number): string {
 }
 
 /** Splits what a tool returned into the model's text and the trace's raw value. */
-export function readResult(result: ToolResult | unknown): { text: string; raw?: unknown; outsideSource?: string } {
+export function readResult(result: ToolResult | unknown): { text: string; raw?: unknown; outsideSource?: string; failed?: boolean } {
   if (typeof result === 'string') return { text: result };
   if (typeof result === 'object' && result !== null && 'summary' in result) {
-    const { summary, raw, outsideSource } = result as { summary: unknown; raw?: unknown; outsideSource?: unknown };
+    const { summary, raw, outsideSource, failed } = result as { summary: unknown; raw?: unknown; outsideSource?: unknown; failed?: unknown };
     const text = typeof summary === 'string' ? summary : safeJson(summary);
-    return { text, raw, ...(typeof outsideSource === 'string' && { outsideSource }) };
+    return { text, raw, ...(typeof outsideSource === 'string' && { outsideSource }), ...(failed === true && { failed: true }) };
   }
   // Outside the contract (a tool returned a number or an object): show it rather than lose it.
   return { text: result === undefined ? '' : safeJson(result), raw: result };

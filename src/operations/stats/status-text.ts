@@ -19,7 +19,7 @@ function usageUnreadable(code: string | undefined): string {
  * `/hermes status`: everyone sees the model and their own usage over the last 24 hours;
  * admins see the whole deployment (queue, open approvals, all usage).
  */
-export function createStatusReporter(deps: { config: Config; tracesDir: string; flushTraces: () => Promise<void>; provider: ModelProvider; approvals: ApprovalStore; reminders: ReminderStore; clock: Clock; log: Pick<Logger, 'error'>; usage: (speaker: Speaker) => Promise<UsageReport> }) {
+export function createStatusReporter(deps: { config: Config; tracesDir: string; flushTraces: () => Promise<void>; provider: ModelProvider; approvals: ApprovalStore; reminders: ReminderStore; clock: Clock; log: Pick<Logger, 'error'>; usage: (speaker: Speaker) => Promise<UsageReport>; extensions?: (isAdmin: boolean) => string[] }) {
   const startedAt = deps.clock.now();
   return {
     async text(speaker: Speaker, isAdmin: boolean, queueSize: number): Promise<string> {
@@ -28,6 +28,8 @@ export function createStatusReporter(deps: { config: Config; tracesDir: string; 
       const uptimeMin = Math.floor((now - startedAt) / 60_000);
       const lines = [`Model: ${deps.provider.model} · up ${uptimeMin >= 60 ? `${Math.floor(uptimeMin / 60)} h ${uptimeMin % 60} min` : `${uptimeMin} min`}`];
       lines.push(...usageLines(await deps.usage(speaker), now));
+      // MCP servers (up, down, withheld tools for admins) and skills.
+      lines.push(...(deps.extensions?.(isAdmin) ?? []));
       await deps.flushTraces();
       const stats = await readTraceStats(deps.tracesDir, { since, until: now, userKey: isAdmin ? undefined : speakerKey(speaker) }).catch((err: unknown) => {
         if (!(err instanceof TracesUnreadableError)) throw err;
