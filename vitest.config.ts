@@ -1,10 +1,16 @@
 import { defineConfig } from 'vitest/config';
 
+// Two projects, told apart by file name, so the fast loop needs no list to keep up to date:
+// - unit: everything runs inside the test process. In-process fakes on 127.0.0.1 (the fake model,
+//   fake Slack and Discord) are fine; no child process (compiled bot, tsx, bwrap sandbox, Chromium,
+//   git), no PostgreSQL, no bench.  `npm run test:unit`
+// - e2e: a file named `*.e2e.test.ts`, or under test/e2e/: whatever needs more than the process.
+//   `npm run test:e2e`
+// `npm test` runs both (CI calls it).
+const E2E = ['test/**/*.e2e.test.ts', 'test/e2e/**/*.test.ts'];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // Starts a throw-away PostgreSQL when HERMES_TEST_PG_URL is unset and the server is installed.
-    globalSetup: ['test/global-postgres.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Tests start real servers on 127.0.0.1 and real SQLite files; two workers fit a 2-core machine.
@@ -13,5 +19,17 @@ export default defineConfig({
     // Every test must pass alone and in any order: files and tests run shuffled (the seed is
     // printed; rerun one order with --sequence.seed=N).
     sequence: { shuffle: true },
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: E2E } },
+      {
+        extends: true,
+        test: {
+          name: 'e2e',
+          include: E2E,
+          // Starts a throw-away PostgreSQL when HERMES_TEST_PG_URL is unset and the server is installed.
+          globalSetup: ['test/global-postgres.ts'],
+        },
+      },
+    ],
   },
 });

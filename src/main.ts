@@ -159,10 +159,10 @@ async function main(): Promise<void> {
   if (shellMode) await core.start();
   try {
     if (dashboardServer) {
-      const port = await dashboardServer.start(config.port).catch((err: NodeJS.ErrnoException) => {
+      const port = await dashboardServer.start(config.port, config.dashboard?.host ?? '127.0.0.1').catch((err: NodeJS.ErrnoException) => {
         throw new Error(`could not serve the dashboard on PORT ${config.port} (${err.code ?? err.message}): set PORT to a free port, or unset HERMES_DASHBOARD_TOKEN.`);
       });
-      log.info({ port }, 'dashboard: serving /dashboard');
+      log.info({ port, host: config.dashboard?.host }, 'dashboard: serving /dashboard');
     }
     for (const a of adapters) await a.start();
   } catch (err) {

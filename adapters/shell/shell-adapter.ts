@@ -173,7 +173,9 @@ export function createShellAdapter(opts: ShellAdapterOptions): Adapter & { notic
       },
       progress(note) {
         closeLine();
-        output(`… ${note}`);
+        // As showProgress: the progress line stands instead of "thinking" while the tool runs.
+        clearTimeout(thinkingTimer);
+        write(`… ${note}`);
       },
       async finish(markdown) {
         const rest = markdown.startsWith(shown) ? markdown.slice(shown.length) : `\n${markdown}`;

@@ -202,6 +202,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
       factTokens: Math.max(200, Math.floor(config.limits.contextTokens / 10)),
     },
     timezone: config.timezone,
+    grounding: config.limits.grounding,
     ...(opts.skills && { skills: opts.skills.list }),
     canReadHistory: (c) => gateway.port(c.platform)?.reader !== undefined,
     toolContext: (state, signal, toolName, call) => {

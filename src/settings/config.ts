@@ -74,6 +74,8 @@ export interface Config {
     threadContextMessages: number;
     /** Sub-agents of one turn running at the same time (HERMES_MAX_PARALLEL_AGENTS). */
     maxParallelAgents: number;
+    /** HERMES_GROUNDING: an answer with figures no tool gave gets one more step (agent/grounding.ts). */
+    grounding: 'retry' | 'off';
   };
   /** Scheduled tasks: shortest interval, how late a missed run may still run, active ones per user. */
   schedules: { minIntervalS: number; graceS: number; maxPerUser: number };
@@ -235,6 +237,7 @@ const limitsEnv = z
     HERMES_PROGRESS_DELAY_MS: wholeNumber(800, { min: 0 }),
     HERMES_THREAD_CONTEXT_MESSAGES: wholeNumber(50, { min: 0, max: 1000, fix: 'is not valid: use 0 (off) to 1000 (default 50).' }),
     HERMES_MAX_PARALLEL_AGENTS: wholeNumber(3, { min: 1, max: 16, fix: 'is not valid: sub-agents of one turn running at once, 1 to 16 (default 3).' }),
+    HERMES_GROUNDING: oneOf(['retry', 'off'], 'retry', 'use "retry" (an answer stating figures no tool gave is checked once more, the default) or "off".'),
   })
   .transform((e): Config['limits'] => ({
     maxSteps: e.HERMES_MAX_STEPS,
@@ -245,6 +248,7 @@ const limitsEnv = z
     progressDelayMs: e.HERMES_PROGRESS_DELAY_MS,
     threadContextMessages: e.HERMES_THREAD_CONTEXT_MESSAGES,
     maxParallelAgents: e.HERMES_MAX_PARALLEL_AGENTS,
+    grounding: e.HERMES_GROUNDING,
   }));
 
 const schedulesEnv = z

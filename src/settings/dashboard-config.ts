@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -9,7 +10,15 @@ export interface DashboardConfig {
   token: string;
   /** Where `npm run eval` writes its result files (evals/results under the working folder). */
   evalsDir: string;
+  /**
+   * HERMES_DASHBOARD_HOST: the address the dashboard's own server binds (default 127.0.0.1, this
+   * machine only). In Slack HTTP mode the dashboard shares Slack's public port and this is unused.
+   */
+  host: string;
 }
+
+/** A hostname (RFC 1123 labels) or an IP literal: what `server.listen` can bind. */
+const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
 /** The dashboard's part of the environment (see src/settings/config.ts for how areas combine). */
 export const dashboardEnv = (cwd: string) =>
@@ -21,5 +30,13 @@ export const dashboardEnv = (cwd: string) =>
           error: `is too short: use at least ${MIN_TOKEN_CHARS} random characters (e.g. the output of \`openssl rand -hex 24\`), or unset it to turn the dashboard off.`,
         })
         .optional(),
+      HERMES_DASHBOARD_HOST: z
+        .string()
+        .refine((h) => isIP(h) !== 0 || HOST_NAME.test(h), {
+          error: 'is not an address to listen on: use an IP address such as 127.0.0.1 (this machine only, the default) or 0.0.0.0 (every interface), or a host name.',
+        })
+        .default('127.0.0.1'),
     })
-    .transform((e): DashboardConfig | undefined => (e.HERMES_DASHBOARD_TOKEN === undefined ? undefined : { token: e.HERMES_DASHBOARD_TOKEN, evalsDir: path.resolve(cwd, 'evals', 'results') }));
+    .transform((e): DashboardConfig | undefined =>
+      e.HERMES_DASHBOARD_TOKEN === undefined ? undefined : { token: e.HERMES_DASHBOARD_TOKEN, evalsDir: path.resolve(cwd, 'evals', 'results'), host: e.HERMES_DASHBOARD_HOST },
+    );

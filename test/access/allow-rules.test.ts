@@ -56,7 +56,7 @@ describe('HERMES_ALLOW', () => {
     const joined = bad.ok ? '' : bad.errors.join('\n');
     expect(joined).toContain('HERMES_USER_RATE');
     expect(joined).toContain('HERMES_USER_DAILY_TOKENS');
-    // main() prints each of these lines and exits 2 (test/core/config.test.ts runs that path).
+    // main() prints each of these lines and exits 2 (test/core/config.e2e.test.ts runs that path).
     expect(joined).toContain('HERMES_ALLOW entry "everyone" is not valid');
   });
 });

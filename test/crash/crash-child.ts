@@ -1,5 +1,5 @@
 /**
- * A real process for crash-handlers.test.ts: the production crash handlers, a real tracer, then
+ * A real process for crash-handlers.e2e.test.ts: the production crash handlers, a real tracer, then
  * a throw from a timer (an uncaught exception). argv[2] is the trace directory.
  */
 import pino from 'pino';

@@ -19,7 +19,7 @@ export interface Served {
 export async function serveDashboard(opts: Partial<DashboardOptions> & Pick<DashboardOptions, 'tracesDir' | 'evalsDir'>): Promise<Served> {
   const dashboard = createDashboard({ token: TOKEN, log: pino({ level: process.env.TEST_LOG ?? 'silent' }), ...opts });
   const server = createDashboardServer(dashboard.handle, () => true);
-  const port = await server.start(0);
+  const port = await server.start(0, '127.0.0.1');
   const base = `http://127.0.0.1:${port}`;
   const get = (p: string, headers: Record<string, string> = {}) => fetch(`${base}${p}`, { redirect: 'manual', headers, signal: AbortSignal.timeout(10_000) });
   const post = (p: string, form: Record<string, string>, headers: Record<string, string> = {}) =>

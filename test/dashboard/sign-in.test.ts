@@ -1,7 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
+import os, { networkInterfaces } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createDashboardServer } from '../../src/operations/dashboard/dashboard-server.js';
 import { loadConfig } from '../../src/settings/config.js';
 import { formToken, serveDashboard, TOKEN, type Served } from './dashboard-helper.js';
 
@@ -121,6 +122,42 @@ describe('HERMES_DASHBOARD_TOKEN', () => {
       expect(short.errors[0]).not.toContain('short-secret');
     }
     const on = loadConfig({ HERMES_DASHBOARD_TOKEN: TOKEN }, dir);
-    expect(on.ok && on.config.dashboard).toEqual({ token: TOKEN, evalsDir: path.join(dir, 'evals', 'results') });
+    expect(on.ok && on.config.dashboard).toEqual({ token: TOKEN, evalsDir: path.join(dir, 'evals', 'results'), host: '127.0.0.1' });
   });
 });
+
+describe('HERMES_DASHBOARD_HOST', () => {
+  it('defaults to this machine only, takes an address or host name, and refuses anything else with one line', () => {
+    const all = loadConfig({ HERMES_DASHBOARD_TOKEN: TOKEN, HERMES_DASHBOARD_HOST: '0.0.0.0' }, dir);
+    expect(all.ok && all.config.dashboard?.host).toBe('0.0.0.0');
+    const v6 = loadConfig({ HERMES_DASHBOARD_TOKEN: TOKEN, HERMES_DASHBOARD_HOST: '::1' }, dir);
+    expect(v6.ok && v6.config.dashboard?.host).toBe('::1');
+    const named = loadConfig({ HERMES_DASHBOARD_TOKEN: TOKEN, HERMES_DASHBOARD_HOST: 'localhost' }, dir);
+    expect(named.ok && named.config.dashboard?.host).toBe('localhost');
+    const bad = loadConfig({ HERMES_DASHBOARD_TOKEN: TOKEN, HERMES_DASHBOARD_HOST: 'http://0.0.0.0:3000' }, dir);
+    expect(bad.ok).toBe(false);
+    if (!bad.ok) {
+      expect(bad.errors).toHaveLength(1);
+      expect(bad.errors[0]).toMatch(/^HERMES_DASHBOARD_HOST="http:\/\/0.0.0.0:3000" is not an address to listen on/);
+    }
+  });
+
+  it('is the only address the dashboard server listens on', async () => {
+    const server = createDashboardServer(() => undefined, () => true);
+    const port = await server.start(0, '127.0.0.1');
+    try {
+      const other = firstNonLoopbackV4();
+      // Reachable on loopback; on the machine's other address nothing listens on that port.
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(5_000) })).status).toBe(200);
+      if (other) await expect(fetch(`http://${other}:${port}/healthz`, { signal: AbortSignal.timeout(5_000) })).rejects.toThrow();
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+/** An IPv4 address of this machine outside 127/8, if it has one (containers usually do). */
+function firstNonLoopbackV4(): string | undefined {
+  for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  return undefined;
+}

@@ -1,4 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { isIPv6 } from 'node:net';
 
 /**
  * Who may see the dashboard: whoever knows HERMES_DASHBOARD_TOKEN. The token is compared in
@@ -73,6 +74,27 @@ export interface SignInLimiter {
  * address, which then errs on the side of blocking). After `maxFailures` within `windowMs` the
  * address is refused until the window of its first failure ends, even with the right token.
  */
+/**
+ * The network a sign-in attempt is counted against: an IPv4 address as it is (also when written
+ * IPv4-mapped, ::ffff:a.b.c.d), an IPv6 address by its /64. One IPv6 host usually holds a whole
+ * /64, so keyed on the exact address a guesser changed address after each few failures and was
+ * never locked out.
+ */
+export function lockoutKey(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1]!;
+  if (isIPv6(address)) return `${expandIPv6(address).slice(0, 4).join(':')}::/64`;
+  return address;
+}
+
+function expandIPv6(address: string): string[] {
+  const [head = '', tail] = address.split('%')[0]!.toLowerCase().split('::') as [string, string | undefined];
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const fill = tail === undefined ? [] : Array<string>(8 - left.length - right.length).fill('0');
+  return [...left, ...fill, ...right].map((h) => h.replace(/^0+(?=.)/, ''));
+}
+
 export function createSignInLimiter(opts: { now: () => number; maxFailures?: number; windowMs?: number; maxAddresses?: number }): SignInLimiter {
   const maxFailures = opts.maxFailures ?? 5;
   const windowMs = opts.windowMs ?? 15 * 60_000;
@@ -88,10 +110,11 @@ export function createSignInLimiter(opts: { now: () => number; maxFailures?: num
   };
   return {
     blockedFor(address) {
-      const f = current(address);
+      const f = current(lockoutKey(address));
       return f && f.count >= maxFailures ? f.first + windowMs - opts.now() : 0;
     },
-    failed(address) {
+    failed(peer) {
+      const address = lockoutKey(peer);
       const f = current(address);
       if (f) f.count++;
       else {
@@ -104,7 +127,7 @@ export function createSignInLimiter(opts: { now: () => number; maxFailures?: num
       }
     },
     succeeded(address) {
-      failures.delete(address);
+      failures.delete(lockoutKey(address));
     },
   };
 }

@@ -5,16 +5,18 @@ import { isDashboardPath, type RequestHandler } from './dashboard.js';
 /**
  * The HTTP server for the dashboard when no other server runs on PORT (Discord only, Socket Mode,
  * the terminal chat). It serves /dashboard and /healthz (200 once `isReady()`), 404 elsewhere.
+ * It binds one address (HERMES_DASHBOARD_HOST, default 127.0.0.1): the sign-in form should not face
+ * every network the machine is on unless the operator says so.
  */
 export interface DashboardServer {
-  start(port: number): Promise<number>;
+  start(port: number, host: string): Promise<number>;
   stop(): Promise<void>;
 }
 
 export function createDashboardServer(handle: RequestHandler, isReady: () => boolean): DashboardServer {
   let server: Server | undefined;
   return {
-    start(port) {
+    start(port, host) {
       const s = createServer((req, res) => {
         if (isDashboardPath(req.url)) return handle(req, res);
         if ((req.url ?? '').split('?')[0] === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
@@ -34,7 +36,7 @@ export function createDashboardServer(handle: RequestHandler, isReady: () => boo
       return new Promise((resolve, reject) => {
         s.once('error', reject);
         // A deep accept queue, as for Slack's events (adapters/slack): a burst is queued, not dropped.
-        s.listen({ port, backlog: 4096 }, () => {
+        s.listen({ port, host, backlog: 4096 }, () => {
           s.off('error', reject);
           resolve((s.address() as AddressInfo).port);
         });

@@ -16,6 +16,8 @@ export interface TraceStats {
   refusals: Record<string, number>;
   /** Sub-agent runs per agent (their tokens are also in `tokens`, as part of their parent turns). */
   agents: Record<string, { runs: number; answered: number; promptTokens: number; completionTokens: number; p50Ms: number; p95Ms: number }>;
+  /** Answers sent back once because they stated figures no tool gave (HERMES_GROUNDING). */
+  groundingChecks: number;
 }
 
 export interface StatsWindow {
@@ -77,7 +79,7 @@ export async function readTraceStats(dir: string, window: StatsWindow): Promise<
         if (!(ts >= window.since && ts <= window.until)) continue;
         if (e.type === 'turn_start' && (!window.userKey || e.userKey === window.userKey)) turnsOfUser.add(String(e.turnId));
         // Keep only what the numbers need: traces hold whole prompts.
-        events.push({ type: e.type, turnId: e.turnId, userKey: e.userKey, reason: e.reason, outcome: e.outcome, steps: e.steps, promptTokens: e.promptTokens, completionTokens: e.completionTokens, latencyMs: e.latencyMs, error: e.error, name: e.name, ok: e.ok, durationMs: e.durationMs, errorKind: e.errorKind, agent: e.agent });
+        events.push({ type: e.type, turnId: e.turnId, userKey: e.userKey, reason: e.reason, outcome: e.outcome, steps: e.steps, promptTokens: e.promptTokens, completionTokens: e.completionTokens, latencyMs: e.latencyMs, error: e.error, grounding: e.grounding, name: e.name, ok: e.ok, durationMs: e.durationMs, errorKind: e.errorKind, agent: e.agent });
       }
     } catch (err) {
       throw unreadable(dir, err);
@@ -98,7 +100,7 @@ export function summarise(events: Array<Record<string, unknown>>): TraceStats {
   const toolOk = new Map<string, number>();
   const modelLat: number[] = [];
   const agentRuns = new Map<string, { durs: number[]; answered: number; prompt: number; completion: number }>();
-  let turns = 0, steps = 0, maxSteps = 0, prompt = 0, completion = 0, modelErrors = 0;
+  let turns = 0, steps = 0, maxSteps = 0, prompt = 0, completion = 0, modelErrors = 0, groundingChecks = 0;
   for (const e of events) {
     if (e.type === 'turn_end') {
       turns++;
@@ -116,6 +118,7 @@ export function summarise(events: Array<Record<string, unknown>>): TraceStats {
     } else if (e.type === 'model_call') {
       modelLat.push(Number(e.latencyMs) || 0);
       if (e.error) modelErrors++;
+      if (e.grounding) groundingChecks++;
     } else if (e.type === 'subagent') {
       const name = String(e.agent);
       const a = agentRuns.get(name) ?? agentRuns.set(name, { durs: [], answered: 0, prompt: 0, completion: 0 }).get(name)!;
@@ -155,6 +158,7 @@ export function summarise(events: Array<Record<string, unknown>>): TraceStats {
     errors,
     refusals,
     agents,
+    groundingChecks,
   };
 }
 
@@ -168,6 +172,7 @@ export function formatStats(s: TraceStats, opts: { compact?: boolean } = {}): st
     `Tokens: ${s.tokens.prompt} in, ${s.tokens.completion} out (${s.tokens.promptPerTurn} in per turn)`,
     `Model calls: ${s.modelCalls.count}, errors ${s.modelCalls.errors}, latency p50 ${s.modelCalls.p50Ms} ms, p95 ${s.modelCalls.p95Ms} ms`,
   ];
+  if (s.groundingChecks) lines.push(`Grounding checks: ${s.groundingChecks} answer${s.groundingChecks === 1 ? '' : 's'} asked again for figures no tool gave`);
   const tools = Object.entries(s.tools).sort((a, b) => b[1].calls - a[1].calls);
   if (tools.length) {
     lines.push('Tools:');
