@@ -1,10 +1,11 @@
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openSkillLibrary } from '../../src/capabilities/skills/skill-library.js';
 import { ToolRegistry } from '../../src/capabilities/toolkit/registry.js';
 import { ToolExecutor } from '../../src/capabilities/toolkit/executor.js';
+import { openWorkspace } from '../../src/capabilities/workspace/workspace.js';
 import { skillTools } from '../../tools/skills.js';
 import { makeToolContext } from '../tools/context-helper.js';
 import { tempDir } from './mcp-harness.js';
@@ -37,7 +38,7 @@ async function setup(pins: Record<string, string> = {}) {
     if (p.kind !== 'ready') throw new Error(p.outcome.content);
     return executor.runPrepared(p, makeToolContext());
   };
-  return { library, run, dir };
+  return { library, run, dir, executor };
 }
 
 describe('skills', () => {
@@ -72,5 +73,20 @@ describe('skills', () => {
     expect(refused).toMatchObject({ ok: false, content: expect.stringContaining('changed since an admin pinned it') });
     expect(first.library.list()).toEqual([]);
     expect(first.library.statusLines(true)[0]).toContain('pdf-forms (files changed since pinned)');
+  });
+});
+
+describe('use_skill and the workspace', () => {
+  it('copies the skill files (not SKILL.md, not a symlink out) into the workspace under skills/<name>/', async () => {
+    const s = await setup();
+    const ws = openWorkspace(path.join(path.dirname(path.dirname(s.dir)), 'ws'), { quotaBytes: 1_000_000, maxFileBytes: 100_000 });
+    const p = s.executor.prepareCall({ id: 'c1', name: 'use_skill', arguments: JSON.stringify({ name: 'pdf-forms' }) }, { isAdmin: false });
+    if (p.kind !== 'ready') throw new Error(p.outcome.content);
+    const used = await s.executor.runPrepared(p, makeToolContext({ workspace: ws }));
+    expect(used.content).toContain('copied into the workspace under skills/pdf-forms/');
+    const root = await ws.ensure();
+    expect(readFileSync(path.join(root, 'skills/pdf-forms/scripts/fill.py'), 'utf8')).toBe('print("filled")\n');
+    expect(existsSync(path.join(root, 'skills/pdf-forms/SKILL.md'))).toBe(false);
+    expect(existsSync(path.join(root, 'skills/pdf-forms/leak.txt'))).toBe(false);
   });
 });
