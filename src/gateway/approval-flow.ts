@@ -103,9 +103,13 @@ export function createApprovalFlow(deps: FlowDeps) {
     }
   }
 
-  /** Queues the continuation of a decided approval's turn. */
-  function resume(r: ApprovalRecord, outcome: ApprovalOutcome, by?: Speaker): void {
-    deps.resumeLater(r, outcome, by).catch((err: Error) => log.error({ err: err.message, approvalId: r.id }, 'queueing an approval continuation failed; a restart resumes it'));
+  /**
+   * Queues the continuation of a decided approval's turn. Callers wait for the row to be written:
+   * until then the work queue does not know the turn goes on, so `idle()` (and a shutdown) would
+   * see nothing left to do. It never rejects; a failure is logged and a restart resumes it.
+   */
+  async function resume(r: ApprovalRecord, outcome: ApprovalOutcome, by?: Speaker): Promise<void> {
+    await deps.resumeLater(r, outcome, by).catch((err: Error) => log.error({ err: err.message, approvalId: r.id }, 'queueing an approval continuation failed; a restart resumes it'));
   }
 
   /** The continuation itself; runs inside the session's slot. */
@@ -145,7 +149,7 @@ export function createApprovalFlow(deps: FlowDeps) {
     if (!applied || !record) return;
     trace(record, 'expired');
     await editPrompt(record, 'expired');
-    resume(record, 'expired');
+    await resume(record, 'expired');
   }
 
   function arm(r: ApprovalRecord): void {
@@ -205,10 +209,11 @@ export function createApprovalFlow(deps: FlowDeps) {
       timers.get(r.id)?.();
       timers.delete(r.id);
       trace(record, to, input.decidedBy);
-      // The decision is durable now; the adapter may acknowledge the click. Editing the prompt is a
-      // platform call and must not hold up that acknowledgement (recover() repeats it after a crash).
+      // The decision is durable now. Editing the prompt is a platform call and must not hold up the
+      // adapter's acknowledgement of the click (recover() repeats it after a crash); queueing the
+      // continuation is one row in our own database, and once decide returns the turn is known to go on.
       void editPrompt(record, to, input.decidedBy);
-      resume(record, to, input.decidedBy);
+      await resume(record, to, input.decidedBy);
       return { kind: 'applied', outcome: to };
     },
 
@@ -236,7 +241,7 @@ export function createApprovalFlow(deps: FlowDeps) {
         timers.get(r.id)?.();
         trace(record, 'cancelled', by);
         await editPrompt(record, 'cancelled', by);
-        resume(record, 'cancelled', by);
+        await resume(record, 'cancelled', by);
       }
       return n;
     },
@@ -270,10 +275,10 @@ export function createApprovalFlow(deps: FlowDeps) {
         } else if (r.status === 'approved') {
           // The prompt edit may not have happened before a crash, so it is made (again).
           await editPrompt(r, 'approved', r.decidedBy);
-          resume(r, 'approved', r.decidedBy);
+          await resume(r, 'approved', r.decidedBy);
         } else if (r.status === 'running') {
           // Normally its row is still queued (then this adds nothing); runJob reports it unknown.
-          resume(r, 'approved', r.decidedBy);
+          await resume(r, 'approved', r.decidedBy);
         }
       }
     },
