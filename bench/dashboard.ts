@@ -81,7 +81,7 @@ export async function runDashboard(sizes: DashboardSizes, log: (line: string) =>
   try {
     await mkdir(traces, { recursive: true });
     const bytes = await writeTraces(traces, sizes.turns);
-    const base = `http://127.0.0.1:${await server.start(0)}/dashboard`;
+    const base = `http://127.0.0.1:${await server.start(0, '127.0.0.1')}/dashboard`;
     log(`   ${sizes.turns} turns, ${round(bytes / 1e6, 1)} MB of traces`);
 
     const first = await timed(`${base}/turns`);

@@ -93,6 +93,20 @@ describe('npm run mcp', () => {
     expect(offered()).toEqual(TOOLS.map((t) => `mcp__fake__${t}`));
   });
 
+  it('pin writes into a JSON config file too, which then reads back with every pin ok', async () => {
+    const tmp = tempDir();
+    cleanups.push(tmp.remove);
+    const file = path.join(tmp.dir, 'hermes.config.json');
+    const server = { command: process.execPath, args: ['--import', 'tsx', STDIO_SERVER], cwd: ROOT, env: { FAKE_MCP_DIR: tmp.dir }, timeout_ms: 20000 };
+    writeFileSync(file, JSON.stringify({ mcp_servers: { fake: server } }));
+    expect((await cli(['pin'], file)).code).toBe(0);
+    const written = JSON.parse(readFileSync(file, 'utf8')) as { mcp_servers: { fake: { pin: Record<string, string>; command: string } } };
+    expect(Object.keys(written.mcp_servers.fake.pin).sort()).toEqual(TOOLS);
+    expect(written.mcp_servers.fake.command).toBe(process.execPath);
+    const listed = await cli(['list'], file);
+    expect(listed.out.filter((l) => l.endsWith(', pin ok'))).toHaveLength(TOOLS.length);
+  });
+
   it('pin of an unknown server is refused with the configured names, and the file is left alone', async () => {
     const { file } = configFile();
     const text = readFileSync(file, 'utf8');

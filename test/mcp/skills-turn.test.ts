@@ -46,7 +46,7 @@ describe('skills in a turn', () => {
     expect(system).toContain('- pdf-forms: Fill PDF forms.');
     expect(system).not.toContain(INSTRUCTIONS);
     expect(system).not.toContain('fill.py');
-    expect(first.tools.map((t: { function: { name: string } }) => t.function.name)).toContain('use_skill');
+    expect((first.tools ?? []).map((t) => (t.type === 'function' ? t.function.name : ''))).toContain('use_skill');
 
     const toolMessage = h!.fake.requests.at(-1)!.messages.find((m: { role: string; tool_call_id?: string }) => m.role === 'tool' && m.tool_call_id === 'c_skill');
     expect(toolMessage?.content).toContain(INSTRUCTIONS);
