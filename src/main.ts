@@ -162,7 +162,7 @@ async function main(): Promise<void> {
       const port = await dashboardServer.start(config.port, config.dashboard?.host ?? '127.0.0.1').catch((err: NodeJS.ErrnoException) => {
         throw new Error(`could not serve the dashboard on PORT ${config.port} (${err.code ?? err.message}): set PORT to a free port, or unset HERMES_DASHBOARD_TOKEN.`);
       });
-      log.info({ port, host: config.dashboard?.host }, 'dashboard: serving /dashboard');
+      log.info({ host: config.dashboard?.host, port }, 'dashboard: serving /dashboard');
     }
     for (const a of adapters) await a.start();
   } catch (err) {
