@@ -68,6 +68,8 @@ export async function createDiscordAdapter(opts: DiscordAdapterOptions): Promise
   client.on(Events.InteractionCreate, (interaction: Interaction) => {
     void onInteraction(interaction).catch((err: unknown) => log.error({ err: String(err), interactionId: interaction.id }, 'discord: interaction handling failed'));
   });
+  /** Per channel: the edits and deletions still being applied to the noted context. */
+  const revisions = new Map<string, Promise<void>>();
   // Edits and deletions, read from the raw gateway packets: the message cache is off, so discord.js
   // would not emit them for messages it never cached. Only noted thread context cares.
   client.on(Events.Raw, (packet: { t?: string; d?: { id?: string; channel_id?: string; guild_id?: string; content?: string } }) => {
@@ -76,7 +78,17 @@ export async function createDiscordAdapter(opts: DiscordAdapterOptions): Promise
     const channel = client.channels.cache.get(packet.d.channel_id);
     if (!channel?.isThread() || !opts.gateway.reviseContext) return;
     const conversation = conversationOf(packet.d.channel_id, packet.d.guild_id, true);
-    void opts.gateway.reviseContext(conversation, packet.d.id, packet.t === 'MESSAGE_DELETE' ? null : (packet.d.content ?? ''));
+    const { id, channel_id: channelId } = packet.d;
+    const text = packet.t === 'MESSAGE_DELETE' ? null : (packet.d.content ?? '');
+    // Chained per channel and awaited by the channel's next message (onMessage): a revision Discord
+    // sent before a message is in the noted context before that message's turn reads it.
+    const done = (revisions.get(channelId) ?? Promise.resolve())
+      .then(() => opts.gateway.reviseContext?.(conversation, id, text))
+      .catch((err: unknown) => log.error({ err: String(err), messageId: id }, 'discord: could not apply an edit or deletion'));
+    revisions.set(channelId, done);
+    void done.finally(() => {
+      if (revisions.get(channelId) === done) revisions.delete(channelId);
+    });
   });
   client.on(Events.Error, (err) => log.error({ err: String(err) }, 'discord: client error'));
   client.on(Events.Warn, (message) => log.warn({ detail: message }, 'discord: client warning'));
@@ -104,6 +116,7 @@ export async function createDiscordAdapter(opts: DiscordAdapterOptions): Promise
       log.debug({ messageId: message.id }, 'discord: message is not for the bot (own or a bot outside a thread, system message or empty)');
       return;
     }
+    await revisions.get(message.channelId);
     const verdict = await opts.gateway.handleMessage(inbound);
     log.debug({ messageId: message.id, verdict }, 'discord: message handed to the gateway');
   }

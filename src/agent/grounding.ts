@@ -21,7 +21,8 @@ export type GroundingMode = 'retry' | 'off';
  *   (`$12.50`, `12 %`, `3.7`, `1,024`), and plain numbers of 3 or more digits (`1024`).
  * Not figures: small plain integers (counts, list numbering, "3 steps"), bare years (`in 1969`:
  * general knowledge more often than live data), and anything inside code (fenced blocks and
- * `inline code`), which shows commands and examples rather than claims.
+ * `inline code`), which shows commands and examples rather than claims, and chat mention markup
+ * (`<@123>`, `<@!123>`, `<@&123>`, `<#123>`): the id in it names a person, role or channel.
  *
  * A figure is grounded when it appears in a message, compared without thousands separators,
  * currency signs and case; a date is also found in ISO form (the system prompt states today's).
@@ -109,7 +110,7 @@ function isoDate(claim: string): string | undefined {
 }
 
 function withoutCode(text: string): string {
-  return text.replace(/```[\s\S]*?(```|$)/g, ' ').replace(/`[^`\n]*`/g, ' ');
+  return text.replace(/```[\s\S]*?(```|$)/g, ' ').replace(/`[^`\n]*`/g, ' ').replace(/<(?:@[!&]?|#)\d+>/g, ' ');
 }
 
 function textOf(m: ChatMessage): string {

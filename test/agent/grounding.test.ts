@@ -17,6 +17,11 @@ describe('figuresIn', () => {
     expect(figuresIn('1. Open the file\n2. Change 3 lines\n10. Done in 1969 style')).toEqual([]);
     expect(figuresIn('Run `curl https://x.example/api?page=200` or:\n```\nsleep 3600\n```\nthen wait 2 minutes.')).toEqual([]);
   });
+
+  it('ignores the ids in mention markup for people, roles and channels, not the figures beside them', () => {
+    expect(figuresIn('Heads up <@100000000000000011>, <@!100000000000000012>, <@&555> in <#300000000000000003>')).toEqual([]);
+    expect(figuresIn('<@100000000000000011> it costs $12.50')).toEqual(['$12.50']);
+  });
 });
 
 describe('ungroundedClaims', () => {

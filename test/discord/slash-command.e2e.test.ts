@@ -3,7 +3,6 @@ import { InteractionResponseType, MessageFlags, type APIMessage, type RESTPostAP
 import { HERMES_COMMAND } from '../../adapters/discord/register-commands.js';
 import { DEFAULT_USER, type RestCall } from '../fakes/discord/fake-discord.js';
 import { startBot, type Bot } from './discord-harness.js';
-import { storeKey } from '../../src/state/store/store.js';
 
 /** `/hermes` end to end, registered globally (no DISCORD_GUILD_ID). */
 
@@ -55,7 +54,9 @@ describe('/hermes on discord', () => {
     let interactionId = '';
     discord.onCall(async (c) => {
       if (c.method === 'POST' && c.path.startsWith(`/interactions/${interactionId}/`)) {
-        durableAtAck.push((await bot.core.store.get(storeKey('inbox', `cmd:${interactionId}`))) !== undefined);
+        // The accepted task is a row in the work table (deleted only once its turn has ended).
+        const row = await bot.core.database.db.selectFrom('hermes_work').select('id').where('id', '=', `msg:discord:cmd:${interactionId}`).executeTakeFirst();
+        durableAtAck.push(row !== undefined);
       }
     });
     try {
