@@ -13,6 +13,7 @@
 import type { webApi } from '@slack/bolt';
 import type { AnyChunk, KnownBlock } from '@slack/types';
 import type { Clock } from '../../src/basics/clock.js';
+import { createThrottledFlush } from '../../src/basics/throttled-flush.js';
 import type { Logger } from '../../src/basics/log.js';
 import type { Conversation } from '../../src/basics/types.js';
 import { createEditedAnswer, type MessageRole } from '../../src/gateway/edited-answer.js';
@@ -53,11 +54,6 @@ export function createSlackAnswer(deps: SlackAnswerDeps, conversation: Conversat
   let ts: string | undefined;
   let inMessage = 0;
   let edited: AnswerStream | undefined = thread === undefined ? editedAnswer() : undefined;
-  let lastStart = -Infinity;
-  let cancelTimer: (() => void) | undefined;
-  let running: Promise<void> | undefined;
-  let dirty = false;
-  let closed = false;
 
   function editedAnswer(): AnswerStream {
     return createEditedAnswer<string>(
@@ -153,32 +149,13 @@ export function createSlackAnswer(deps: SlackAnswerDeps, conversation: Conversat
     await call(() => deps.client.chat.stopStream({ channel, ts: current, ...(chunks.length > 0 && { chunks }), ...(blocks && { blocks }) }));
   }
 
-  function schedule(): void {
-    dirty = true;
-    if (closed || cancelTimer || running) return;
-    cancelTimer = deps.clock.setTimer(run, Math.max(0, lastStart + STREAM_APPEND_MS - deps.clock.now()));
-  }
-
-  function run(): void {
-    cancelTimer = undefined;
-    if (closed) return;
-    dirty = false;
-    lastStart = deps.clock.now();
-    running = flush(false)
-      // The stream may have been closed under us (Slack ends idle streams): go on in the edited form.
-      .catch((err: unknown) => void fallBack(describeSlackError(err), pending))
-      .finally(() => {
-        running = undefined;
-        if (dirty) schedule();
-      });
-  }
-
-  async function close(): Promise<void> {
-    closed = true;
-    cancelTimer?.();
-    cancelTimer = undefined;
-    await running;
-  }
+  const throttle = createThrottledFlush({
+    clock: deps.clock,
+    intervalMs: STREAM_APPEND_MS,
+    flush: () => flush(false),
+    // The stream may have been closed under us (Slack ends idle streams): go on in the edited form.
+    onError: (err) => void fallBack(describeSlackError(err), pending),
+  });
 
   function finishTasks(): void {
     for (const t of tasks) t.status = 'complete';
@@ -186,21 +163,21 @@ export function createSlackAnswer(deps: SlackAnswerDeps, conversation: Conversat
 
   return {
     append(markdown) {
-      if (closed || markdown === '') return;
+      if (throttle.closed || markdown === '') return;
       if (edited) return edited.append(markdown);
       finishTasks();
       pending += markdown;
-      schedule();
+      throttle.request();
     },
     progress(note) {
-      if (closed) return;
+      if (throttle.closed) return;
       if (edited) return edited.progress(note);
       finishTasks();
       tasks.push({ id: `task-${tasks.length + 1}`, title: note, status: 'in_progress' });
-      schedule();
+      throttle.request();
     },
     async finish(markdown) {
-      await close();
+      await throttle.close();
       const sofar = given + pending;
       // The final answer is trimmed: a whitespace tail that was appended is not a revision.
       const extends_ = markdown.startsWith(sofar) || (sofar.trimEnd() === markdown && markdown.startsWith(given.trimEnd()));
@@ -223,7 +200,7 @@ export function createSlackAnswer(deps: SlackAnswerDeps, conversation: Conversat
       }
     },
     async end() {
-      await close();
+      await throttle.close();
       if (edited) return edited.end();
       try {
         await flush(true);

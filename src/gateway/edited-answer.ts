@@ -1,4 +1,5 @@
 import type { Clock } from '../basics/clock.js';
+import { createThrottledFlush } from '../basics/throttled-flush.js';
 import type { Logger } from '../basics/log.js';
 import type { AnswerStream } from '../basics/ports.js';
 
@@ -45,11 +46,6 @@ export function createEditedAnswer<Ref>(ops: EditedMessageOps<Ref>, opts: Edited
   let note: string | undefined;
   const refs: Ref[] = [];
   const shown: Array<{ text: string; role: MessageRole }> = [];
-  let lastStart = -Infinity;
-  let cancelTimer: (() => void) | undefined;
-  let running: Promise<void> | undefined;
-  let dirty = false;
-  let closed = false;
 
   /** `ended`: the turn stopped without an answer, so the last message gets no feedback buttons. */
   async function render(final: boolean, ended = false): Promise<void> {
@@ -72,52 +68,32 @@ export function createEditedAnswer<Ref>(ops: EditedMessageOps<Ref>, opts: Edited
     }
   }
 
-  function schedule(): void {
-    dirty = true;
-    if (closed || cancelTimer || running) return;
-    const wait = Math.max(0, lastStart + opts.intervalMs - opts.clock.now());
-    cancelTimer = opts.clock.setTimer(run, wait);
-  }
-
-  function run(): void {
-    cancelTimer = undefined;
-    if (closed) return;
-    dirty = false;
-    lastStart = opts.clock.now();
-    running = render(false)
-      .catch((err: Error) => opts.log.warn({ err: err.message }, 'updating the answer being written failed; the next update tries again'))
-      .finally(() => {
-        running = undefined;
-        if (dirty) schedule();
-      });
-  }
-
-  async function close(): Promise<void> {
-    closed = true;
-    cancelTimer?.();
-    cancelTimer = undefined;
-    await running;
-  }
+  const throttle = createThrottledFlush({
+    clock: opts.clock,
+    intervalMs: opts.intervalMs,
+    flush: () => render(false),
+    onError: (err) => opts.log.warn({ err: (err as Error).message }, 'updating the answer being written failed; the next update tries again'),
+  });
 
   return {
     append(markdown) {
-      if (closed || markdown === '') return;
+      if (throttle.closed || markdown === '') return;
       text += markdown;
-      schedule();
+      throttle.request();
     },
     progress(line) {
-      if (closed) return;
+      if (throttle.closed) return;
       note = line;
-      schedule();
+      throttle.request();
     },
     async finish(markdown) {
-      await close();
+      await throttle.close();
       text = markdown;
       note = undefined;
       await render(true);
     },
     async end() {
-      await close();
+      await throttle.close();
       note = undefined;
       if (refs.length > 0) await render(true, true).catch((err: Error) => opts.log.warn({ err: err.message }, 'ending the answer being written failed'));
     },
