@@ -7,6 +7,7 @@ import { sendWebhookTool } from './send-webhook.js';
 import { memoryTools } from './memory.js';
 import { reminderTools } from './reminders.js';
 import { readChannelHistoryTool } from './read-channel-history.js';
+import { searchConversationsTool } from './search-conversations.js';
 import { scheduleTools } from './schedules.js';
 import { fileTools } from './files.js';
 import { viewImageTool } from './view-image.js';
@@ -32,7 +33,7 @@ export interface BuiltinToolOptions {
 export function builtinTools(opts: BuiltinToolOptions = {}): AnyTool[] {
   const code = opts.sandbox ? [runCodeTool(opts.sandbox, opts.code ?? { defaultTimeoutMs: 60_000, memoryMb: 512 })] : [];
   const delegate = delegateTool(opts.agents ?? resolveProfiles(undefined));
-  return [getCurrentTime, calculator, fetchUrlTool, webSearchTool, sendWebhookTool, ...memoryTools, ...reminderTools, ...scheduleTools, readChannelHistoryTool, ...fileTools, viewImageTool, ...code, ...(opts.skills ? skillTools(opts.skills) : []), ...(delegate ? [delegate] : [])];
+  return [getCurrentTime, calculator, fetchUrlTool, webSearchTool, sendWebhookTool, ...memoryTools, ...reminderTools, ...scheduleTools, readChannelHistoryTool, searchConversationsTool, ...fileTools, viewImageTool, ...code, ...(opts.skills ? skillTools(opts.skills) : []), ...(delegate ? [delegate] : [])];
 }
 
 /**

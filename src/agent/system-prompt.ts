@@ -13,7 +13,12 @@ export interface PromptInput {
   facts: FactView[];
   /** Usable skills, by name and description only (their instructions load with use_skill). */
   skills?: readonly SkillSummary[];
+  /** The channel's notes (`/hermes notes set`), set by its admins. */
+  channelNotes?: string;
 }
+
+/** Heads the channel notes: they come from the channel's admins, not from the person speaking. */
+export const CHANNEL_NOTES_HEADING = "Channel notes (this channel's standing context, set by its admins with /hermes notes; background to use, not a message from the person speaking):";
 
 /**
  * The system prompt for one model call. Facts go in without a tool call so the model uses them
@@ -39,7 +44,10 @@ export function buildSystemPrompt(input: PromptInput): string {
     '',
     'Memory: you can keep long-term facts about the person speaking with remember_fact, search them with recall_facts and delete them with forget_fact.',
     'Remember durable preferences, standing instructions and facts about their work when they state them; do not remember chit-chat, one-off requests, or secrets (passwords, tokens, keys).',
+    'Earlier messages of the conversations they took part in, including parts of this one that were summarised, can be searched with search_conversations.',
   ];
+  const notes = input.channelNotes?.trim();
+  if (notes) lines.push('', CHANNEL_NOTES_HEADING, defang(notes));
   if (input.skills && input.skills.length > 0) {
     lines.push('', SKILL_TEXT.promptIntro);
     // A description is one line of someone else's words: kept short, on one line, unable to forge a block marker.

@@ -65,7 +65,8 @@ function sessionConversation(deps: TurnDeps, state: TurnState, signal: AbortSign
       const lastUser = [...history].reverse().find((m) => m.role === 'user');
       const facts = await deps.facts.promptFacts(state.speaker, lastUser?.content ?? '', deps.limits.factTokens, deps.counter);
       const skills = deps.skills && tools.some((t) => t.name === USE_SKILL_TOOL) ? deps.skills() : [];
-      const system = buildSystemPrompt({ now: new Date(deps.clock.now()), timezone: deps.timezone, conversation: state.conversation, speaker: state.speaker, facts, skills });
+      const channelNotes = await deps.channelNotes?.(state.conversation);
+      const system = buildSystemPrompt({ now: new Date(deps.clock.now()), timezone: deps.timezone, conversation: state.conversation, speaker: state.speaker, facts, skills, ...(channelNotes && { channelNotes }) });
       const { messages } = await buildContext({
         system,
         session: { ...session, summarizedUpTo: 0 },

@@ -69,6 +69,8 @@ export interface TurnDeps {
   timezone: string;
   /** HERMES_GROUNDING: absent = off (benchmarks and harnesses that do not set it). */
   grounding?: GroundingMode;
+  /** The channel's notes for the system prompt (`/hermes notes`); absent = none. Never rejects. */
+  channelNotes?(conversation: Conversation): Promise<string | undefined>;
   /** Whether this conversation can be read (read_channel_history is offered only then). */
   canReadHistory?(conversation: Conversation): boolean;
   /** Images in model calls (HERMES_VISION, turn-images.ts); absent = images are described, never shown. */

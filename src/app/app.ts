@@ -53,6 +53,12 @@ import type { SessionJob } from '../gateway/gateway.js';
 import type { McpHub } from '../capabilities/mcp/mcp-hub.js';
 import { watchPins } from '../capabilities/mcp/pin-watch.js';
 import type { SkillLibrary } from '../capabilities/skills/skill-library.js';
+import { createMessageIndex } from '../state/recall/message-index.js';
+import { createConversationSearch } from '../state/recall/conversation-search.js';
+import { createEmbeddingQueue, type EmbeddingQueue } from '../state/recall/embedding-queue.js';
+import { withFactMeaning } from '../state/recall/fact-meaning.js';
+import { createEmbedder } from '../runtime/provider/embedder.js';
+import { createChannelNotes } from '../state/notes/channel-notes.js';
 
 export interface CoreOptions {
   config: Config;
@@ -141,7 +147,19 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   const self = instanceId();
   const sessions = createSessionStore(store, clock);
   const approvals = createApprovalStore(store, clock);
-  const facts = createFactStore(store, clock);
+  // Embeddings (HERMES_EMBEDDING_MODEL) through the model server's /embeddings, in the background.
+  const embeddings: EmbeddingQueue | undefined = config.model.embeddingModel
+    ? createEmbeddingQueue({
+        embedder: createEmbedder({ apiKey: config.model.apiKey, baseURL: config.model.baseURL, model: config.model.embeddingModel, timeoutMs: Math.min(config.model.timeoutMs, 30_000) }),
+        database, clock, log,
+      })
+    : undefined;
+  const plainFacts = createFactStore(store, clock);
+  const facts = embeddings ? withFactMeaning(plainFacts, { database, embeddings }) : plainFacts;
+  const messageIndex = createMessageIndex({ database, log });
+  if (embeddings) messageIndex.onRecorded((m) => embeddings.add({ kind: 'message', ref: m.id, text: m.text }));
+  const searches = createConversationSearch({ index: messageIndex, ...(embeddings && { embeddings }) });
+  const channelNotes = createChannelNotes({ database, clock });
   const reminders = createReminderStore(store, clock);
   const schedules = createScheduleStore(store, clock, { ...config.schedules, defaultTimezone: config.timezone });
   const startedAt = clock.now();
@@ -205,6 +223,14 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     grounding: config.limits.grounding,
     ...(opts.skills && { skills: opts.skills.list }),
     canReadHistory: (c) => gateway.port(c.platform)?.reader !== undefined,
+    channelNotes: async (c) => {
+      try {
+        return (await channelNotes.get(c))?.text;
+      } catch (err) {
+        log.warn({ err: (err as Error).message }, 'channel notes could not be read; this turn goes without them');
+        return undefined;
+      }
+    },
     toolContext: (state, signal, toolName, call) => {
       const reader = gateway.port(state.conversation.platform)?.reader;
       // Built on first use: most calls touch none of these, and a step runs this for every call.
@@ -217,6 +243,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
         const r = schedules.forUser(state.speaker, state.conversation, state.replyTo);
         return { ...r, create: async (input: Parameters<typeof r.create>[0]) => { const v = await r.create(input); timer?.poke(); return v; } };
       });
+      const userSearch = once(() => searches.forSpeaker(state.speaker, { dms: state.conversation.isDm }));
       const toolLog = once(() => log.child({ tool: toolName, turnId: state.turnId }));
       const workspace = once(() => workspaces.forSession(state.sessionId));
       return {
@@ -227,6 +254,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
         get facts() { return userFacts(); },
         get reminders() { return userReminders(); },
         get schedules() { return userSchedules(); },
+        get conversations() { return userSearch(); },
         net,
         // Bound to the conversation the request came from: the model has no way to name another.
         ...(reader && { history: { read: (opts: { limit: number; before?: string }) => reader.readChannel(state.conversation, opts) } }),
@@ -269,6 +297,8 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     // A batch of thread context may take about half the prompt budget (≈ 4 characters a token).
     context: createConversationContext({ store, clock, log, limit: config.limits.threadContextMessages, maxChars: config.limits.contextTokens * 2 }),
     schedules,
+    recall: messageIndex,
+    notes: channelNotes,
     intake: (msg, sessionId, port) =>
       saveAttachments({
         attachments: msg.attachments ?? [], workspace: workspaces.forSession(sessionId), port, log: log.child({ turn: 'attachments' }),
@@ -332,6 +362,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
       // Jobs finish their bookkeeping (a scheduled run's end) before the store closes.
       await timer?.idle(5_000);
       await mcp?.close();
+      await embeddings?.close();
       await tracer.close();
       await telemetry?.shutdown();
       if (ownsDatabase) await database.close();

@@ -5,6 +5,7 @@ import type { CommandInvocation, CommandReply } from '../basics/ports.js';
 import { helpText, type ParsedCommand } from './commands.js';
 import type { ScheduleStore } from '../state/schedules/schedule-store.js';
 import { scheduleList, unscheduleAnswer } from '../state/schedules/schedule-text.js';
+import { notesCommand, type NotesCommandDeps } from './notes-command.js';
 
 export interface CommandDeps {
   sessions: SessionStore;
@@ -16,6 +17,8 @@ export interface CommandDeps {
   status(speaker: Speaker, isAdmin: boolean): Promise<string>;
   /** Absent when scheduled tasks are not wired; the commands then say so. */
   schedules?: ScheduleStore;
+  /** `/hermes notes`: the channel's notes and who may change them. */
+  notes?: NotesCommandDeps;
 }
 
 const NO_SCHEDULES = 'Scheduled tasks are not available here.';
@@ -70,5 +73,7 @@ export async function runCommand(parsed: Exclude<ParsedCommand, { kind: 'task' }
       const ok = id !== '' && (await deps.schedules.forUser(cmd.speaker, cmd.conversation).cancel(id));
       return { kind: 'private', text: unscheduleAnswer(id, ok, prefix) };
     }
+    case 'notes':
+      return notesCommand(parsed.arg, cmd, prefix, deps.notes ?? { mayEdit: () => false });
   }
 }

@@ -3,7 +3,7 @@
  * terminal passes the text after `/`. Everything that is not a known subcommand is a task.
  */
 
-export type CommandName = 'help' | 'new' | 'stop' | 'memory' | 'forget' | 'status' | 'schedules' | 'unschedule';
+export type CommandName = 'help' | 'new' | 'stop' | 'memory' | 'forget' | 'status' | 'schedules' | 'unschedule' | 'notes';
 
 export interface CommandInfo {
   name: CommandName;
@@ -21,6 +21,7 @@ export const COMMANDS: readonly CommandInfo[] = [
   { name: 'status', usage: 'status', summary: 'model, queue, approvals and usage' },
   { name: 'schedules', usage: 'schedules', summary: 'list your scheduled tasks' },
   { name: 'unschedule', usage: 'unschedule <id>', summary: 'cancel one of your scheduled tasks' },
+  { name: 'notes', usage: 'notes [set <text>|clear]', summary: "show this channel's notes (I read them on every request here); admins set or clear them" },
 ];
 
 export type ParsedCommand =

@@ -28,6 +28,8 @@ import type { ScheduleStore } from '../state/schedules/schedule-store.js';
 import type { ScheduledRun, ScheduledRunEnd } from '../state/schedules/schedule-runs.js';
 import { scheduleSessionKey } from '../state/schedules/schedule-record.js';
 import type { Gatekeeper, Refusal, Requester } from './access/gatekeeper.js';
+import type { MessageIndex } from '../state/recall/message-index.js';
+import type { ChannelNotes } from '../state/notes/channel-notes.js';
 
 export interface GatewayDeps {
   store: Store;
@@ -61,6 +63,10 @@ export interface GatewayDeps {
   work: WorkQueue<SessionJob>;
   /** Scheduled tasks, for `/hermes schedules` and `unschedule`. */
   schedules?: ScheduleStore;
+  /** Where accepted messages and answers are kept for search_conversations; absent → nothing is indexed. */
+  recall?: Pick<MessageIndex, 'record'>;
+  /** Channel notes (`/hermes notes`); absent → the command says they are not available. */
+  notes?: ChannelNotes;
   /** Saves a message's attached files into the session's workspace before its turn (files-and-code). */
   intake?(msg: InboundMessage, sessionId: string, port: OutboundPort | undefined): Promise<{ modelNote?: string; userNotice?: string; images?: ImageRef[] }>;
 }
@@ -174,6 +180,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       const text = files?.modelNote ? `${said}\n\n${files.modelNote}` : said;
       // Attached images travel as references (src/runtime/vision): the model is shown them if it can see.
       await deps.sessions.append(session.id, [{ role: 'user', content: tagUserText(msg.conversation, msg.speaker, text), speaker: msg.speaker, inboundId: msg.id, ...(files?.images && { images: files.images }) }]);
+      await turns.index({ id: `${msg.conversation.platform}:${msg.id}`, conversation: msg.conversation, author: msg.speaker, text: msg.text, at: msg.at ?? deps.clock.now() });
       const state = newTurnState({ sessionId: session.id, conversation: msg.conversation, speaker: msg.speaker, isAdmin: isAdmin(msg.speaker), replyTo: msg.replyTo }, deps.clock.now());
       deps.turn.tracer.record({ type: 'turn_start', turnId: state.turnId, sessionId: session.id, platform: msg.conversation.platform, userKey: speakerKey(msg.speaker), text: msg.text });
       return await drive(state);
@@ -287,6 +294,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         facts: deps.facts,
         status: deps.status,
         isAdmin,
+        notes: { ...(deps.notes && { notes: deps.notes }), mayEdit: (speaker) => isAdmin(speaker) },
         stop: async () => {
           const controller = turns.runningIn(key);
           controller?.abort();

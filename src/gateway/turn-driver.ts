@@ -15,6 +15,7 @@ import { answerSink, type AnswerSink } from './answer-sink.js';
 import { startProgress } from './progress.js';
 import { startStatusLine } from './status-line.js';
 import * as say from './user-messages.js';
+import type { IndexedMessage, MessageIndex } from '../state/recall/message-index.js';
 
 /**
  * Runs a turn in the slot the gateway gave it and tells the person how it ended: the working
@@ -34,6 +35,8 @@ export interface TurnDriverDeps {
   portFor(c: Conversation): OutboundPort | undefined;
   /** Posts the approval prompt of a turn that paused (the approval flow). */
   showApproval(record: ApprovalRecord): Promise<void>;
+  /** Keeps accepted messages and answers for search_conversations. */
+  recall?: Pick<MessageIndex, 'record'>;
 }
 
 /** How a driven turn came out, for callers that wait on it (scheduled runs). */
@@ -48,11 +51,29 @@ export interface TurnDriver {
   runningIn(key: string): AbortController | undefined;
   /** Stops every running turn (shutdown). */
   abortAll(): void;
+  /**
+   * Keeps a message searchable (the one way messages reach the index: the gateway's accepted
+   * message, and the answer here). A failure is logged: search is worse off, the turn is not.
+   */
+  index(m: IndexedMessage): Promise<void>;
 }
 
 export function createTurnDriver(deps: TurnDriverDeps): TurnDriver {
   const { log } = deps;
   const running = new Map<string, AbortController>();
+
+  async function index(m: IndexedMessage): Promise<void> {
+    try {
+      await deps.recall?.record(m);
+    } catch (err) {
+      log.warn({ err: (err as Error).message, platform: m.conversation.platform }, 'recall: a message could not be indexed for search');
+    }
+  }
+
+  /** The answer as search finds it later: written by the bot, in the DM (if any) of the person it answered. */
+  function indexAnswer(state: TurnState, text: string): Promise<void> {
+    return index({ id: `${state.conversation.platform}:answer:${state.turnId}`, conversation: state.conversation, author: 'bot', dmOwner: state.speaker, text, at: deps.clock.now() });
+  }
 
   async function send(c: Conversation, text: string, replyTo?: string): Promise<void> {
     const port = deps.portFor(c);
@@ -101,6 +122,7 @@ export function createTurnDriver(deps: TurnDriverDeps): TurnDriver {
   }
 
   async function finish(state: TurnState, end: TurnEnd, stream?: { answer: AnswerStream; sink: AnswerSink }): Promise<void> {
+    if (end.kind === 'answered' && end.text) await indexAnswer(state, end.text);
     if (stream && (await closeStream(stream, state, end))) {
       traceEnd(state, end);
       if (state.paused) await deps.store.delete(`turn:${state.turnId}`);
@@ -165,6 +187,7 @@ export function createTurnDriver(deps: TurnDriverDeps): TurnDriver {
   return {
     drive,
     send,
+    index,
     runningIn: (key) => running.get(key),
     abortAll: () => {
       for (const c of running.values()) c.abort();

@@ -54,6 +54,8 @@ export interface Config {
     toolMode: 'native' | 'json';
     /** Answers shown as the model writes them (HERMES_STREAMING). */
     streaming: boolean;
+    /** HERMES_EMBEDDING_MODEL: messages and facts are also embedded through the same server's /embeddings. */
+    embeddingModel?: string;
   };
   slack?: { botToken: string; signingSecret?: string; appToken?: string; apiUrl?: string };
   discord?: { token: string; apiUrl?: string; guildId?: string };
@@ -165,6 +167,7 @@ const modelEnv = z
     HERMES_MODEL_TIMEOUT_MS: wholeNumber(60_000, { min: 1 }),
     HERMES_MODEL_RETRIES: wholeNumber(2, { min: 0 }),
     HERMES_STREAMING: oneOf(['on', 'off'], 'on', 'use "on" (answers appear as the model writes them) or "off" (each answer posted once it is complete).'),
+    HERMES_EMBEDDING_MODEL: z.string().regex(/^[\x21-\x7e]{1,200}$/, { error: 'is not valid: the name of an embedding model the model server offers, e.g. text-embedding-3-small or nomic-embed-text (no spaces).' }).optional(),
   })
   .transform((e): Config['model'] => ({
     // A local server (base URL set) usually checks no key; the SDK still wants one.
@@ -177,6 +180,7 @@ const modelEnv = z
     maxRetries: e.HERMES_MODEL_RETRIES,
     toolMode: e.HERMES_TOOL_MODE,
     streaming: e.HERMES_STREAMING === 'on',
+    ...(e.HERMES_EMBEDDING_MODEL && { embeddingModel: e.HERMES_EMBEDDING_MODEL }),
   }));
 
 const slackEnv = z

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fitContext, toolResultStub, SUMMARY_HEADING } from '../../src/runtime/context/context-window.js';
+import { SUMMARY_SEARCH_NOTE } from '../../src/runtime/context/summarizer.js';
 import { createTokenCounter } from '../../src/runtime/context/token-counter.js';
 import { pairToolMessages, turnStarts } from '../../src/runtime/context/turns.js';
 import type { ChatMessage } from '../../src/basics/types.js';
@@ -109,7 +110,7 @@ describe('fitContext', () => {
 
   it('folds the summary into the one system message', () => {
     const r = fitContext({ system: SYSTEM, summary: '- Ada asked for the Q3 report.', history: [{ role: 'user', content: 'hi' }], budgetTokens: 1000, toolsTokens: 0, counter });
-    expect(r.messages[0]).toEqual({ role: 'system', content: `${SYSTEM}\n\n${SUMMARY_HEADING}\n- Ada asked for the Q3 report.` });
+    expect(r.messages[0]).toEqual({ role: 'system', content: `${SYSTEM}\n\n${SUMMARY_HEADING}\n${SUMMARY_SEARCH_NOTE}\n- Ada asked for the Q3 report.` });
     expect(r.messages.filter((m) => m.role === 'system')).toHaveLength(1);
   });
 

@@ -2,6 +2,7 @@ import { expect } from 'vitest';
 import type { ChatMessage } from '../../src/basics/types.js';
 import type { TokenCounter } from '../../src/runtime/context/token-counter.js';
 import { SUMMARY_HEADING } from '../../src/runtime/context/context-window.js';
+import { SUMMARY_SEARCH_NOTE } from '../../src/runtime/context/summarizer.js';
 
 /** Small deterministic PRNG (mulberry32) so a failing random history can be replayed from its seed. */
 export function rng(seed: number): () => number {
@@ -96,5 +97,7 @@ export function summaryOf(messages: ChatMessage[]): string | undefined {
   const sys = messages[0];
   if (sys?.role !== 'system') return undefined;
   const at = sys.content.indexOf(SUMMARY_HEADING);
-  return at < 0 ? undefined : sys.content.slice(at + SUMMARY_HEADING.length).trim();
+  if (at < 0) return undefined;
+  const body = sys.content.slice(at + SUMMARY_HEADING.length).trim();
+  return body.startsWith(SUMMARY_SEARCH_NOTE) ? body.slice(SUMMARY_SEARCH_NOTE.length).trim() : body;
 }

@@ -4,6 +4,7 @@ import type { Clock } from '../../basics/clock.js';
 import type { ChatMessage, Conversation, ImageRef, Speaker } from '../../basics/types.js';
 import type { NetClient } from '../net/net-client.js';
 import type { UserFacts } from '../../state/memory/user-facts.js';
+import type { ConversationSearch } from '../../state/recall/conversation-search.js';
 import type { UserReminders } from '../../state/reminders/user-reminders.js';
 import type { UserSchedules } from '../../state/schedules/user-schedules.js';
 import type { ContextRead } from '../../basics/ports.js';
@@ -20,6 +21,7 @@ export type ToolCategory = 'general' | 'memory' | 'network' | 'reminders' | 'sch
 
 // The domain types live with their domains; tools take them from here, the tool API.
 export type { FactView, UserFacts } from '../../state/memory/user-facts.js';
+export type { ConversationHit, ConversationSearch } from '../../state/recall/conversation-search.js';
 export type { ReminderView, UserReminders } from '../../state/reminders/user-reminders.js';
 export type { ScheduleInput, SchedulePreview, ScheduleView, UserSchedules } from '../../state/schedules/user-schedules.js';
 
@@ -50,6 +52,8 @@ export interface ToolContext {
   reminders: UserReminders;
   /** Absent where scheduled tasks are not wired (some tests, the eval harness). */
   schedules?: UserSchedules;
+  /** Earlier messages the speaker may see (search_conversations); absent where nothing is indexed. */
+  conversations?: ConversationSearch;
   net: NetClient;
   /** Reading the current conversation; absent where the platform has nothing to read (the terminal). */
   history?: ConversationHistory;

@@ -1,3 +1,4 @@
+import { SUMMARY_SEARCH_NOTE } from './summarizer.js';
 import type { ChatMessage } from '../../basics/types.js';
 import { MESSAGE_OVERHEAD, REPLY_PRIMING, TOOL_CALL_OVERHEAD, type TokenCounter } from './token-counter.js';
 import { pairToolMessages, splitTurns } from './turns.js';
@@ -73,7 +74,7 @@ export function truncationMarker(kept: number, total: number): string {
  */
 export function systemWithSummary(system: string, summary?: string): ChatMessage {
   const s = summary?.trim();
-  return { role: 'system', content: s ? `${system}\n\n${SUMMARY_HEADING}\n${s}` : system };
+  return { role: 'system', content: s ? `${system}\n\n${SUMMARY_HEADING}\n${SUMMARY_SEARCH_NOTE}\n${s}` : system };
 }
 
 interface Entry {

@@ -8,6 +8,13 @@ import type { ModelProvider } from '../provider/provider.js';
  */
 
 export const SUMMARY_MAX_TOKENS = 400;
+
+/**
+ * Shown under the summary heading: what the summary dropped is not gone (every accepted message and
+ * answer stays in the search index), and the model should look it up rather than guess.
+ */
+export const SUMMARY_SEARCH_NOTE =
+  '(Older messages of this conversation were condensed into this summary. Their full text is still searchable: call search_conversations when a detail is missing here.)';
 /** Bounds on what one summary call sends, so a turn with huge tool results cannot blow it up. */
 const TOOL_RESULT_CHARS = 1_500;
 const MESSAGE_CHARS = 4_000;

@@ -1,3 +1,5 @@
+import type { Generated } from 'kysely';
+
 /**
  * The operational tables, as the typed query layer (Kysely) sees them. One definition serves
  * SQLite and PostgreSQL: the migrations (migrations.ts) create exactly these columns on both.
@@ -46,8 +48,64 @@ export interface WorkTable {
   created_at: number;
 }
 
+/** A message the bot accepted or answered, for search_conversations (recall-schema.ts). */
+export interface MessageTable {
+  seq: Generated<number>;
+  /** Unique per message: platform + the inbound id, or the answer's own id. */
+  id: string;
+  platform: string;
+  workspace_id: string;
+  channel_id: string;
+  /** '' for a top-level post. */
+  thread_id: string;
+  parent_channel_id: string | null;
+  /** The speaker key of the person whose DM this is; null outside DMs. */
+  dm_owner: string | null;
+  /** Speaker key of the writer, or 'bot'. */
+  author: string;
+  author_name: string | null;
+  text: string;
+  at: number;
+}
+
+/** Who took part where: a person's own message makes them a member of that channel and thread. */
+export interface RecallMemberTable {
+  member: string;
+  platform: string;
+  workspace_id: string;
+  channel_id: string;
+  thread_id: string;
+  since: number;
+}
+
+/** One embedding vector per message ('message', ref = message id) or fact ('fact', ref = owner + fact id). */
+export interface EmbeddingTable {
+  kind: string;
+  ref: string;
+  /** Speaker key for facts; null for messages (their visibility comes from hermes_message). */
+  owner: string | null;
+  model: string;
+  /** Float32 values, base64. */
+  vector: string;
+  at: number;
+}
+
+/** A channel's standing notes (`/hermes notes set`). */
+export interface ChannelNoteTable {
+  platform: string;
+  workspace_id: string;
+  channel_id: string;
+  text: string;
+  set_by: string;
+  set_at: number;
+}
+
 export interface Tables {
   hermes_inbound: InboundTable;
   hermes_receipt: ReceiptTable;
   hermes_work: WorkTable;
+  hermes_message: MessageTable;
+  hermes_recall_member: RecallMemberTable;
+  hermes_embedding: EmbeddingTable;
+  hermes_channel_note: ChannelNoteTable;
 }

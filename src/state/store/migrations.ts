@@ -1,5 +1,6 @@
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import { StartupRefusal } from '../../basics/startup-refusal.js';
+import { recallTablesStep } from './recall-schema.js';
 
 /**
  * The schema as ordered steps, the same on SQLite and PostgreSQL (Kysely's schema builder writes
@@ -48,6 +49,7 @@ const steps: Record<string, Migration> = {
       await db.schema.createIndex('hermes_work_lane').on('hermes_work').columns(['lane', 'order_key', 'id']).execute();
     },
   },
+  '0002-recall-messages-notes': recallTablesStep,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => steps };

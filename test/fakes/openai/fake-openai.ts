@@ -65,6 +65,10 @@ export interface FakeOpenAI {
   imageRefusals: ChatCompletionRequestBody[];
   /** Whether the model takes images (default true); off, any request with an image part gets a 400 as OpenAI's text models answer. */
   setVision(on: boolean): void;
+  /** Every /v1/embeddings request received (model and inputs), in order. */
+  embeddingRequests: Array<{ model: string; input: string[] }>;
+  /** `ok` (default): deterministic vectors (see fakeEmbedding); `fail`: every /v1/embeddings call gets a 500. */
+  setEmbeddings(mode: 'ok' | 'fail'): void;
   /** The most chat requests that were in flight at the same time: proof of overlap that needs no timing. */
   readonly peakInFlight: number;
   /** Chat requests whose client went away before the answer was sent (a cancelled call). */
@@ -99,6 +103,35 @@ export interface FakeOpenAIOptions {
 /** What OpenAI answers when a text-only model is sent an image part. */
 export const NO_VISION_ERROR = { error: { message: 'Invalid content type. image_url is only supported by certain models.', type: 'invalid_request_error', param: 'messages.[0].content.[1].type', code: null } };
 
+export const FAKE_EMBEDDING_DIMS = 64;
+
+/**
+ * Words that mean the same to the fake embedding model: each group shares one dimension, so
+ * "automobile" lands next to "car" though no letter matches (what keyword search cannot find).
+ */
+const SAME_MEANING: readonly string[][] = [
+  ['car', 'automobile', 'vehicle', 'sedan'],
+  ['money', 'budget', 'funds', 'cash'],
+  ['holiday', 'vacation', 'leave'],
+];
+
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}
+
+/** The fake model's vector of a text: a hashed bag of words (word groups above share a slot), deterministic. */
+export function fakeEmbedding(text: string): number[] {
+  const v = new Array<number>(FAKE_EMBEDDING_DIMS).fill(0);
+  for (const w of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
+    const group = SAME_MEANING.findIndex((g) => g.includes(w));
+    const key = group >= 0 ? `group:${group}` : w;
+    v[fnv1a(key) % FAKE_EMBEDDING_DIMS]! += 1;
+  }
+  return v;
+}
+
 function imageParts(body: ChatCompletionRequestBody): string[] {
   return body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content.flatMap((p) => (p.type === 'image_url' ? [p.image_url.url] : [])) : []));
 }
@@ -108,6 +141,8 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
   const requests: ChatCompletionRequestBody[] = [];
   const visionProbes: ChatCompletionRequestBody[] = [];
   const imageRefusals: ChatCompletionRequestBody[] = [];
+  const embeddingRequests: Array<{ model: string; input: string[] }> = [];
+  let embeddingsMode: 'ok' | 'fail' = 'ok';
   let vision = opts.vision ?? true;
   let handler = opts.handler;
   let latencyMs = opts.latencyMs ?? 0;
@@ -144,6 +179,18 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     if (req.method === 'GET' && path === '/v1/models') {
       const ids = opts.models ?? ['fake-model', 'gpt-4o-mini'];
       sendJson(res, 200, { object: 'list', data: ids.map((id) => ({ id, object: 'model', created: 0, owned_by: 'fake' })) });
+      return;
+    }
+    if (req.method === 'POST' && path === '/v1/embeddings') {
+      const body = JSON.parse(await readBody(req)) as { model?: string; input?: string | string[] };
+      const input = typeof body.input === 'string' ? [body.input] : Array.isArray(body.input) ? body.input : [];
+      embeddingRequests.push({ model: body.model ?? '', input });
+      if (embeddingsMode === 'fail') {
+        sendJson(res, 500, { error: { message: 'fake embeddings failure', type: 'server_error', code: null } });
+        return;
+      }
+      const data = input.map((t, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(t) }));
+      sendJson(res, 200, { object: 'list', model: body.model, data, usage: { prompt_tokens: input.length, total_tokens: input.length } });
       return;
     }
     if (req.method !== 'POST' || path !== '/v1/chat/completions') {
@@ -212,6 +259,10 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    embeddingRequests,
+    setEmbeddings(mode) {
+      embeddingsMode = mode;
+    },
     visionProbes,
     imageRefusals,
     setVision: (on) => void (vision = on),

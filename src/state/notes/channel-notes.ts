@@ -1,0 +1,54 @@
+import type { Clock } from '../../basics/clock.js';
+import { speakerKey, type Conversation, type Speaker } from '../../basics/types.js';
+import type { OpenedDatabase } from '../store/database.js';
+
+/**
+ * A channel's standing notes ("deploys go through #ops", "our fiscal year starts in April"), set
+ * with `/hermes notes set` and shown to the model on every turn in that channel. One row per
+ * channel; a thread shares its channel's notes (a Discord thread, its parent's).
+ */
+export interface ChannelNote {
+  text: string;
+  /** Speaker key of who set them. */
+  setBy: string;
+  setAt: number;
+}
+
+export interface ChannelNotes {
+  get(c: Conversation): Promise<ChannelNote | undefined>;
+  set(c: Conversation, text: string, by: Speaker): Promise<void>;
+  clear(c: Conversation): Promise<boolean>;
+}
+
+/** Longest notes: they ride along in every prompt of the channel. */
+export const MAX_CHANNEL_NOTE_CHARS = 2_000;
+
+/** The channel whose notes apply to a conversation. */
+export function notesChannel(c: Conversation): string {
+  return c.parentChannelId ?? c.channelId;
+}
+
+export function createChannelNotes(deps: { database: OpenedDatabase; clock: Clock }): ChannelNotes {
+  const db = deps.database.db;
+  const where = (c: Conversation) => ({ platform: c.platform, workspace_id: c.workspaceId, channel_id: notesChannel(c) });
+  return {
+    async get(c) {
+      const k = where(c);
+      const row = await db.selectFrom('hermes_channel_note').selectAll().where('platform', '=', k.platform).where('workspace_id', '=', k.workspace_id).where('channel_id', '=', k.channel_id).executeTakeFirst();
+      return row ? { text: row.text, setBy: row.set_by, setAt: row.set_at } : undefined;
+    },
+    async set(c, text, by) {
+      const row = { ...where(c), text: text.slice(0, MAX_CHANNEL_NOTE_CHARS), set_by: speakerKey(by), set_at: deps.clock.now() };
+      await db
+        .insertInto('hermes_channel_note')
+        .values(row)
+        .onConflict((oc) => oc.columns(['platform', 'workspace_id', 'channel_id']).doUpdateSet({ text: row.text, set_by: row.set_by, set_at: row.set_at }))
+        .execute();
+    },
+    async clear(c) {
+      const k = where(c);
+      const r = await db.deleteFrom('hermes_channel_note').where('platform', '=', k.platform).where('workspace_id', '=', k.workspace_id).where('channel_id', '=', k.channel_id).executeTakeFirst();
+      return Number(r.numDeletedRows) > 0;
+    },
+  };
+}

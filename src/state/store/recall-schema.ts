@@ -1,0 +1,87 @@
+import { PostgresAdapter, sql, type Kysely, type Migration } from 'kysely';
+
+/**
+ * The recall tables (search_conversations, embeddings, channel notes), one migration step.
+ *
+ * - `hermes_message`: every message the bot accepted or answered, with where and when; `seq` is
+ *   the integer key full-text search joins on.
+ * - `hermes_message_fts` (SQLite: an FTS5 table over `hermes_message.text`, external content, rows
+ *   written with the message in one transaction) / `hermes_message.tsv` (PostgreSQL: a generated
+ *   tsvector column with a GIN index). The one place the two engines differ here.
+ * - `hermes_recall_member`: who took part where (a person's own message makes them a member of
+ *   that channel and thread). Search joins on it, so visibility is decided by the database, not
+ *   by filtering afterwards.
+ * - `hermes_embedding`: one vector per message or fact, when an embedding model is set.
+ * - `hermes_channel_note`: the standing notes of a channel.
+ */
+export const recallTablesStep: Migration = {
+  async up(db: Kysely<unknown>) {
+    const postgres = isPostgres(db);
+    await db.schema
+      .createTable('hermes_message')
+      .addColumn('seq', postgres ? 'bigserial' : 'integer', (c) => c.primaryKey().notNull())
+      .addColumn('id', 'text', (c) => c.notNull().unique())
+      .addColumn('platform', 'text', (c) => c.notNull())
+      .addColumn('workspace_id', 'text', (c) => c.notNull())
+      .addColumn('channel_id', 'text', (c) => c.notNull())
+      // '' for a top-level post: the membership join compares text, never NULL.
+      .addColumn('thread_id', 'text', (c) => c.notNull())
+      .addColumn('parent_channel_id', 'text')
+      // The person whose DM it is (speaker key); NULL outside DMs.
+      .addColumn('dm_owner', 'text')
+      // Speaker key of the writer; 'bot' for the bot's answers.
+      .addColumn('author', 'text', (c) => c.notNull())
+      .addColumn('author_name', 'text')
+      .addColumn('text', 'text', (c) => c.notNull())
+      .addColumn('at', 'double precision', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('hermes_message_place').on('hermes_message').columns(['platform', 'workspace_id', 'channel_id', 'thread_id', 'at']).execute();
+    await db.schema.createIndex('hermes_message_dm').on('hermes_message').columns(['dm_owner', 'at']).execute();
+    if (postgres) {
+      await sql`alter table hermes_message add column tsv tsvector generated always as (to_tsvector('english', text)) stored`.execute(db);
+      await sql`create index hermes_message_tsv on hermes_message using gin (tsv)`.execute(db);
+    } else {
+      await sql`create virtual table hermes_message_fts using fts5(text, content='hermes_message', content_rowid='seq', tokenize='porter unicode61')`.execute(db);
+    }
+
+    await db.schema
+      .createTable('hermes_recall_member')
+      .addColumn('member', 'text', (c) => c.notNull())
+      .addColumn('platform', 'text', (c) => c.notNull())
+      .addColumn('workspace_id', 'text', (c) => c.notNull())
+      .addColumn('channel_id', 'text', (c) => c.notNull())
+      .addColumn('thread_id', 'text', (c) => c.notNull())
+      .addColumn('since', 'double precision', (c) => c.notNull())
+      .addPrimaryKeyConstraint('hermes_recall_member_pk', ['platform', 'workspace_id', 'channel_id', 'thread_id', 'member'])
+      .execute();
+    await db.schema.createIndex('hermes_recall_member_by').on('hermes_recall_member').columns(['member']).execute();
+
+    await db.schema
+      .createTable('hermes_embedding')
+      .addColumn('kind', 'text', (c) => c.notNull())
+      .addColumn('ref', 'text', (c) => c.notNull())
+      .addColumn('owner', 'text')
+      .addColumn('model', 'text', (c) => c.notNull())
+      // Float32 values, base64: the same text column on both engines.
+      .addColumn('vector', 'text', (c) => c.notNull())
+      .addColumn('at', 'double precision', (c) => c.notNull())
+      .addPrimaryKeyConstraint('hermes_embedding_pk', ['kind', 'ref'])
+      .execute();
+    await db.schema.createIndex('hermes_embedding_owner').on('hermes_embedding').columns(['kind', 'owner']).execute();
+
+    await db.schema
+      .createTable('hermes_channel_note')
+      .addColumn('platform', 'text', (c) => c.notNull())
+      .addColumn('workspace_id', 'text', (c) => c.notNull())
+      .addColumn('channel_id', 'text', (c) => c.notNull())
+      .addColumn('text', 'text', (c) => c.notNull())
+      .addColumn('set_by', 'text', (c) => c.notNull())
+      .addColumn('set_at', 'double precision', (c) => c.notNull())
+      .addPrimaryKeyConstraint('hermes_channel_note_pk', ['platform', 'workspace_id', 'channel_id'])
+      .execute();
+  },
+};
+
+export function isPostgres(db: Kysely<unknown>): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
+}

@@ -1,0 +1,139 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createPgPool } from '../../src/state/store/postgres-store.js';
+import { openPostgresDatabase, openSqliteDatabase, type OpenedDatabase } from '../../src/state/store/database.js';
+import { createMessageIndex, type MessageIndex } from '../../src/state/recall/message-index.js';
+import { createConversationSearch } from '../../src/state/recall/conversation-search.js';
+import type { Conversation, Speaker } from '../../src/basics/types.js';
+import { freshSchema, postgresForTests } from '../helpers/postgres.js';
+
+/**
+ * Who finds what with search_conversations, on a SQLite file and on the real PostgreSQL: the
+ * visibility rule lives in the query, so each engine is attacked the same way. The secret word
+ * "zebrafish" is written in places some people may not see; each search says who finds it.
+ */
+const pgUrl = await postgresForTests();
+const log = pino({ level: 'silent' });
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
+});
+
+const engines: Array<{ name: string; open(): Promise<OpenedDatabase> }> = [
+  {
+    name: 'sqlite',
+    async open() {
+      const dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-recall-'));
+      cleanups.push(() => rm(dir, { recursive: true, force: true }));
+      const db = await openSqliteDatabase(path.join(dir, 'hermes.sqlite'));
+      cleanups.push(() => db.close());
+      return db;
+    },
+  },
+];
+if (pgUrl) {
+  engines.push({
+    name: 'postgres',
+    async open() {
+      const schema = await freshSchema(pgUrl);
+      cleanups.push(() => schema.drop());
+      const pool = createPgPool(schema.url);
+      cleanups.push(() => pool.end());
+      const db = await openPostgresDatabase(pool);
+      cleanups.push(() => db.close());
+      return db;
+    },
+  });
+}
+
+const slack = (userId: string, workspaceId = 'T1'): Speaker => ({ platform: 'slack', workspaceId, userId, displayName: userId.toLowerCase() });
+const place = (channelId: string, extra: Partial<Conversation> = {}): Conversation => ({ platform: 'slack', workspaceId: 'T1', channelId, isDm: false, ...extra });
+const A = slack('UA');
+const B = slack('UB');
+const ADMIN = slack('UADMIN');
+
+let seq = 0;
+async function say(index: MessageIndex, conversation: Conversation, author: Speaker | 'bot', text: string, dmOwner?: Speaker): Promise<void> {
+  seq += 1;
+  await index.record({ id: `m${seq}`, conversation, author, text, at: Date.UTC(2026, 10, 1, 12, 0, seq), ...(dmOwner && { dmOwner }) });
+}
+
+for (const engine of engines) {
+  describe(`search_conversations privacy (${engine.name})`, () => {
+    async function seeded() {
+      const database = await engine.open();
+      const index = createMessageIndex({ database, log });
+      const dmA = place('DA', { isDm: true });
+      await say(index, dmA, A, 'my locker code is 4411, zebrafish is the password hint');
+      await say(index, dmA, 'bot', 'Noted: the zebrafish hint stays between us.', A);
+      // A and B both write in #general; A also in a thread B never joined; A alone in a private channel.
+      await say(index, place('CGEN'), A, 'general chat about zebrafish tanks');
+      await say(index, place('CGEN'), B, 'lunch at noon?');
+      await say(index, place('CGEN', { threadId: '171.1' }), A, 'zebrafish plan in a thread only A joined');
+      await say(index, place('CPRIV'), A, 'private channel zebrafish project');
+      await say(index, place('CGEN', { threadId: '171.2' }), B, 'B thread mentions zebrafish too');
+      // The same user id in another workspace is another person.
+      await say(index, { ...place('CX'), workspaceId: 'T2' }, slack('UB', 'T2'), 'zebrafish over in T2');
+      const search = createConversationSearch({ index });
+      return { index, search };
+    }
+
+    it("gives B nothing of A's DM, A's thread or A's private channel, whatever B asks", async () => {
+      const { search } = await seeded();
+      for (const dms of [true, false]) {
+        const hits = await search.forSpeaker(B, { dms }).search('zebrafish locker code 4411 password hint', 30);
+        const texts = hits.map((h) => h.text);
+        expect(texts).not.toContainEqual(expect.stringMatching(/locker|between us|only A joined|private channel|over in T2/));
+        // What B may see: the top-level post in the channel B wrote in, and B's own thread.
+        expect(texts.sort()).toEqual(['B thread mentions zebrafish too', 'general chat about zebrafish tanks']);
+      }
+      // FTS syntax typed into the query is just words: no wildcard or column filter reaches the engine.
+      for (const q of ['zebrafish" OR *', 'text:zebrafish', 'NEAR(zebrafish locker)', "zebrafish' | !code & x:*", '*']) {
+        const texts = (await search.forSpeaker(B, { dms: true }).search(q, 30)).map((h) => h.text);
+        expect(texts.every((t) => !/locker|between us|only A joined|private channel/.test(t))).toBe(true);
+      }
+    });
+
+    it('gives an admin no way into anyone else\'s DM, and an outsider nothing at all', async () => {
+      const { search } = await seeded();
+      expect(await search.forSpeaker(ADMIN, { dms: true }).search('zebrafish', 30)).toEqual([]);
+      expect(await search.forSpeaker({ ...B, platform: 'discord' }, { dms: true }).search('zebrafish', 30)).toEqual([]);
+    });
+
+    it('gives A their own DM only when searching from a DM, and the places A took part in', async () => {
+      const { search } = await seeded();
+      const fromDm = await search.forSpeaker(A, { dms: true }).search('zebrafish', 30);
+      expect(fromDm.map((h) => h.text)).toEqual(expect.arrayContaining(['my locker code is 4411, zebrafish is the password hint', 'Noted: the zebrafish hint stays between us.', 'zebrafish plan in a thread only A joined', 'private channel zebrafish project']));
+      expect(fromDm.find((h) => h.text.startsWith('Noted'))).toMatchObject({ fromBot: true, place: { isDm: true } });
+      expect(fromDm.map((h) => h.text)).not.toContain('B thread mentions zebrafish too');
+      const fromChannel = await search.forSpeaker(A, { dms: false }).search('zebrafish', 30);
+      expect(fromChannel.some((h) => h.place.isDm)).toBe(false);
+      expect(fromChannel.length).toBe(fromDm.length - 2);
+      const thread = fromDm.find((h) => h.text.includes('only A joined'))!;
+      expect(thread.place).toMatchObject({ channelId: 'CGEN', threadId: '171.1', threadStartedAt: thread.at });
+    });
+
+    it('ranks better matches first and breaks ties by time, newest first', async () => {
+      const database = await engine.open();
+      const index = createMessageIndex({ database, log });
+      const c = place('CRANK');
+      await say(index, c, A, 'the deploy checklist for the payments service lives in the wiki');
+      await say(index, c, A, 'deploy went fine');
+      await say(index, c, A, 'unrelated lunch talk');
+      await say(index, c, A, 'deploy went fine');
+      const hits = await createConversationSearch({ index }).forSpeaker(A, { dms: false }).search('payments deploy checklist', 10);
+      expect(hits[0]!.text).toMatch(/checklist/);
+      expect(hits.map((h) => h.text)).not.toContain('unrelated lunch talk');
+      // Two equally good matches: the newer one first.
+      const fine = hits.filter((h) => h.text === 'deploy went fine');
+      expect(fine.length).toBe(2);
+      expect(fine[0]!.at).toBeGreaterThan(fine[1]!.at);
+      // A replay of the same message id stores nothing twice.
+      await index.record({ id: `m${seq}`, conversation: c, author: A, text: 'deploy went fine', at: Date.now() });
+      expect((await createConversationSearch({ index }).forSpeaker(A, { dms: false }).search('fine', 10)).length).toBe(2);
+    });
+  });
+}
