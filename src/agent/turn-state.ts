@@ -35,6 +35,8 @@ export interface TurnState {
   paused?: boolean;
   /** A scheduled run: the first line of every post of the turn ("⏰ <name>" and notes). */
   header?: string;
+  /** The search index's id of the message that started the turn: search_conversations finds earlier messages, not this one. */
+  messageId?: string;
 }
 
 /**

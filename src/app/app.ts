@@ -115,6 +115,8 @@ export interface Core {
    * runner, whose model calls are metered against the creator's daily tokens.
    */
   access: Gatekeeper;
+  /** Search and embeddings: `idle` resolves once texts queued for embedding are written (tests, benchmarks). */
+  recall: { idle(): Promise<void> };
   /** Call after adapters registered their ports: resumes interrupted work, starts reminders. */
   start(): Promise<void>;
   /** Writes buffered trace lines (the crash handler calls it before exiting). */
@@ -243,7 +245,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
         const r = schedules.forUser(state.speaker, state.conversation, state.replyTo);
         return { ...r, create: async (input: Parameters<typeof r.create>[0]) => { const v = await r.create(input); timer?.poke(); return v; } };
       });
-      const userSearch = once(() => searches.forSpeaker(state.speaker, { dms: state.conversation.isDm }));
+      const userSearch = once(() => searches.forSpeaker(state.speaker, { dms: state.conversation.isDm, ...(state.messageId && { exclude: [state.messageId] }) }));
       const toolLog = once(() => log.child({ tool: toolName, turnId: state.turnId }));
       const workspace = once(() => workspaces.forSession(state.sessionId));
       return {
@@ -341,6 +343,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
 
   return {
     gateway, store, database, config, log, registry, access, extensions,
+    recall: { idle: async () => embeddings?.idle() },
     leadership(name) {
       if (!opened.shared) return undefined;
       const l = createLeadership({ leases: createLeases(opened.shared.pool, self), name, failoverMs: config.failoverS * 1000, clock, log });

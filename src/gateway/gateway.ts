@@ -180,8 +180,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
       const text = files?.modelNote ? `${said}\n\n${files.modelNote}` : said;
       // Attached images travel as references (src/runtime/vision): the model is shown them if it can see.
       await deps.sessions.append(session.id, [{ role: 'user', content: tagUserText(msg.conversation, msg.speaker, text), speaker: msg.speaker, inboundId: msg.id, ...(files?.images && { images: files.images }) }]);
-      await turns.index({ id: `${msg.conversation.platform}:${msg.id}`, conversation: msg.conversation, author: msg.speaker, text: msg.text, at: msg.at ?? deps.clock.now() });
-      const state = newTurnState({ sessionId: session.id, conversation: msg.conversation, speaker: msg.speaker, isAdmin: isAdmin(msg.speaker), replyTo: msg.replyTo }, deps.clock.now());
+      const messageId = `${msg.conversation.platform}:${msg.id}`;
+      await turns.index({ id: messageId, conversation: msg.conversation, author: msg.speaker, text: msg.text, at: msg.at ?? deps.clock.now() });
+      const state = newTurnState({ sessionId: session.id, conversation: msg.conversation, speaker: msg.speaker, isAdmin: isAdmin(msg.speaker), replyTo: msg.replyTo, messageId }, deps.clock.now());
       deps.turn.tracer.record({ type: 'turn_start', turnId: state.turnId, sessionId: session.id, platform: msg.conversation.platform, userKey: speakerKey(msg.speaker), text: msg.text });
       return await drive(state);
     } catch (err) {

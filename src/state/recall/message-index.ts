@@ -60,9 +60,12 @@ export interface MessageIndex {
   onRecorded(listener: (m: { id: string; text: string }) => void): void;
 }
 
-/** `dms`: include the speaker's own DMs (searching from a DM); never anyone else's. */
+/** What one search may reach besides the visibility rule. */
 export interface SearchScope {
+  /** Include the speaker's own DMs (searching from a DM); never anyone else's. */
   dms: boolean;
+  /** Message ids left out (the message being answered: search finds what was said before it). */
+  exclude?: readonly string[];
 }
 
 /** Longest text stored per message: a pasted log is found by its start, and rows stay small. */
@@ -107,7 +110,8 @@ function visibleTo(speaker: Speaker, scope: SearchScope): RawBuilder<unknown> {
   const me = speakerKey(speaker);
   // Outside a DM the speaker's own DMs are left out too: the answer would show them to the channel.
   const dms = scope.dms ? sql`m.dm_owner = ${me}` : sql`1 = 0`;
-  return sql`m.platform = ${speaker.platform} and (${dms} or (m.dm_owner is null and exists (
+  const exclude = scope.exclude?.length ? sql`m.id not in (${sql.join([...scope.exclude])}) and ` : sql``;
+  return sql`${exclude}m.platform = ${speaker.platform} and (${dms} or (m.dm_owner is null and exists (
     select 1 from hermes_recall_member p
     where p.member = ${me} and p.platform = m.platform and p.workspace_id = m.workspace_id and p.channel_id = m.channel_id
       and (p.thread_id = m.thread_id or m.thread_id = ''))))`;
