@@ -46,8 +46,28 @@ export interface WorkTable {
   created_at: number;
 }
 
+/**
+ * The audit record (src/state/audit/audit-log.ts): append-only; rows leave only by retention.
+ * `actor` is `platform:userId` (the HERMES_ADMINS form), `channel` is `platform:channelId`.
+ */
+export interface AuditTable {
+  /** Sorts by time: fixed-width `at` in base 36, then random letters. */
+  id: string;
+  at: number;
+  kind: string;
+  actor: string | null;
+  channel: string | null;
+  tool: string | null;
+  /** sha256 of the canonical JSON of the tool's arguments (the approval record's hash). */
+  args_hash: string | null;
+  outcome: string;
+  /** JSON object text, secrets redacted. */
+  detail: string;
+}
+
 export interface Tables {
   hermes_inbound: InboundTable;
   hermes_receipt: ReceiptTable;
   hermes_work: WorkTable;
+  hermes_audit: AuditTable;
 }
