@@ -46,8 +46,24 @@ export interface WorkTable {
   created_at: number;
 }
 
+/**
+ * Approval requests. `status` and `expires_at` are columns (indexed: the open ones are found by a
+ * query, not a list); the rest of the record, the exact arguments included, is JSON in `record`
+ * and is checked against its hash on every read. A status change is a compare-and-set on the
+ * column, in the transaction that also writes whatever the decision sets off (the resume row).
+ */
+export interface ApprovalTable {
+  id: string;
+  session_id: string;
+  status: string;
+  expires_at: number;
+  created_at: number;
+  record: string;
+}
+
 export interface Tables {
   hermes_inbound: InboundTable;
   hermes_receipt: ReceiptTable;
   hermes_work: WorkTable;
+  hermes_approval: ApprovalTable;
 }
