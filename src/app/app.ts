@@ -147,7 +147,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   const store = opened.shared ? opened.store : createCachedStore(opened.store);
   const self = instanceId();
   const sessions = createSessionStore(store, clock);
-  const approvals = createApprovalStore(store, clock);
+  const approvals = createApprovalStore(database, clock);
   const facts = createFactStore(store, clock);
   const reminders = createReminderStore(store, clock);
   const schedules = createScheduleStore(store, clock, { ...config.schedules, defaultTimezone: config.timezone });

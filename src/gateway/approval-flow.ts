@@ -10,6 +10,7 @@ import type { Clock } from '../basics/clock.js';
 import type { Store } from '../state/store/store.js';
 import type { SessionStore } from '../state/sessions/session-store.js';
 import type { ApprovalStore } from '../state/approvals/approval-store.js';
+import type { Tx } from '../state/store/database.js';
 import type { TurnDeps } from '../agent/turn-runner.js';
 import type { Gatekeeper } from './access/gatekeeper.js';
 import type { AuditLog } from '../state/audit/audit-log.js';
@@ -34,6 +35,10 @@ interface FlowDeps {
    * the same approval is not added), run in the conversation's lane by runJob below.
    */
   resumeLater(r: ApprovalRecord, outcome: ApprovalOutcome, by?: Speaker): Promise<void>;
+  /** The same row written inside the decision's own transaction (statements only). */
+  resumeIn(tx: Tx, r: ApprovalRecord, outcome: ApprovalOutcome, by?: Speaker): Promise<void>;
+  /** Tells the work queue a resume row committed (after the transaction). */
+  wake(r: ApprovalRecord): void;
 }
 
 const OPEN = new Set(['pending', 'approved', 'running']);
@@ -41,7 +46,8 @@ const OPEN = new Set(['pending', 'approved', 'running']);
 /**
  * The approval life cycle around the store's compare-and-set: show, decide (requester or admin,
  * exactly once), expire, supersede, cancel, and pick up where a restart left off. The decision
- * itself is durable before anything else happens, so a click is never lost and never applied twice.
+ * and its resume row are one transaction, durable before anything else happens, so a click is
+ * never lost, never applied twice, and never applied without the turn going on.
  */
 export function createApprovalFlow(deps: FlowDeps) {
   const timers = new Map<string, () => void>();
@@ -120,6 +126,16 @@ export function createApprovalFlow(deps: FlowDeps) {
     await deps.resumeLater(r, outcome, by).catch((err: Error) => log.error({ err: err.message, approvalId: r.id }, 'queueing an approval continuation failed; a restart resumes it'));
   }
 
+  /**
+   * The decision and its continuation row in one transaction: a crash leaves either a pending
+   * request (decided again later) or the decision with its queued resume, never one without the other.
+   */
+  async function decideAndResume(id: string, to: 'approved' | 'denied' | 'expired' | 'cancelled', by?: Speaker): Promise<{ applied: boolean; record: ApprovalRecord | undefined }> {
+    const result = await deps.approvals.decide(id, to, by, (tx, rec) => deps.resumeIn(tx, rec, to, by));
+    if (result.applied && result.record) deps.wake(result.record);
+    return result;
+  }
+
   /** The continuation itself; runs inside the session's slot. */
   async function continueTurn(r: ApprovalRecord, outcome: ApprovalOutcome, by?: Speaker): Promise<void> {
     const state = await stateOrReport(r);
@@ -153,11 +169,10 @@ export function createApprovalFlow(deps: FlowDeps) {
   async function expire(id: string): Promise<void> {
     timers.get(id)?.();
     timers.delete(id);
-    const { applied, record } = await deps.approvals.decide(id, 'expired');
+    const { applied, record } = await decideAndResume(id, 'expired');
     if (!applied || !record) return;
     await trace(record, 'expired');
     await editPrompt(record, 'expired');
-    await resume(record, 'expired');
   }
 
   function arm(r: ApprovalRecord): void {
@@ -212,7 +227,7 @@ export function createApprovalFlow(deps: FlowDeps) {
         return { kind: 'already', outcome: 'expired' };
       }
       const to = input.decision === 'approve' ? 'approved' : 'denied';
-      const { applied, record } = await deps.approvals.decide(r.id, to, input.decidedBy);
+      const { applied, record } = await decideAndResume(r.id, to, input.decidedBy);
       if (!applied || !record) {
         const status = record?.status ?? r.status;
         const outcome: ApprovalOutcome = status === 'denied' || status === 'expired' || status === 'cancelled' ? status : 'approved';
@@ -221,11 +236,9 @@ export function createApprovalFlow(deps: FlowDeps) {
       timers.get(r.id)?.();
       timers.delete(r.id);
       await trace(record, to, input.decidedBy);
-      // The decision is durable now. Editing the prompt is a platform call and must not hold up the
-      // adapter's acknowledgement of the click (recover() repeats it after a crash); queueing the
-      // continuation is one row in our own database, and once decide returns the turn is known to go on.
+      // The decision and its resume row are durable now. Editing the prompt is a platform call and
+      // must not hold up the adapter's acknowledgement of the click (recover() repeats it after a crash).
       void editPrompt(record, to, input.decidedBy);
-      await resume(record, to, input.decidedBy);
       return { kind: 'applied', outcome: to };
     },
 
@@ -247,13 +260,12 @@ export function createApprovalFlow(deps: FlowDeps) {
       let n = 0;
       for (const r of await deps.approvals.openForSession(sessionId)) {
         if (r.status !== 'pending') continue;
-        const { applied, record } = await deps.approvals.decide(r.id, 'cancelled', by);
+        const { applied, record } = await decideAndResume(r.id, 'cancelled', by);
         if (!applied || !record) continue;
         n++;
         timers.get(r.id)?.();
         await trace(record, 'cancelled', by);
         await editPrompt(record, 'cancelled', by);
-        await resume(record, 'cancelled', by);
       }
       return n;
     },

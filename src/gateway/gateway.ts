@@ -5,7 +5,7 @@ import { StoreWriteError } from '../state/store/store.js';
 import type { Conversation, ImageRef, InboundMessage, Platform, Speaker } from '../basics/types.js';
 import { conversationKey, speakerKey } from '../basics/types.js';
 import type { SessionStore } from '../state/sessions/session-store.js';
-import type { ApprovalStore } from '../state/approvals/approval-store.js';
+import type { ApprovalRecord, ApprovalStore } from '../state/approvals/approval-store.js';
 import type { FactStore } from '../state/memory/fact-store.js';
 import type { TurnDeps } from '../agent/turn-runner.js';
 import { newTurnState } from '../agent/turn-runner.js';
@@ -117,6 +117,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const turns = createTurnDriver({ ...deps, portFor, showApproval: (r) => approvals.show(r) });
   const { drive, send } = turns;
 
+  /** The continuation of a decided approval: its id is the approval's, so it is never queued twice. */
+  const resumeFor = (r: ApprovalRecord, outcome: ApprovalOutcome, by?: Speaker): WorkItem<SessionJob> => ({
+    id: `resume:${r.id}`, kind: 'resume', lane: conversationKey(r.conversation), order: clockOrderKey(deps.clock.now(), r.id), job: { kind: 'resume', approvalId: r.id, outcome, by },
+  });
+
   const approvals = createApprovalFlow({
     ...deps,
     portFor,
@@ -125,8 +130,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
       await drive(state, before);
     },
     resumeLater: async (r, outcome, by) => {
-      await work.add({ id: `resume:${r.id}`, kind: 'resume', lane: conversationKey(r.conversation), order: clockOrderKey(deps.clock.now(), r.id), job: { kind: 'resume', approvalId: r.id, outcome, by } });
+      await work.add(resumeFor(r, outcome, by));
     },
+    resumeIn: async (tx, r, outcome, by) => {
+      await work.addIn(tx, resumeFor(r, outcome, by));
+    },
+    wake: (r) => work.wake(conversationKey(r.conversation)),
   });
 
   /** One job of a session, run by whichever worker claimed its row. */
@@ -357,10 +366,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
     },
 
     async recover() {
-      // Approvals first: a decided one gets its resume row back before the queue starts running rows.
-      await approvals.recover();
       // Once, on the first start of this version over round-2 data (later starts find nothing).
       await carryOverRound2({ store: deps.store, database: deps.database, log, turnFor });
+      // Approvals next: a decided one gets its resume row back before the queue starts running rows.
+      await approvals.recover();
       await work.start(runJob, (lane) => turns.runningIn(lane)?.abort());
       const sweep = await inbox.sweep().catch((err: Error) => {
         log.warn({ err: err.message }, 'could not sweep old inbound marks');
