@@ -102,7 +102,7 @@ async function main(): Promise<void> {
   const adapters: Adapter[] = [];
   let stopping = false;
   // HERMES_DASHBOARD_TOKEN: Slack HTTP mode mounts it on Bolt's server; otherwise it gets its own.
-  const dashboard = config.dashboard ? (await import('./operations/dashboard/bot-dashboard.js')).createBotDashboard({ ...config, dashboard: config.dashboard }, core.registry, log) : undefined;
+  const dashboard = config.dashboard ? (await import('./operations/dashboard/bot-dashboard.js')).createBotDashboard({ ...config, dashboard: config.dashboard }, core.registry, log, core.audit) : undefined;
   const slackHttp = !shellMode && config.slack !== undefined && config.slack.appToken === undefined;
   const dashboardServer = dashboard && !slackHttp ? (await import('./operations/dashboard/dashboard-server.js')).createDashboardServer(dashboard.handle, () => ready) : undefined;
   const shutdown = async (code: number) => {
