@@ -5,7 +5,7 @@ import { StoreWriteError } from '../state/store/store.js';
 import type { ChatMessage, Conversation, ImageRef, InboundMessage, Platform, Speaker } from '../basics/types.js';
 import { conversationKey, speakerKey } from '../basics/types.js';
 import type { SessionStore } from '../state/sessions/session-store.js';
-import type { ApprovalStore } from '../state/approvals/approval-store.js';
+import type { ApprovalRecord, ApprovalStore } from '../state/approvals/approval-store.js';
 import type { FactStore } from '../state/memory/fact-store.js';
 import type { TurnDeps } from '../agent/turn-runner.js';
 import { newTurnState } from '../agent/turn-runner.js';
@@ -30,6 +30,7 @@ import { scheduleSessionKey } from '../state/schedules/schedule-record.js';
 import type { Gatekeeper, Refusal, Requester } from './access/gatekeeper.js';
 import { DEFAULT_BUSY_MODE, type BusyMode } from '../settings/busy-mode.js';
 import { createSteering } from './steering.js';
+import type { AuditLog } from '../state/audit/audit-log.js';
 
 export interface GatewayDeps {
   store: Store;
@@ -42,6 +43,8 @@ export interface GatewayDeps {
   admins: string[];
   /** HERMES_ALLOW, rate and daily tokens: asked before anything becomes a turn. */
   access: Gatekeeper;
+  /** The append-only audit record: approvals, refusals, stops, commands (see docs/access-and-limits.md "Audit"). */
+  audit: AuditLog;
   maxConcurrentTurns: number;
   /**
    * Adapts how many of those may run at once to the event loop's load (load-governor.ts), so a
@@ -92,6 +95,16 @@ export interface Gateway extends GatewayApi {
 }
 
 const DEFAULT_MAX_INBOUND = 40_000;
+
+/**
+ * Commands that only show something are not audited; every other one is (a command added later is
+ * audited unless it is listed here). `stop` has its own kind, written by stopConversation.
+ */
+const UNAUDITED_COMMANDS: ReadonlySet<string> = new Set(['help', 'memory', 'status', 'schedules', 'stop']);
+
+function auditedCommand(parsed: ReturnType<typeof parseCommand>): parsed is Extract<ReturnType<typeof parseCommand>, { kind: 'command' }> {
+  return parsed.kind === 'command' && !UNAUDITED_COMMANDS.has(parsed.name);
+}
 /** How often an instance looks for approval requests it has no expiry timer for (posted elsewhere). */
 const EXPIRY_WATCH_MS = 30_000;
 
@@ -127,6 +140,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
   /** Every turn of a conversation's job listens for messages that steer it. */
   const drive: typeof turns.drive = (state, before) => turns.drive(state, before, steering.hookFor(conversationKey(state.conversation), state.sessionId));
 
+  /** The continuation of a decided approval: its id is the approval's, so it is never queued twice. */
+  const resumeFor = (r: ApprovalRecord, outcome: ApprovalOutcome, by?: Speaker): WorkItem<SessionJob> => ({
+    id: `resume:${r.id}`, kind: 'resume', lane: conversationKey(r.conversation), order: clockOrderKey(deps.clock.now(), r.id), job: { kind: 'resume', approvalId: r.id, outcome, by },
+  });
+
   const approvals = createApprovalFlow({
     ...deps,
     portFor,
@@ -135,8 +153,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
       await drive(state, before);
     },
     resumeLater: async (r, outcome, by) => {
-      await work.add({ id: `resume:${r.id}`, kind: 'resume', lane: conversationKey(r.conversation), order: clockOrderKey(deps.clock.now(), r.id), job: { kind: 'resume', approvalId: r.id, outcome, by } });
+      await work.add(resumeFor(r, outcome, by));
     },
+    resumeIn: async (tx, r, outcome, by) => {
+      await work.addIn(tx, resumeFor(r, outcome, by));
+    },
+    wake: (r) => work.wake(conversationKey(r.conversation)),
   });
 
   /** One job of a session, run by whichever worker claimed its row; messages that steer it end with it. */
@@ -249,8 +271,22 @@ export function createGateway(deps: GatewayDeps): Gateway {
   async function stopRunning(key: string): Promise<boolean> {
     const controller = turns.runningIn(key);
     controller?.abort();
+    // On a shared database the turn may be running on another instance: it is told too.
     const elsewhere = await work.stopElsewhere(key).catch(() => false);
     return controller !== undefined || elsewhere;
+  }
+
+  /**
+   * Stops what runs in a conversation and cancels its pending approvals: `/hermes stop`, `/hermes
+   * new` and the Stop button all end here, so each stop is audited once, in one place.
+   */
+  async function stopConversation(conversation: Conversation, by: Speaker, via: 'command' | 'new' | 'button'): Promise<{ stoppedTurn: boolean; cancelledApprovals: number }> {
+    const stoppedTurn = await stopRunning(conversationKey(conversation));
+    const session = await deps.sessions.current(conversation);
+    const cancelled = await approvals.cancelForSession(session.id, by);
+    const result = { stoppedTurn, cancelledApprovals: cancelled };
+    await deps.audit.record({ kind: 'stop', outcome: result.stoppedTurn || cancelled > 0 ? 'stopped' : 'nothing_running', actor: by, conversation, detail: { via, cancelledApprovals: cancelled } });
+    return result;
   }
 
   const requester = (m: { speaker: Speaker; conversation: Conversation; roles?: readonly string[] }): Requester => ({ speaker: m.speaker, conversation: m.conversation, roles: m.roles });
@@ -333,21 +369,19 @@ export function createGateway(deps: GatewayDeps): Gateway {
         if (!(await accept(msg))) return { kind: 'task', text: say.TASK_ALREADY_ACCEPTED };
         return { kind: 'task', text: `Working on it: ${parsed.text.length > 200 ? `${parsed.text.slice(0, 200)}…` : parsed.text}` };
       }
-      const key = conversationKey(cmd.conversation);
-      return runCommand(parsed, cmd, {
+      const reply = await runCommand(parsed, cmd, {
         sessions: deps.sessions,
         facts: deps.facts,
         status: deps.status,
         isAdmin,
-        stop: async () => {
-          const stoppedTurn = await stopRunning(key);
-          const session = await deps.sessions.current(cmd.conversation);
-          const cancelled = await approvals.cancelForSession(session.id, cmd.speaker);
-          return { stoppedTurn, cancelledApprovals: cancelled };
-        },
+        stop: () => stopConversation(cmd.conversation, cmd.speaker, parsed.kind === 'command' && parsed.name === 'new' ? 'new' : 'command'),
         queueDepth: () => queue.size() + work.active(),
         schedules: deps.schedules,
       });
+      if (auditedCommand(parsed)) {
+        await deps.audit.record({ kind: 'admin_command', outcome: 'done', actor: cmd.speaker, conversation: cmd.conversation, detail: { command: parsed.name, ...(parsed.arg && { arg: parsed.arg.slice(0, 200) }) } });
+      }
+      return reply;
     },
 
     decideApproval: (input): Promise<DecisionResult> => approvals.decide(input),
@@ -382,10 +416,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
     },
 
     async recover() {
-      // Approvals first: a decided one gets its resume row back before the queue starts running rows.
-      await approvals.recover();
       // Once, on the first start of this version over round-2 data (later starts find nothing).
       await carryOverRound2({ store: deps.store, database: deps.database, log, turnFor });
+      // Approvals next: a decided one gets its resume row back before the queue starts running rows.
+      await approvals.recover();
       await work.start(runJob, (lane) => turns.runningIn(lane)?.abort());
       const sweep = await inbox.sweep().catch((err: Error) => {
         log.warn({ err: err.message }, 'could not sweep old inbound marks');
