@@ -19,6 +19,8 @@ import { createSlackAnswer, type SlackBlocksFor } from './slack-answer-stream.js
 import { systemClock, type Clock } from '../../src/basics/clock.js';
 
 export const WORKING_REACTION = 'hourglass_flowing_sand';
+/** On a message the running turn took in (steering): it was seen, and the answer under way covers it. */
+export const SEEN_REACTION = 'eyes';
 
 export function slackMention(userId: string): string {
   return `<@${userId}>`;
@@ -121,6 +123,10 @@ export function createSlackPort(deps: SlackPortDeps): OutboundPort {
         const { channel, ts } = parseRef(ref, conversation);
         await call(() => client.chat.delete({ channel, ts }));
       },
+    },
+
+    async markSeen(conversation, messageId) {
+      await call(() => client.reactions.add({ channel: conversation.channelId, timestamp: messageId, name: SEEN_REACTION }));
     },
 
     async startWorking(conversation, opts) {
