@@ -10,7 +10,7 @@ import type { FactStore } from '../state/memory/fact-store.js';
 import type { TurnDeps } from '../agent/turn-runner.js';
 import { newTurnState } from '../agent/turn-runner.js';
 import { tagUserText } from '../agent/system-prompt.js';
-import type { ApprovalOutcome, CommandInvocation, CommandReply, DecisionResult, GatewayApi, OutboundPort } from '../basics/ports.js';
+import type { ApprovalOutcome, CommandInvocation, CommandReply, DecisionResult, FeedbackResult, GatewayApi, OutboundPort, StopTurnResult } from '../basics/ports.js';
 import type { WorkContext, WorkItem, WorkQueue } from '../state/cluster/work-queue.js';
 import type { OpenedDatabase } from '../state/store/database.js';
 import { fixedLimit, type LoadGovernor } from './load-governor.js';
@@ -28,6 +28,8 @@ import type { ScheduleStore } from '../state/schedules/schedule-store.js';
 import type { ScheduledRun, ScheduledRunEnd } from '../state/schedules/schedule-runs.js';
 import { scheduleSessionKey } from '../state/schedules/schedule-record.js';
 import type { Gatekeeper, Refusal, Requester } from './access/gatekeeper.js';
+import { createTurnStopper, type StopRequest } from './turn-stop.js';
+import { createFeedbackStore } from '../state/feedback/feedback-store.js';
 
 export interface GatewayDeps {
   store: Store;
@@ -72,6 +74,11 @@ export type SessionJob =
 
 export interface Gateway extends GatewayApi {
   port(platform: Platform): OutboundPort | undefined;
+  /**
+   * Stops the turn running in a conversation on someone's behalf (requester or admin only):
+   * the Stop button, `/hermes stop`, and a busy-mode interrupt all come through here.
+   */
+  stopRunning(req: StopRequest): Promise<StopTurnResult>;
   /** Re-queues work a crash or restart interrupted and re-arms approval expiry. Call once ports are registered. */
   recover(): Promise<void>;
   /** Resolves when no turn is queued or running. */
@@ -103,6 +110,15 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
   const turns = createTurnDriver({ ...deps, portFor, showApproval: (r) => approvals.show(r) });
   const { drive, send } = turns;
+  const stopper = createTurnStopper({
+    runningIn: turns.runningIn,
+    runningTurn: turns.runningTurn,
+    stopElsewhere: (lane) => work.stopElsewhere(lane),
+    isAdmin,
+    mention: (c, userId) => portFor(c)?.mention(userId) ?? userId,
+    log,
+  });
+  const feedback = createFeedbackStore(deps.database.db);
 
   const approvals = createApprovalFlow({
     ...deps,
@@ -138,7 +154,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     }
     const key = conversationKey(msg.conversation);
     // Losing the claim (this instance stalled) or shutting down stops the turn here.
-    const stop = () => turns.runningIn(key)?.abort();
+    const stop = () => turns.runningIn(key)?.controller.abort();
     ctx.signal.addEventListener('abort', stop, { once: true });
     try {
       const end = await processMessage(msg);
@@ -287,14 +303,21 @@ export function createGateway(deps: GatewayDeps): Gateway {
         facts: deps.facts,
         status: deps.status,
         isAdmin,
-        stop: async () => {
-          const controller = turns.runningIn(key);
-          controller?.abort();
-          // On a shared database the turn may be running on another instance: it is told too.
-          const elsewhere = await work.stopElsewhere(key).catch(() => false);
+        stop: async (how) => {
+          let stopped: StopTurnResult;
+          if (how === 'any') {
+            // `/hermes new`: the session is replaced under whatever runs, whoever started it.
+            const running = turns.runningIn(key);
+            running?.controller.abort();
+            // On a shared database the turn may be running on another instance: it is told too.
+            const elsewhere = await work.stopElsewhere(key).catch(() => false);
+            stopped = running || elsewhere ? { kind: 'stopped' } : { kind: 'not_running', text: say.NOTHING_RUNNING };
+          } else {
+            stopped = await stopper.stop({ conversation: cmd.conversation, by: cmd.speaker, via: 'command' });
+          }
           const session = await deps.sessions.current(cmd.conversation);
           const cancelled = await approvals.cancelForSession(session.id, cmd.speaker);
-          return { stoppedTurn: controller !== undefined || elsewhere, cancelledApprovals: cancelled };
+          return { stoppedTurn: stopped.kind === 'stopped', cancelledApprovals: cancelled, ...(stopped.kind === 'not_allowed' && { refused: stopped.text }) };
         },
         queueDepth: () => queue.size() + work.active(),
         schedules: deps.schedules,
@@ -302,6 +325,31 @@ export function createGateway(deps: GatewayDeps): Gateway {
     },
 
     decideApproval: (input): Promise<DecisionResult> => approvals.decide(input),
+
+    stopRunning: (req) => stopper.stop(req),
+
+    async stopTurn(input): Promise<StopTurnResult> {
+      try {
+        const refusal = await deps.access.checkAccess(requester({ speaker: input.by, conversation: input.conversation, roles: input.roles }), 'click');
+        if (refusal) return { kind: 'not_allowed', text: say.NOT_ALLOWED };
+        return await stopper.stop({ conversation: input.conversation, by: input.by, via: 'button', turnId: input.turnId, requesterId: input.requesterId });
+      } catch (err) {
+        log.error({ err: (err as Error).message }, 'stopping a turn failed');
+        return { kind: 'not_running', text: say.UNEXPECTED_ERROR };
+      }
+    },
+
+    async recordFeedback(input): Promise<FeedbackResult> {
+      try {
+        const refusal = await deps.access.checkAccess(requester({ speaker: input.voter, conversation: input.conversation, roles: input.roles }), 'click');
+        if (refusal) return { kind: 'refused', text: say.NOT_ALLOWED };
+        const outcome = await feedback.vote({ turnId: input.turnId, voter: speakerKey(input.voter), vote: input.vote, platform: input.conversation.platform, conversation: conversationKey(input.conversation), votedAt: deps.clock.now() });
+        return { kind: outcome, text: say.feedbackRecorded(input.vote, outcome === 'changed') };
+      } catch (err) {
+        log.error({ err: (err as Error).message }, 'storing a vote failed');
+        return { kind: 'refused', text: say.FEEDBACK_FAILED };
+      }
+    },
 
     async reviseContext(conversation, id, text) {
       try {
@@ -336,7 +384,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       await approvals.recover();
       // Once, on the first start of this version over round-2 data (later starts find nothing).
       await carryOverRound2({ store: deps.store, database: deps.database, log, turnFor });
-      await work.start(runJob, (lane) => turns.runningIn(lane)?.abort());
+      await work.start(runJob, (lane) => turns.runningIn(lane)?.controller.abort());
       const sweep = await inbox.sweep().catch((err: Error) => {
         log.warn({ err: err.message }, 'could not sweep old inbound marks');
         return 0;

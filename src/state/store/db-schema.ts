@@ -46,8 +46,22 @@ export interface WorkTable {
   created_at: number;
 }
 
+/** A vote on a turn's answer (thumbs up or down), one per voter and turn; a new click replaces it. */
+export interface FeedbackTable {
+  turn_id: string;
+  /** speakerKey of who voted. */
+  voter: string;
+  /** 'up' | 'down'. */
+  vote: string;
+  platform: string;
+  /** conversationKey of where the answer was. */
+  conversation: string;
+  voted_at: number;
+}
+
 export interface Tables {
   hermes_inbound: InboundTable;
   hermes_receipt: ReceiptTable;
   hermes_work: WorkTable;
+  hermes_feedback: FeedbackTable;
 }
