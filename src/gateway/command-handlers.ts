@@ -12,10 +12,10 @@ export interface CommandDeps {
   facts: FactStore;
   isAdmin(s: Speaker): boolean;
   /**
-   * 'own': `/hermes stop` (only the requester or an admin stops the running turn; `refused` says
-   * so otherwise); 'any': `/hermes new`, which replaces the session under whatever runs.
+   * Stops what runs here for `/hermes stop` (only the requester or an admin may stop the running
+   * turn; `refused` says so otherwise) and `/hermes new` (whatever runs, whoever started it).
    */
-  stop(how: 'own' | 'any'): Promise<{ stoppedTurn: boolean; cancelledApprovals: number; refused?: string }>;
+  stop(): Promise<{ stoppedTurn: boolean; cancelledApprovals: number; refused?: string }>;
   queueDepth(): number;
   /** Text for `/hermes status`: deployment-wide for admins, the speaker's own usage otherwise. */
   status(speaker: Speaker, isAdmin: boolean): Promise<string>;
@@ -35,12 +35,12 @@ export async function runCommand(parsed: Exclude<ParsedCommand, { kind: 'task' }
     case 'help':
       return { kind: 'private', text: helpText(prefix) };
     case 'new': {
-      await deps.stop('any');
+      await deps.stop();
       await deps.sessions.startNew(cmd.conversation);
       return { kind: 'private', text: `Started a fresh conversation here. The previous one is archived; what I remember about you is kept (see \`${prefix}memory\`).` };
     }
     case 'stop': {
-      const r = await deps.stop('own');
+      const r = await deps.stop();
       const parts = [];
       if (r.stoppedTurn) parts.push('stopped the running task');
       if (r.cancelledApprovals) parts.push(`cancelled ${r.cancelledApprovals} pending approval${r.cancelledApprovals > 1 ? 's' : ''}`);

@@ -5,7 +5,7 @@ import { StoreWriteError } from '../state/store/store.js';
 import type { Conversation, ImageRef, InboundMessage, Platform, Speaker } from '../basics/types.js';
 import { conversationKey, speakerKey } from '../basics/types.js';
 import type { SessionStore } from '../state/sessions/session-store.js';
-import type { ApprovalStore } from '../state/approvals/approval-store.js';
+import type { ApprovalRecord, ApprovalStore } from '../state/approvals/approval-store.js';
 import type { FactStore } from '../state/memory/fact-store.js';
 import type { TurnDeps } from '../agent/turn-runner.js';
 import { newTurnState } from '../agent/turn-runner.js';
@@ -28,6 +28,7 @@ import type { ScheduleStore } from '../state/schedules/schedule-store.js';
 import type { ScheduledRun, ScheduledRunEnd } from '../state/schedules/schedule-runs.js';
 import { scheduleSessionKey } from '../state/schedules/schedule-record.js';
 import type { Gatekeeper, Refusal, Requester } from './access/gatekeeper.js';
+import type { AuditLog } from '../state/audit/audit-log.js';
 import { createTurnStopper, type StopRequest } from './turn-stop.js';
 import { createFeedbackStore } from '../state/feedback/feedback-store.js';
 
@@ -42,6 +43,8 @@ export interface GatewayDeps {
   admins: string[];
   /** HERMES_ALLOW, rate and daily tokens: asked before anything becomes a turn. */
   access: Gatekeeper;
+  /** The append-only audit record: approvals, refusals, stops, commands (see docs/access-and-limits.md "Audit"). */
+  audit: AuditLog;
   maxConcurrentTurns: number;
   /**
    * Adapts how many of those may run at once to the event loop's load (load-governor.ts), so a
@@ -91,6 +94,16 @@ export interface Gateway extends GatewayApi {
 }
 
 const DEFAULT_MAX_INBOUND = 40_000;
+
+/**
+ * Commands that only show something are not audited; every other one is (a command added later is
+ * audited unless it is listed here). `stop` has its own kind, written by stopConversation.
+ */
+const UNAUDITED_COMMANDS: ReadonlySet<string> = new Set(['help', 'memory', 'status', 'schedules', 'stop']);
+
+function auditedCommand(parsed: ReturnType<typeof parseCommand>): parsed is Extract<ReturnType<typeof parseCommand>, { kind: 'command' }> {
+  return parsed.kind === 'command' && !UNAUDITED_COMMANDS.has(parsed.name);
+}
 /** How often an instance looks for approval requests it has no expiry timer for (posted elsewhere). */
 const EXPIRY_WATCH_MS = 30_000;
 
@@ -120,6 +133,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
   });
   const feedback = createFeedbackStore(deps.database.db);
 
+  /** The continuation of a decided approval: its id is the approval's, so it is never queued twice. */
+  const resumeFor = (r: ApprovalRecord, outcome: ApprovalOutcome, by?: Speaker): WorkItem<SessionJob> => ({
+    id: `resume:${r.id}`, kind: 'resume', lane: conversationKey(r.conversation), order: clockOrderKey(deps.clock.now(), r.id), job: { kind: 'resume', approvalId: r.id, outcome, by },
+  });
+
   const approvals = createApprovalFlow({
     ...deps,
     portFor,
@@ -128,8 +146,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
       await drive(state, before);
     },
     resumeLater: async (r, outcome, by) => {
-      await work.add({ id: `resume:${r.id}`, kind: 'resume', lane: conversationKey(r.conversation), order: clockOrderKey(deps.clock.now(), r.id), job: { kind: 'resume', approvalId: r.id, outcome, by } });
+      await work.add(resumeFor(r, outcome, by));
     },
+    resumeIn: async (tx, r, outcome, by) => {
+      await work.addIn(tx, resumeFor(r, outcome, by));
+    },
+    wake: (r) => work.wake(conversationKey(r.conversation)),
   });
 
   /** One job of a session, run by whichever worker claimed its row. */
@@ -219,6 +241,41 @@ export function createGateway(deps: GatewayDeps): Gateway {
     return inbox.accept(msg.conversation.platform, dedupeId, turnFor(msg));
   }
 
+  /**
+   * Stops what runs in a conversation and cancels its pending approvals: `/hermes stop`, `/hermes
+   * new` and the Stop button all end here, so each stop is audited once, in one place.
+   */
+  /**
+   * `/hermes stop` (only the requester or an admin stops the running turn; `refused` says so
+   * otherwise) and `/hermes new` (the session is replaced under whatever runs, whoever started
+   * it). Either cancels the speaker's pending approvals here.
+   */
+  async function stopConversation(conversation: Conversation, by: Speaker, via: 'command' | 'new'): Promise<{ stoppedTurn: boolean; cancelledApprovals: number; refused?: string }> {
+    let stopped: StopTurnResult;
+    if (via === 'new') {
+      const key = conversationKey(conversation);
+      const running = turns.runningIn(key);
+      running?.controller.abort();
+      // On a shared database the turn may be running on another instance: it is told too.
+      const elsewhere = await work.stopElsewhere(key).catch(() => false);
+      stopped = running || elsewhere ? { kind: 'stopped' } : { kind: 'not_running', text: say.NOTHING_RUNNING };
+    } else {
+      stopped = await stopper.stop({ conversation, by, via: 'command' });
+    }
+    const session = await deps.sessions.current(conversation);
+    const cancelled = await approvals.cancelForSession(session.id, by);
+    const stoppedTurn = stopped.kind === 'stopped';
+    await auditStop(conversation, by, via, stopped, { cancelledApprovals: cancelled });
+    return { stoppedTurn, cancelledApprovals: cancelled, ...(stopped.kind === 'not_allowed' && { refused: stopped.text }) };
+  }
+
+  async function auditStop(conversation: Conversation, by: Speaker, via: 'command' | 'new' | 'button', stopped: StopTurnResult, detail: Record<string, unknown> = {}): Promise<void> {
+    const cancelled = typeof detail.cancelledApprovals === 'number' ? detail.cancelledApprovals : 0;
+    const outcome = stopped.kind === 'not_allowed' ? 'refused' : stopped.kind === 'stopped' || cancelled > 0 ? 'stopped' : 'nothing_running';
+    await deps.audit.record({ kind: 'stop', outcome, actor: by, conversation, detail: { via, ...detail } });
+  }
+
+
   const requester = (m: { speaker: Speaker; conversation: Conversation; roles?: readonly string[] }): Requester => ({ speaker: m.speaker, conversation: m.conversation, roles: m.roles });
 
   /** Nothing is queued for a refused message: it gets this one answer (or, when not allowed, at most the hourly notice). */
@@ -297,31 +354,19 @@ export function createGateway(deps: GatewayDeps): Gateway {
         if (!(await accept(msg))) return { kind: 'task', text: say.TASK_ALREADY_ACCEPTED };
         return { kind: 'task', text: `Working on it: ${parsed.text.length > 200 ? `${parsed.text.slice(0, 200)}…` : parsed.text}` };
       }
-      const key = conversationKey(cmd.conversation);
-      return runCommand(parsed, cmd, {
+      const reply = await runCommand(parsed, cmd, {
         sessions: deps.sessions,
         facts: deps.facts,
         status: deps.status,
         isAdmin,
-        stop: async (how) => {
-          let stopped: StopTurnResult;
-          if (how === 'any') {
-            // `/hermes new`: the session is replaced under whatever runs, whoever started it.
-            const running = turns.runningIn(key);
-            running?.controller.abort();
-            // On a shared database the turn may be running on another instance: it is told too.
-            const elsewhere = await work.stopElsewhere(key).catch(() => false);
-            stopped = running || elsewhere ? { kind: 'stopped' } : { kind: 'not_running', text: say.NOTHING_RUNNING };
-          } else {
-            stopped = await stopper.stop({ conversation: cmd.conversation, by: cmd.speaker, via: 'command' });
-          }
-          const session = await deps.sessions.current(cmd.conversation);
-          const cancelled = await approvals.cancelForSession(session.id, cmd.speaker);
-          return { stoppedTurn: stopped.kind === 'stopped', cancelledApprovals: cancelled, ...(stopped.kind === 'not_allowed' && { refused: stopped.text }) };
-        },
+        stop: () => stopConversation(cmd.conversation, cmd.speaker, parsed.kind === 'command' && parsed.name === 'new' ? 'new' : 'command'),
         queueDepth: () => queue.size() + work.active(),
         schedules: deps.schedules,
       });
+      if (auditedCommand(parsed)) {
+        await deps.audit.record({ kind: 'admin_command', outcome: 'done', actor: cmd.speaker, conversation: cmd.conversation, detail: { command: parsed.name, ...(parsed.arg && { arg: parsed.arg.slice(0, 200) }) } });
+      }
+      return reply;
     },
 
     decideApproval: (input): Promise<DecisionResult> => approvals.decide(input),
@@ -332,7 +377,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
       try {
         const refusal = await deps.access.checkAccess(requester({ speaker: input.by, conversation: input.conversation, roles: input.roles }), 'click');
         if (refusal) return { kind: 'not_allowed', text: say.NOT_ALLOWED };
-        return await stopper.stop({ conversation: input.conversation, by: input.by, via: 'button', turnId: input.turnId, requesterId: input.requesterId });
+        const stopped = await stopper.stop({ conversation: input.conversation, by: input.by, via: 'button', turnId: input.turnId, requesterId: input.requesterId });
+        await auditStop(input.conversation, input.by, 'button', stopped, { turnId: input.turnId });
+        return stopped;
       } catch (err) {
         log.error({ err: (err as Error).message }, 'stopping a turn failed');
         return { kind: 'not_running', text: say.UNEXPECTED_ERROR };
@@ -380,10 +427,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
     },
 
     async recover() {
-      // Approvals first: a decided one gets its resume row back before the queue starts running rows.
-      await approvals.recover();
       // Once, on the first start of this version over round-2 data (later starts find nothing).
       await carryOverRound2({ store: deps.store, database: deps.database, log, turnFor });
+      // Approvals next: a decided one gets its resume row back before the queue starts running rows.
+      await approvals.recover();
       await work.start(runJob, (lane) => turns.runningIn(lane)?.controller.abort());
       const sweep = await inbox.sweep().catch((err: Error) => {
         log.warn({ err: err.message }, 'could not sweep old inbound marks');

@@ -134,7 +134,7 @@ export function createTurnDriver(deps: TurnDriverDeps): TurnDriver {
     }
     if (state.paused) await deps.store.delete(`turn:${state.turnId}`);
     if (end.kind === 'budget_exhausted') {
-      deps.access.traceRefusal(state.speaker, { reason: 'daily_tokens', usage: end.usage }, 'turn');
+      deps.access.traceRefusal(state.speaker, { reason: 'daily_tokens', usage: end.usage }, 'turn', state.conversation);
       await deps.sessions.append(state.sessionId, [{ role: 'user', content: `[system note] ${BUDGET_STOPPED}` }]);
       await sendEnd(state, say.budgetStopped(end.usage, state.stepsUsed, deps.clock.now()), true);
     }

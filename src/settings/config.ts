@@ -118,6 +118,8 @@ export interface Config {
   telemetry?: TelemetryConfig;
   /** MCP servers and skills (docs/mcp-and-skills.md). */
   extensions: ExtensionsConfig;
+  /** The audit record (docs/access-and-limits.md "Audit"): HERMES_AUDIT_DAYS it is kept. */
+  audit: { days: number };
 }
 
 export interface ExtensionsConfig {
@@ -316,6 +318,12 @@ const miscEnv = z
   })
   .transform((e): Pick<Config, 'timezone' | 'logLevel'> => ({ timezone: e.HERMES_TIMEZONE, logLevel: e.LOG_LEVEL }));
 
+const auditEnv = z
+  .object({
+    HERMES_AUDIT_DAYS: wholeNumber(365, { min: 1, max: 36_500, fix: 'is not valid: days the audit record is kept, a whole number from 1 to 36500 (default 365).' }),
+  })
+  .transform((e): Config['audit'] => ({ days: e.HERMES_AUDIT_DAYS }));
+
 const extensionsEnv = (cwd: string) =>
   z
     .object({ HERMES_SKILLS_DIR: text() })
@@ -354,6 +362,7 @@ const envSchema = (cwd: string) =>
       dashboard: dashboardEnv(cwd),
       telemetry: telemetryEnv,
       extensions: extensionsEnv(cwd),
+      audit: auditEnv,
     })
     .transform(({ state, access, misc, telemetry, extensions, ...rest }) => ({ config: { ...rest, ...state, ...access, ...misc, ...(telemetry && { telemetry }) } satisfies Omit<Config, 'tools' | 'agents' | 'extensions'>, extensions }));
 

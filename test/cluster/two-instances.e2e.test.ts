@@ -1,6 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../../src/capabilities/toolkit/tool-api.js';
+import { createApprovalStore } from '../../src/state/approvals/approval-store.js';
+import { systemClock } from '../../src/basics/clock.js';
 import { reminderTools } from '../../tools/reminders.js';
 import { RESTART_INTERRUPTED } from '../../src/gateway/user-messages.js';
 import type { InboundMessage } from '../../src/basics/types.js';
@@ -131,7 +133,7 @@ describe.skipIf(!pgUrl)('two instances on one PostgreSQL database', () => {
     await a.core.gateway.handleMessage(msg('do the risky thing'));
     const prompt = await Promise.race([a.port.waitFor(isApproval, 20_000), b.port.waitFor(isApproval, 20_000)]);
     // The buttons exist once the post returned; its reference is stored right after.
-    for (let i = 0; i < 400 && !(await a.core.store.get<{ messageRef?: string }>(`approval:record:${prompt.view.id}`))?.messageRef; i++) {
+    for (let i = 0; i < 400 && !(await createApprovalStore(a.core.database, systemClock).get(prompt.view.id))?.messageRef; i++) {
       await new Promise((r) => setTimeout(r, 25));
     }
     fake.enqueue({ text: 'Done on prod.' });
