@@ -62,6 +62,8 @@ export function createTurnStopper(deps: TurnStopperDeps): TurnStopper {
     async stop(req) {
       const key = conversationKey(req.conversation);
       const here = req.turnId !== undefined ? deps.runningTurn(req.turnId) : deps.runningIn(key);
+      // Stopped already, and ending: a second click changes nothing.
+      if (here?.controller.signal.aborted) return { kind: 'not_running', text: say.TURN_ALREADY_ENDED };
       if (here) {
         const requester = here.state.speaker;
         if (!mayStop(req.by, requester.userId)) return { kind: 'not_allowed', text: say.onlyRequesterMayStop(deps.mention(req.conversation, requester.userId)) };
