@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { HttpRoute } from '../../basics/http-server.js';
 import type { Logger } from 'pino';
 import { asset } from './assets.js';
 import { createSessions, createSignInLimiter, tokenMatches, type Sessions, type SignInLimiter } from './auth.js';
@@ -18,10 +19,9 @@ import { createTraceIndex, type TraceIndex } from './trace-index.js';
 import { computeStats, pageOf, parseFilter } from './turn-query.js';
 
 /**
- * The dashboard as one platform-free request handler for everything under /dashboard. The bot
- * mounts it on whatever HTTP server runs on PORT: its own (src/operations/dashboard/dashboard-server.ts),
- * or Bolt's in Slack HTTP mode (adapters/slack). docs/dashboard.md describes the pages and the
- * security choices.
+ * The dashboard as one platform-free request handler for everything under /dashboard, which the
+ * bot registers on its one HTTP server on PORT (`dashboardRoute`, src/app/bot-http.ts), next to
+ * Slack's events and /healthz. docs/dashboard.md describes the pages and the security choices.
  */
 
 export interface DashboardOptions {
@@ -56,9 +56,9 @@ const COOKIE = 'hermes_dashboard';
 
 type Access = { kind: 'session'; id: string } | { kind: 'bearer' } | { kind: 'none' };
 
-export function isDashboardPath(url: string | undefined): boolean {
-  const p = (url ?? '').split('?')[0]!;
-  return p === BASE || p.startsWith(`${BASE}/`);
+/** /dashboard and everything below it, any method (the handler answers what it does not serve). */
+export function dashboardRoute(handle: RequestHandler): HttpRoute {
+  return { path: BASE, prefix: true, handle };
 }
 
 /** Only a path inside the dashboard may be the target after sign-in (never another site). */
