@@ -15,7 +15,7 @@ import { answerSink, type AnswerSink } from './answer-sink.js';
 import { startProgress } from './progress.js';
 import { startStatusLine } from './status-line.js';
 import * as say from './user-messages.js';
-import { isStopReason } from './turn-stop.js';
+import { isStopReason } from './stop-reason.js';
 
 /**
  * Runs a turn in the slot the gateway gave it and tells the person how it ended: the working

@@ -4,6 +4,7 @@ import { conversationKey } from '../basics/types.js';
 import type { StopTurnResult } from '../basics/ports.js';
 import type { RunningTurn } from './turn-driver.js';
 import * as say from './user-messages.js';
+import type { StopReason } from './stop-reason.js';
 
 /**
  * The one way a running turn is stopped on someone's behalf: the Stop button, `/hermes stop`, and
@@ -18,17 +19,6 @@ import * as say from './user-messages.js';
  * A turn running on another instance (a shared PostgreSQL database) is asked to stop through the
  * work queue; who may stop it is then decided from the requester the button names.
  */
-export interface StopReason {
-  kind: 'stopped';
-  by: Speaker;
-  /** 'button' and 'command' come from a person; 'interrupt' from a new message (busy mode). */
-  via: 'button' | 'command' | 'interrupt';
-}
-
-export function isStopReason(v: unknown): v is StopReason {
-  return typeof v === 'object' && v !== null && (v as StopReason).kind === 'stopped' && typeof (v as StopReason).by === 'object';
-}
-
 export interface TurnStopperDeps {
   /** The turn running here in a conversation (by conversation key). */
   runningIn(key: string): RunningTurn | undefined;
