@@ -17,6 +17,9 @@ import { systemClock, type Clock } from '../../src/basics/clock.js';
  * Rate limits are queued by discord.js's REST client; every request has its timeout.
  */
 
+/** On a message the running turn took in (steering): the same emoji as Slack's `eyes`. */
+export const SEEN_EMOJI = '👀';
+
 /** Discord shows "typing…" for about 10 s per call; renewing a bit earlier keeps it steady. */
 export const TYPING_RENEW_MS = 8000;
 /** A turn that never calls stop (a bug) must not keep typing forever. */
@@ -86,6 +89,10 @@ export function createDiscordPort(rest: REST, log: Logger, typingRenewMs = TYPIN
         const [channelId, messageId] = ref.includes('/') ? ref.split('/') : [conversation.channelId, ref];
         await rest.delete(Routes.channelMessage(channelId!, messageId!));
       },
+    },
+
+    async markSeen(conversation: Conversation, messageId: string): Promise<void> {
+      await rest.put(Routes.channelMessageOwnReaction(conversation.channelId, messageId, encodeURIComponent(SEEN_EMOJI)));
     },
 
     async startWorking(conversation: Conversation): Promise<() => Promise<void>> {

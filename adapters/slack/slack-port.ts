@@ -20,6 +20,8 @@ import { answerBlocks, feedbackBlocks } from './answer-buttons.js';
 import { systemClock, type Clock } from '../../src/basics/clock.js';
 
 export const WORKING_REACTION = 'hourglass_flowing_sand';
+/** On a message the running turn took in (steering): it was seen, and the answer under way covers it. */
+export const SEEN_REACTION = 'eyes';
 
 export function slackMention(userId: string): string {
   return `<@${userId}>`;
@@ -126,6 +128,10 @@ export function createSlackPort(deps: SlackPortDeps): OutboundPort {
         const { channel, ts } = parseRef(ref, conversation);
         await call(() => client.chat.delete({ channel, ts }));
       },
+    },
+
+    async markSeen(conversation, messageId) {
+      await call(() => client.reactions.add({ channel: conversation.channelId, timestamp: messageId, name: SEEN_REACTION }));
     },
 
     async startWorking(conversation, opts) {

@@ -137,6 +137,11 @@ export interface OutboundPort {
    * cannot show it privately (then nothing is shown).
    */
   sendPrivate?(conversation: Conversation, userId: string, markdown: string, opts?: { replyTo?: string }): Promise<boolean>;
+  /**
+   * Optional: marks a person's message as seen by the running turn (a message that steers it):
+   * Slack the `eyes` reaction, Discord the same emoji. `messageId` is the message's `replyTo`.
+   */
+  markSeen?(conversation: Conversation, messageId: string): Promise<void>;
   /** Optional: a short note while a turn runs, e.g. "running fetch_url" (the terminal shows it). */
   showProgress?(conversation: Conversation, note: string): Promise<void>;
   /**

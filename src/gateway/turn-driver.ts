@@ -41,8 +41,11 @@ export interface TurnDriverDeps {
 export type DriveEnd = TurnEnd['kind'] | 'error' | 'not_started';
 
 export interface TurnDriver {
-  /** Runs (or resumes) a turn; `before` may decline to start it once its signal exists. */
-  drive(state: TurnState, before?: (signal: AbortSignal) => Promise<boolean>): Promise<DriveEnd>;
+  /**
+   * Runs (or resumes) a turn; `before` may decline to start it once its signal exists;
+   * `beforeModelCall` adds messages that arrived meanwhile (steering.ts).
+   */
+  drive(state: TurnState, before?: (signal: AbortSignal) => Promise<boolean>, beforeModelCall?: () => Promise<void>): Promise<DriveEnd>;
   /** Posts text in a conversation; a failure is logged, never thrown (the user already waits). */
   send(c: Conversation, text: string, replyTo?: string): Promise<void>;
   /** The turn running in a conversation (by conversation key), to stop it. */
@@ -152,7 +155,7 @@ export function createTurnDriver(deps: TurnDriverDeps): TurnDriver {
     if (end.kind !== 'paused') deps.turn.tracer.record({ type: 'turn_end', turnId: state.turnId, outcome: end.kind === 'model_error' ? `model_error:${end.error.kind}` : end.kind, steps: state.stepsUsed, durationMs: deps.clock.now() - state.startedAt, promptTokens: state.promptTokens, completionTokens: state.completionTokens });
   }
 
-  async function drive(state: TurnState, before?: (signal: AbortSignal) => Promise<boolean>): Promise<DriveEnd> {
+  async function drive(state: TurnState, before?: (signal: AbortSignal) => Promise<boolean>, beforeModelCall?: () => Promise<void>): Promise<DriveEnd> {
     const key = conversationKey(state.conversation);
     const controller = new AbortController();
     const entry: RunningTurn = { controller, state };
@@ -165,12 +168,13 @@ export function createTurnDriver(deps: TurnDriverDeps): TurnDriver {
     try {
       if (before && !(await before(controller.signal))) return 'not_started';
       stream = openStream(state, port);
-      const end = await runSteps(deps.turn, state, controller.signal, stream?.sink ?? {
-        toolsStarting: (names) => {
+      const shown = stream?.sink ?? {
+        toolsStarting: (names: string[]) => {
           port?.showProgress?.(state.conversation, `running ${names.join(', ')}`).catch(() => undefined);
         },
-        progress: (note) => notes.show(note),
-      });
+        progress: (note: string) => notes.show(note),
+      };
+      const end = await runSteps(deps.turn, state, controller.signal, beforeModelCall ? { ...shown, beforeModelCall } : shown);
       await finish(state, end, stream, controller.signal);
       return end.kind;
     } catch (err) {
