@@ -15,7 +15,8 @@ import { chunkMrkdwn } from './chunk.js';
 import { renderMrkdwn } from './render-mrkdwn.js';
 import { describeSlackError, honouringRateLimits, type Sleep } from './slack-calls.js';
 import { createSlackFiles } from './slack-files.js';
-import { createSlackAnswer, type SlackBlocksFor } from './slack-answer-stream.js';
+import { createSlackAnswer, withText, type SlackBlocksFor } from './slack-answer-stream.js';
+import { answerBlocks, feedbackBlocks } from './answer-buttons.js';
 import { systemClock, type Clock } from '../../src/basics/clock.js';
 import { WORKING_STATUS, type AssistantThreads } from './assistant-threads.js';
 
@@ -36,7 +37,7 @@ export interface SlackPortDeps {
   apiUrl?: string;
   /** Paces the answer being written (batched appends, throttled edits). */
   clock?: Clock;
-  /** Buttons on the answer's messages (Stop while it is written, feedback on the final one). */
+  /** Buttons on the answer's messages; default answer-buttons.ts (Stop while it is written, feedback on the final one). */
   blocksFor?: SlackBlocksFor;
   /** Assistant threads show Slack's status line while a turn works, instead of the reaction. */
   assistant?: AssistantThreads;
@@ -45,6 +46,7 @@ export interface SlackPortDeps {
 export function createSlackPort(deps: SlackPortDeps): OutboundPort {
   const { client, log } = deps;
   const call = <T>(fn: () => Promise<T>) => honouringRateLimits(fn, deps.sleep);
+  const blocksFor: SlackBlocksFor = deps.blocksFor ?? ((role, _text, opts) => answerBlocks(role, opts));
   const files = createSlackFiles({ client, botToken: deps.botToken ?? '', apiUrl: deps.apiUrl, sleep: deps.sleep });
 
   return {
@@ -53,12 +55,14 @@ export function createSlackPort(deps: SlackPortDeps): OutboundPort {
     ...(deps.reader && { reader: deps.reader }),
     fetchAttachment: files.fetchAttachment,
     openAnswer: (conversation, opts) =>
-      createSlackAnswer({ client, log, clock: deps.clock ?? systemClock, ...(deps.sleep && { sleep: deps.sleep }), ...(deps.blocksFor && { blocksFor: deps.blocksFor }) }, conversation, opts),
+      createSlackAnswer({ client, log, clock: deps.clock ?? systemClock, ...(deps.sleep && { sleep: deps.sleep }), blocksFor }, conversation, opts),
     sendFile: (conversation, file) => files.sendFile(conversation, { ...file, ...(file.comment && { comment: renderMrkdwn(file.comment) }) }),
 
-    async sendText(conversation, markdown) {
+    async sendText(conversation, markdown, opts) {
       const parts = chunkMrkdwn(renderMrkdwn(markdown));
-      for (const text of parts) {
+      for (const [i, text] of parts.entries()) {
+        // A turn's final answer: its last message carries the feedback buttons.
+        const blocks = opts?.feedbackFor !== undefined && i === parts.length - 1 ? withText(text, feedbackBlocks(opts.feedbackFor)) : undefined;
         await call(() =>
           client.chat.postMessage({
             channel: conversation.channelId,
@@ -67,6 +71,7 @@ export function createSlackPort(deps: SlackPortDeps): OutboundPort {
             mrkdwn: true,
             unfurl_links: false,
             unfurl_media: false,
+            ...(blocks && { blocks }),
           }),
         );
       }

@@ -10,7 +10,7 @@ import type { FactStore } from '../state/memory/fact-store.js';
 import type { TurnDeps } from '../agent/turn-runner.js';
 import { newTurnState } from '../agent/turn-runner.js';
 import { tagUserText } from '../agent/system-prompt.js';
-import type { ApprovalOutcome, CommandInvocation, CommandReply, DecisionResult, GatewayApi, OutboundPort } from '../basics/ports.js';
+import type { ApprovalOutcome, CommandInvocation, CommandReply, DecisionResult, FeedbackResult, GatewayApi, OutboundPort, StopTurnResult } from '../basics/ports.js';
 import type { WorkContext, WorkItem, WorkQueue } from '../state/cluster/work-queue.js';
 import type { OpenedDatabase } from '../state/store/database.js';
 import { fixedLimit, type LoadGovernor } from './load-governor.js';
@@ -31,6 +31,8 @@ import type { Gatekeeper, Refusal, Requester } from './access/gatekeeper.js';
 import { DEFAULT_BUSY_MODE, type BusyMode } from '../settings/busy-mode.js';
 import { createSteering } from './steering.js';
 import type { AuditLog } from '../state/audit/audit-log.js';
+import { createTurnStopper, type StopRequest } from './turn-stop.js';
+import { createFeedbackStore } from '../state/feedback/feedback-store.js';
 
 export interface GatewayDeps {
   store: Store;
@@ -83,6 +85,11 @@ export type SessionJob =
 
 export interface Gateway extends GatewayApi {
   port(platform: Platform): OutboundPort | undefined;
+  /**
+   * Stops the turn running in a conversation on someone's behalf (requester or admin only):
+   * the Stop button, `/hermes stop`, and a busy-mode interrupt all come through here.
+   */
+  stopRunning(req: StopRequest): Promise<StopTurnResult>;
   /** Re-queues work a crash or restart interrupted and re-arms approval expiry. Call once ports are registered. */
   recover(): Promise<void>;
   /** Resolves when no turn is queued or running. */
@@ -139,6 +146,15 @@ export function createGateway(deps: GatewayDeps): Gateway {
   });
   /** Every turn of a conversation's job listens for messages that steer it. */
   const drive: typeof turns.drive = (state, before) => turns.drive(state, before, steering.hookFor(conversationKey(state.conversation), state.sessionId));
+  const stopper = createTurnStopper({
+    runningIn: turns.runningIn,
+    runningTurn: turns.runningTurn,
+    stopElsewhere: (lane) => work.stopElsewhere(lane),
+    isAdmin,
+    mention: (c, userId) => portFor(c)?.mention(userId) ?? userId,
+    log,
+  });
+  const feedback = createFeedbackStore(deps.database.db);
 
   /** The continuation of a decided approval: its id is the approval's, so it is never queued twice. */
   const resumeFor = (r: ApprovalRecord, outcome: ApprovalOutcome, by?: Speaker): WorkItem<SessionJob> => ({
@@ -194,7 +210,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     }
     const key = conversationKey(msg.conversation);
     // Losing the claim (this instance stalled) or shutting down stops the turn here.
-    const stop = () => turns.runningIn(key)?.abort();
+    const stop = () => turns.runningIn(key)?.controller.abort();
     ctx.signal.addEventListener('abort', stop, { once: true });
     try {
       const end = await processMessage(msg, job.takenIn === true);
@@ -269,24 +285,37 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
   /** Stops the turn running in a conversation, here or (on a shared database) on another instance. True if one was asked to stop. */
   async function stopRunning(key: string): Promise<boolean> {
-    const controller = turns.runningIn(key);
-    controller?.abort();
+    const running = turns.runningIn(key);
+    running?.controller.abort();
     // On a shared database the turn may be running on another instance: it is told too.
     const elsewhere = await work.stopElsewhere(key).catch(() => false);
-    return controller !== undefined || elsewhere;
+    return running !== undefined || elsewhere;
   }
 
   /**
-   * Stops what runs in a conversation and cancels its pending approvals: `/hermes stop`, `/hermes
-   * new` and the Stop button all end here, so each stop is audited once, in one place.
+   * `/hermes stop` (only the requester or an admin stops the running turn; `refused` says so
+   * otherwise) and `/hermes new` (the session is replaced under whatever runs, whoever started
+   * it). Either cancels the speaker's pending approvals here.
    */
-  async function stopConversation(conversation: Conversation, by: Speaker, via: 'command' | 'new' | 'button'): Promise<{ stoppedTurn: boolean; cancelledApprovals: number }> {
-    const stoppedTurn = await stopRunning(conversationKey(conversation));
+  async function stopConversation(conversation: Conversation, by: Speaker, via: 'command' | 'new'): Promise<{ stoppedTurn: boolean; cancelledApprovals: number; refused?: string }> {
+    let stopped: StopTurnResult;
+    if (via === 'new') {
+      stopped = (await stopRunning(conversationKey(conversation))) ? { kind: 'stopped' } : { kind: 'not_running', text: say.NOTHING_RUNNING };
+    } else {
+      stopped = await stopper.stop({ conversation, by, via: 'command' });
+    }
     const session = await deps.sessions.current(conversation);
     const cancelled = await approvals.cancelForSession(session.id, by);
-    const result = { stoppedTurn, cancelledApprovals: cancelled };
-    await deps.audit.record({ kind: 'stop', outcome: result.stoppedTurn || cancelled > 0 ? 'stopped' : 'nothing_running', actor: by, conversation, detail: { via, cancelledApprovals: cancelled } });
-    return result;
+    const stoppedTurn = stopped.kind === 'stopped';
+    // Each stop (these two and the Stop button) is audited once, here or in stopTurn.
+    await auditStop(conversation, by, via, stopped, { cancelledApprovals: cancelled });
+    return { stoppedTurn, cancelledApprovals: cancelled, ...(stopped.kind === 'not_allowed' && { refused: stopped.text }) };
+  }
+
+  async function auditStop(conversation: Conversation, by: Speaker, via: 'command' | 'new' | 'button', stopped: StopTurnResult, detail: Record<string, unknown> = {}): Promise<void> {
+    const cancelled = typeof detail.cancelledApprovals === 'number' ? detail.cancelledApprovals : 0;
+    const outcome = stopped.kind === 'not_allowed' ? 'refused' : stopped.kind === 'stopped' || cancelled > 0 ? 'stopped' : 'nothing_running';
+    await deps.audit.record({ kind: 'stop', outcome, actor: by, conversation, detail: { via, ...detail } });
   }
 
   const requester = (m: { speaker: Speaker; conversation: Conversation; roles?: readonly string[] }): Requester => ({ speaker: m.speaker, conversation: m.conversation, roles: m.roles });
@@ -386,6 +415,33 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
     decideApproval: (input): Promise<DecisionResult> => approvals.decide(input),
 
+    stopRunning: (req) => stopper.stop(req),
+
+    async stopTurn(input): Promise<StopTurnResult> {
+      try {
+        const refusal = await deps.access.checkAccess(requester({ speaker: input.by, conversation: input.conversation, roles: input.roles }), 'click');
+        if (refusal) return { kind: 'not_allowed', text: say.NOT_ALLOWED };
+        const stopped = await stopper.stop({ conversation: input.conversation, by: input.by, via: 'button', turnId: input.turnId, requesterId: input.requesterId });
+        await auditStop(input.conversation, input.by, 'button', stopped, { turnId: input.turnId });
+        return stopped;
+      } catch (err) {
+        log.error({ err: (err as Error).message }, 'stopping a turn failed');
+        return { kind: 'not_running', text: say.UNEXPECTED_ERROR };
+      }
+    },
+
+    async recordFeedback(input): Promise<FeedbackResult> {
+      try {
+        const refusal = await deps.access.checkAccess(requester({ speaker: input.voter, conversation: input.conversation, roles: input.roles }), 'click');
+        if (refusal) return { kind: 'refused', text: say.NOT_ALLOWED };
+        const outcome = await feedback.vote({ turnId: input.turnId, voter: speakerKey(input.voter), vote: input.vote, platform: input.conversation.platform, conversation: conversationKey(input.conversation), votedAt: deps.clock.now() });
+        return { kind: outcome, text: say.feedbackRecorded(input.vote, outcome === 'changed') };
+      } catch (err) {
+        log.error({ err: (err as Error).message }, 'storing a vote failed');
+        return { kind: 'refused', text: say.FEEDBACK_FAILED };
+      }
+    },
+
     async reviseContext(conversation, id, text) {
       try {
         await deps.context?.revise(conversation, id, text);
@@ -420,7 +476,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       await carryOverRound2({ store: deps.store, database: deps.database, log, turnFor });
       // Approvals next: a decided one gets its resume row back before the queue starts running rows.
       await approvals.recover();
-      await work.start(runJob, (lane) => turns.runningIn(lane)?.abort());
+      await work.start(runJob, (lane) => turns.runningIn(lane)?.controller.abort());
       const sweep = await inbox.sweep().catch((err: Error) => {
         log.warn({ err: err.message }, 'could not sweep old inbound marks');
         return 0;
