@@ -53,6 +53,11 @@ import type { SessionJob } from '../gateway/gateway.js';
 import type { McpHub } from '../capabilities/mcp/mcp-hub.js';
 import { watchPins } from '../capabilities/mcp/pin-watch.js';
 import type { SkillLibrary } from '../capabilities/skills/skill-library.js';
+import { createAuditLog, type AuditLog } from '../state/audit/audit-log.js';
+import { createAuditRetention } from '../state/audit/audit-retention.js';
+import { auditPinChanges } from '../state/audit/audit-pins.js';
+import { auditedSchedules } from '../state/audit/audited-schedules.js';
+import { configHash } from '../settings/config-hash.js';
 
 export interface CoreOptions {
   config: Config;
@@ -109,6 +114,8 @@ export interface Core {
    * runner, whose model calls are metered against the creator's daily tokens.
    */
   access: Gatekeeper;
+  /** The append-only audit record (approvals, refusals, stops, commands, schedules, pins, config). */
+  audit: AuditLog;
   /** Call after adapters registered their ports: resumes interrupted work, starts reminders. */
   start(): Promise<void>;
   /** Writes buffered trace lines (the crash handler calls it before exiting). */
@@ -153,7 +160,10 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     opts.provider ??
     createOpenAIProvider({ ...config.model, model: config.model.name, log });
   const net = opts.net ?? createNetClient({ allow: config.netAllow, log });
-  const access = createGatekeeper({ store, clock, tracer, log, admins: config.admins, allow: config.usage.allow, ratePerMinute: config.usage.ratePerMinute, dailyTokens: config.usage.dailyTokens });
+  const audit = createAuditLog({ database, clock, log, redact });
+  // Creating and cancelling (tools, /hermes unschedule) go through this; runs use the store itself.
+  const schedulesAudited = auditedSchedules(schedules, audit);
+  const access = createGatekeeper({ store, clock, tracer, log, audit, admins: config.admins, allow: config.usage.allow, ratePerMinute: config.usage.ratePerMinute, dailyTokens: config.usage.dailyTokens });
 
   const registry = new ToolRegistry(config.tools, log);
   for (const tool of [...(opts.tools ?? []), ...(opts.extraTools ?? [])]) registry.register(tool);
@@ -167,11 +177,13 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     : undefined;
   const extensions: Extensions = { ...(mcp && { mcp }), ...(opts.skills && { skills: opts.skills }) };
   const configFile = config.extensions.configFile;
+  const pinAudit = auditPinChanges(audit, { servers: new Map(config.extensions.servers.map((s) => [s.name, s.pin])), skills: config.extensions.skillPins });
   const stopWatchingPins =
     configFile && (mcp || opts.skills)
       ? watchPins(configFile, {
           log,
           onPins: (pins) => {
+            void pinAudit(pins);
             mcp?.setPins(pins.servers);
             opts.skills?.setPins(pins.skills);
           },
@@ -214,7 +226,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
         return { ...r, create: async (text: string, dueAt: number) => { const made = await r.create(text, dueAt); timer?.poke(); return made; } };
       });
       const userSchedules = once(() => {
-        const r = schedules.forUser(state.speaker, state.conversation, state.replyTo);
+        const r = schedulesAudited.forUser(state.speaker, state.conversation, state.replyTo);
         return { ...r, create: async (input: Parameters<typeof r.create>[0]) => { const v = await r.create(input); timer?.poke(); return v; } };
       });
       const toolLog = once(() => log.child({ tool: toolName, turnId: state.turnId }));
@@ -259,16 +271,19 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     store, sessions, approvals, facts, turn, clock, log,
     admins: config.admins,
     access,
+    audit,
     maxConcurrentTurns: config.limits.maxConcurrentTurns,
     governor,
     database,
     work,
     progressDelayMs: config.limits.progressDelayMs,
     streaming: config.model.streaming,
+    // One mode everywhere for now; a channel policy's busy_mode can answer per conversation here.
+    busyMode: () => config.busyMode,
     status: (speaker, isAdmin) => status.text(speaker, isAdmin, gateway.queueSize()),
     // A batch of thread context may take about half the prompt budget (≈ 4 characters a token).
     context: createConversationContext({ store, clock, log, limit: config.limits.threadContextMessages, maxChars: config.limits.contextTokens * 2 }),
-    schedules,
+    schedules: schedulesAudited,
     intake: (msg, sessionId, port) =>
       saveAttachments({
         attachments: msg.attachments ?? [], workspace: workspaces.forSession(sessionId), port, log: log.child({ turn: 'attachments' }),
@@ -307,10 +322,11 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     allowed: async (speaker, conversation) => (await access.checkAccess({ speaker, conversation }, 'schedule')) === undefined,
   });
   // One timer for every kind of due item (see src/state/timers/due-timer.ts).
-  timer = createDueTimer({ clock, log, sources: [reminderSource, scheduleSource] });
+  const auditRetention = createAuditRetention({ audit, clock, log, days: config.audit.days });
+  timer = createDueTimer({ clock, log, sources: [reminderSource, scheduleSource, auditRetention] });
 
   return {
-    gateway, store, database, config, log, registry, access, extensions,
+    gateway, store, database, config, log, registry, access, extensions, audit,
     leadership(name) {
       if (!opened.shared) return undefined;
       const l = createLeadership({ leases: createLeases(opened.shared.pool, self), name, failoverMs: config.failoverS * 1000, clock, log });
@@ -318,6 +334,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
       return l;
     },
     async start() {
+      await audit.record({ kind: 'config', outcome: 'start', detail: { configHash: configHash(config), instance: self, ...(configFile && { configFile }) } });
       await gateway.recover();
       if (opts.reminders !== false) await timer?.start();
     },

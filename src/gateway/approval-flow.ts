@@ -13,6 +13,7 @@ import type { ApprovalStore } from '../state/approvals/approval-store.js';
 import type { Tx } from '../state/store/database.js';
 import type { TurnDeps } from '../agent/turn-runner.js';
 import type { Gatekeeper } from './access/gatekeeper.js';
+import type { AuditLog } from '../state/audit/audit-log.js';
 import * as say from './user-messages.js';
 
 /** What the flow uses of the gateway's parts (declared here, so the gateway imports the flow and not back). */
@@ -24,6 +25,7 @@ interface FlowDeps {
   clock: Clock;
   log: Logger;
   access: Gatekeeper;
+  audit: Pick<AuditLog, 'record'>;
   portFor(c: Conversation): OutboundPort | undefined;
   isAdmin(s: Speaker): boolean;
   /** Continues a turn; `before` runs first inside the slot and may stop it by returning false. */
@@ -90,8 +92,14 @@ export function createApprovalFlow(deps: FlowDeps) {
     );
   }
 
-  function trace(r: ApprovalRecord, status: string, by?: Speaker) {
-    deps.turn.tracer.record({ type: 'approval', turnId: r.turnId, approvalId: r.id, tool: r.toolName, status, by: by ? speakerKey(by) : undefined });
+  /** Every decision (and every click refused) is traced and audited here, and nowhere else. */
+  async function trace(r: ApprovalRecord, status: string, by?: Speaker, why?: string) {
+    if (status !== 'refused') deps.turn.tracer.record({ type: 'approval', turnId: r.turnId, approvalId: r.id, tool: r.toolName, status, by: by ? speakerKey(by) : undefined });
+    await deps.audit.record({
+      kind: 'approval', outcome: status, tool: r.toolName, argsHash: r.argsHash, conversation: r.conversation,
+      ...(by && { actor: by }),
+      detail: { approvalId: r.id, requester: `${r.requester.platform}:${r.requester.userId}`, ...(why && { why }) },
+    });
   }
 
   /**
@@ -138,7 +146,7 @@ export function createApprovalFlow(deps: FlowDeps) {
         await deps.portFor(r.conversation)?.showProgress?.(r.conversation, `running ${r.toolName}`).catch(() => undefined);
         const result = await runApprovedCall(deps.turn, state, r, signal);
         await deps.approvals.markDone(r.id, result.content.slice(0, 500));
-        trace(r, result.ok ? 'done' : 'failed');
+        await trace(r, result.ok ? 'done' : 'failed');
         await answerCall(r.sessionId, r.toolCallId, r.toolName, result.content, result.outsideSource);
       } else {
         await answerCall(r.sessionId, r.toolCallId, r.toolName, actionNotRun(r.toolName, outcome, by?.displayName ?? by?.userId));
@@ -163,7 +171,7 @@ export function createApprovalFlow(deps: FlowDeps) {
     timers.delete(id);
     const { applied, record } = await decideAndResume(id, 'expired');
     if (!applied || !record) return;
-    trace(record, 'expired');
+    await trace(record, 'expired');
     await editPrompt(record, 'expired');
   }
 
@@ -202,6 +210,7 @@ export function createApprovalFlow(deps: FlowDeps) {
       if (!r || r.tampered) return { kind: 'unknown', text: say.APPROVAL_UNKNOWN };
       if (input.decidedBy.platform !== r.conversation.platform || (input.channelId !== undefined && input.channelId !== r.conversation.channelId)) {
         log.warn({ approvalId: r.id, channelId: input.channelId }, 'approval click from another conversation refused');
+        await trace(r, 'refused', input.decidedBy, 'other_conversation');
         return { kind: 'not_allowed', text: say.APPROVAL_OTHER_CONVERSATION };
       }
       // Someone HERMES_ALLOW does not admit never decides, not even their own earlier request.
@@ -209,7 +218,10 @@ export function createApprovalFlow(deps: FlowDeps) {
         return { kind: 'not_allowed', text: say.NOT_ALLOWED };
       }
       const isRequester = speakerKey(r.requester) === speakerKey(input.decidedBy);
-      if (!isRequester && !deps.isAdmin(input.decidedBy)) return { kind: 'not_allowed', text: say.NOT_YOUR_APPROVAL };
+      if (!isRequester && !deps.isAdmin(input.decidedBy)) {
+        await trace(r, 'refused', input.decidedBy, 'not_requester_or_admin');
+        return { kind: 'not_allowed', text: say.NOT_YOUR_APPROVAL };
+      }
       if (r.status === 'pending' && deps.clock.now() >= r.expiresAt) {
         await expire(r.id);
         return { kind: 'already', outcome: 'expired' };
@@ -223,7 +235,7 @@ export function createApprovalFlow(deps: FlowDeps) {
       }
       timers.get(r.id)?.();
       timers.delete(r.id);
-      trace(record, to, input.decidedBy);
+      await trace(record, to, input.decidedBy);
       // The decision and its resume row are durable now. Editing the prompt is a platform call and
       // must not hold up the adapter's acknowledgement of the click (recover() repeats it after a crash).
       void editPrompt(record, to, input.decidedBy);
@@ -237,7 +249,7 @@ export function createApprovalFlow(deps: FlowDeps) {
         const { applied, record } = await deps.approvals.decide(r.id, 'cancelled');
         if (!applied || !record) continue;
         timers.get(r.id)?.();
-        trace(record, 'cancelled');
+        await trace(record, 'cancelled');
         await editPrompt(record, 'cancelled');
         await answerCall(sessionId, r.toolCallId, r.toolName, actionNotRun(r.toolName, 'cancelled'));
       }
@@ -252,7 +264,7 @@ export function createApprovalFlow(deps: FlowDeps) {
         if (!applied || !record) continue;
         n++;
         timers.get(r.id)?.();
-        trace(record, 'cancelled', by);
+        await trace(record, 'cancelled', by);
         await editPrompt(record, 'cancelled', by);
       }
       return n;
@@ -317,7 +329,7 @@ export function createApprovalFlow(deps: FlowDeps) {
       if (!r || r.tampered) return 'nothing';
       if (r.status === 'running') {
         await deps.approvals.markUnknown(r.id);
-        trace(r, 'unknown');
+        await trace(r, 'unknown');
         await continueAfterLostRun(r);
         return 'ran';
       }

@@ -46,6 +46,19 @@ export interface WorkTable {
   created_at: number;
 }
 
+/** A vote on a turn's answer (thumbs up or down), one per voter and turn; a new click replaces it. */
+export interface FeedbackTable {
+  turn_id: string;
+  /** speakerKey of who voted. */
+  voter: string;
+  /** 'up' | 'down'. */
+  vote: string;
+  platform: string;
+  /** conversationKey of where the answer was. */
+  conversation: string;
+  voted_at: number;
+}
+
 /**
  * Approval requests. `status` and `expires_at` are columns (indexed: the open ones are found by a
  * query, not a list); the rest of the record, the exact arguments included, is JSON in `record`
@@ -59,6 +72,25 @@ export interface ApprovalTable {
   expires_at: number;
   created_at: number;
   record: string;
+}
+
+/**
+ * The audit record (src/state/audit/audit-log.ts): append-only; rows leave only by retention.
+ * `actor` is `platform:userId` (the HERMES_ADMINS form), `channel` is `platform:channelId`.
+ */
+export interface AuditTable {
+  /** Sorts by time: fixed-width `at` in base 36, then random letters. */
+  id: string;
+  at: number;
+  kind: string;
+  actor: string | null;
+  channel: string | null;
+  tool: string | null;
+  /** sha256 of the canonical JSON of the tool's arguments (the approval record's hash). */
+  args_hash: string | null;
+  outcome: string;
+  /** JSON object text, secrets redacted. */
+  detail: string;
 }
 
 /** A conversation (or a scheduled task's own key): its live session and whether the bot joined the thread. */
@@ -92,6 +124,8 @@ export interface Tables {
   hermes_receipt: ReceiptTable;
   hermes_work: WorkTable;
   hermes_approval: ApprovalTable;
+  hermes_audit: AuditTable;
+  hermes_feedback: FeedbackTable;
   hermes_conversation: ConversationTable;
   hermes_session: SessionTable;
   hermes_message: MessageTable;
