@@ -85,7 +85,7 @@ describe('a round-2 data directory', () => {
     expect(pending?.tampered).toBeUndefined();
     h.fake.enqueue({ text: 'Deployed to prod.' });
     expect(await h.core.gateway.decideApproval({ approvalId: pending!.id, decision: 'approve', decidedBy: alice })).toMatchObject({ kind: 'applied' });
-    expect((await h.port.waitFor(isText)).text).toBe('Deployed to prod.');
+    expect((await h.port.waitFor(isText, 30_000)).text).toBe('Deployed to prod.');
     expect(runs).toEqual([{ target: 'prod' }]);
     await h.core.gateway.idle();
 
