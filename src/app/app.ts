@@ -278,6 +278,8 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     work,
     progressDelayMs: config.limits.progressDelayMs,
     streaming: config.model.streaming,
+    // One mode everywhere for now; a channel policy's busy_mode can answer per conversation here.
+    busyMode: () => config.busyMode,
     status: (speaker, isAdmin) => status.text(speaker, isAdmin, gateway.queueSize()),
     // A batch of thread context may take about half the prompt budget (≈ 4 characters a token).
     context: createConversationContext({ store, clock, log, limit: config.limits.threadContextMessages, maxChars: config.limits.contextTokens * 2 }),

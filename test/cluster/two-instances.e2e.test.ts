@@ -39,7 +39,8 @@ async function twoInstances(tools: ReturnType<typeof defineTool>[] = []): Promis
   const start = () =>
     startHarness({
       fake,
-      env: { HERMES_STORE_URL: schema!.url },
+      // Ordering and one-at-a-time per session are under test: messages queue rather than steer.
+      env: { HERMES_STORE_URL: schema!.url, HERMES_BUSY_MODE: 'queue' },
       extraTools: tools,
       core: { clusterTiming: { leaseMs: 1_500, pollMs: 200 } },
     });
@@ -191,7 +192,8 @@ describe.skipIf(!pgUrl)('two instances on one PostgreSQL database', () => {
     expect(id).not.toBe('');
     // A third instance started now reads the same due reminder and arms its own timer for it:
     // two schedulers race for it at its due time, and the claim in the database lets one win.
-    const c = await startHarness({ fake, env: { HERMES_STORE_URL: schema!.url }, extraTools: [...reminderTools], core: { clusterTiming: { leaseMs: 1_500, pollMs: 200 } } });
+    const c = await startHarness({ fake, // Ordering and one-at-a-time per session are under test: messages queue rather than steer.
+      env: { HERMES_STORE_URL: schema!.url, HERMES_BUSY_MODE: 'queue' }, extraTools: [...reminderTools], core: { clusterTiming: { leaseMs: 1_500, pollMs: 200 } } });
     running.push(c);
     const all = running;
     const fired = await waitForTexts(all, 2, 20_000);

@@ -46,6 +46,19 @@ export interface WorkTable {
   created_at: number;
 }
 
+/** A vote on a turn's answer (thumbs up or down), one per voter and turn; a new click replaces it. */
+export interface FeedbackTable {
+  turn_id: string;
+  /** speakerKey of who voted. */
+  voter: string;
+  /** 'up' | 'down'. */
+  vote: string;
+  platform: string;
+  /** conversationKey of where the answer was. */
+  conversation: string;
+  voted_at: number;
+}
+
 /**
  * Approval requests. `status` and `expires_at` are columns (indexed: the open ones are found by a
  * query, not a list); the rest of the record, the exact arguments included, is JSON in `record`
@@ -86,4 +99,5 @@ export interface Tables {
   hermes_work: WorkTable;
   hermes_approval: ApprovalTable;
   hermes_audit: AuditTable;
+  hermes_feedback: FeedbackTable;
 }

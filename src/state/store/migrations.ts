@@ -87,6 +87,24 @@ const steps: Record<string, Migration> = {
       await db.schema.createIndex('hermes_audit_channel').on('hermes_audit').columns(['channel', 'at']).execute();
     },
   },
+  '0004-feedback': {
+    async up(db: Kysely<unknown>) {
+      // One row per (turn, voter): a second click replaces the vote. The requester and place are
+      // copied in so stats and `eval --from-feedback` need no other table.
+      await db.schema
+        .createTable('hermes_feedback')
+        .addColumn('turn_id', 'text', (c) => c.notNull())
+        .addColumn('voter', 'text', (c) => c.notNull())
+        .addColumn('vote', 'text', (c) => c.notNull())
+        .addColumn('platform', 'text', (c) => c.notNull())
+        .addColumn('conversation', 'text', (c) => c.notNull())
+        .addColumn('voted_at', 'double precision', (c) => c.notNull())
+        .addPrimaryKeyConstraint('hermes_feedback_pk', ['turn_id', 'voter'])
+        .execute();
+      // Stats and the eval export read a time window.
+      await db.schema.createIndex('hermes_feedback_time').on('hermes_feedback').column('voted_at').execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => steps };
