@@ -59,6 +59,11 @@ import { createEmbeddingQueue, type EmbeddingQueue } from '../state/recall/embed
 import { withFactMeaning } from '../state/recall/fact-meaning.js';
 import { createEmbedder } from '../runtime/provider/embedder.js';
 import { createChannelNotes } from '../state/notes/channel-notes.js';
+import { createAuditLog, type AuditLog } from '../state/audit/audit-log.js';
+import { createAuditRetention } from '../state/audit/audit-retention.js';
+import { auditPinChanges } from '../state/audit/audit-pins.js';
+import { auditedSchedules } from '../state/audit/audited-schedules.js';
+import { configHash } from '../settings/config-hash.js';
 
 export interface CoreOptions {
   config: Config;
@@ -117,6 +122,8 @@ export interface Core {
   access: Gatekeeper;
   /** Search and embeddings: `idle` resolves once texts queued for embedding are written (tests, benchmarks). */
   recall: { idle(): Promise<void> };
+  /** The append-only audit record (approvals, refusals, stops, commands, schedules, pins, config). */
+  audit: AuditLog;
   /** Call after adapters registered their ports: resumes interrupted work, starts reminders. */
   start(): Promise<void>;
   /** Writes buffered trace lines (the crash handler calls it before exiting). */
@@ -147,8 +154,8 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   // Another instance may change any key at any time on a shared database: nothing is cached then.
   const store = opened.shared ? opened.store : createCachedStore(opened.store);
   const self = instanceId();
-  const sessions = createSessionStore(store, clock);
-  const approvals = createApprovalStore(store, clock);
+  const sessions = createSessionStore(database, clock);
+  const approvals = createApprovalStore(database, clock);
   // Embeddings (HERMES_EMBEDDING_MODEL) through the model server's /embeddings, in the background.
   const embeddings: EmbeddingQueue | undefined = config.model.embeddingModel
     ? createEmbeddingQueue({
@@ -173,7 +180,10 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     opts.provider ??
     createOpenAIProvider({ ...config.model, model: config.model.name, log });
   const net = opts.net ?? createNetClient({ allow: config.netAllow, log });
-  const access = createGatekeeper({ store, clock, tracer, log, admins: config.admins, allow: config.usage.allow, ratePerMinute: config.usage.ratePerMinute, dailyTokens: config.usage.dailyTokens });
+  const audit = createAuditLog({ database, clock, log, redact });
+  // Creating and cancelling (tools, /hermes unschedule) go through this; runs use the store itself.
+  const schedulesAudited = auditedSchedules(schedules, audit);
+  const access = createGatekeeper({ store, clock, tracer, log, audit, admins: config.admins, allow: config.usage.allow, ratePerMinute: config.usage.ratePerMinute, dailyTokens: config.usage.dailyTokens });
 
   const registry = new ToolRegistry(config.tools, log);
   for (const tool of [...(opts.tools ?? []), ...(opts.extraTools ?? [])]) registry.register(tool);
@@ -187,11 +197,13 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     : undefined;
   const extensions: Extensions = { ...(mcp && { mcp }), ...(opts.skills && { skills: opts.skills }) };
   const configFile = config.extensions.configFile;
+  const pinAudit = auditPinChanges(audit, { servers: new Map(config.extensions.servers.map((s) => [s.name, s.pin])), skills: config.extensions.skillPins });
   const stopWatchingPins =
     configFile && (mcp || opts.skills)
       ? watchPins(configFile, {
           log,
           onPins: (pins) => {
+            void pinAudit(pins);
             mcp?.setPins(pins.servers);
             opts.skills?.setPins(pins.skills);
           },
@@ -242,7 +254,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
         return { ...r, create: async (text: string, dueAt: number) => { const made = await r.create(text, dueAt); timer?.poke(); return made; } };
       });
       const userSchedules = once(() => {
-        const r = schedules.forUser(state.speaker, state.conversation, state.replyTo);
+        const r = schedulesAudited.forUser(state.speaker, state.conversation, state.replyTo);
         return { ...r, create: async (input: Parameters<typeof r.create>[0]) => { const v = await r.create(input); timer?.poke(); return v; } };
       });
       const userSearch = once(() => searches.forSpeaker(state.speaker, { dms: state.conversation.isDm, ...(state.messageId && { exclude: [state.messageId] }) }));
@@ -289,16 +301,19 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     store, sessions, approvals, facts, turn, clock, log,
     admins: config.admins,
     access,
+    audit,
     maxConcurrentTurns: config.limits.maxConcurrentTurns,
     governor,
     database,
     work,
     progressDelayMs: config.limits.progressDelayMs,
     streaming: config.model.streaming,
+    // One mode everywhere for now; a channel policy's busy_mode can answer per conversation here.
+    busyMode: () => config.busyMode,
     status: (speaker, isAdmin) => status.text(speaker, isAdmin, gateway.queueSize()),
     // A batch of thread context may take about half the prompt budget (≈ 4 characters a token).
     context: createConversationContext({ store, clock, log, limit: config.limits.threadContextMessages, maxChars: config.limits.contextTokens * 2 }),
-    schedules,
+    schedules: schedulesAudited,
     recall: messageIndex,
     notes: channelNotes,
     intake: (msg, sessionId, port) =>
@@ -339,10 +354,11 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     allowed: async (speaker, conversation) => (await access.checkAccess({ speaker, conversation }, 'schedule')) === undefined,
   });
   // One timer for every kind of due item (see src/state/timers/due-timer.ts).
-  timer = createDueTimer({ clock, log, sources: [reminderSource, scheduleSource] });
+  const auditRetention = createAuditRetention({ audit, clock, log, days: config.audit.days });
+  timer = createDueTimer({ clock, log, sources: [reminderSource, scheduleSource, auditRetention] });
 
   return {
-    gateway, store, database, config, log, registry, access, extensions,
+    gateway, store, database, config, log, registry, access, extensions, audit,
     recall: { idle: async () => embeddings?.idle() },
     leadership(name) {
       if (!opened.shared) return undefined;
@@ -351,6 +367,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
       return l;
     },
     async start() {
+      await audit.record({ kind: 'config', outcome: 'start', detail: { configHash: configHash(config), instance: self, ...(configFile && { configFile }) } });
       await gateway.recover();
       if (opts.reminders !== false) await timer?.start();
     },

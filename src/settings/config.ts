@@ -9,6 +9,8 @@ import { unknownSettingWarnings } from './unknown-settings.js';
 import { dashboardEnv, type DashboardConfig } from './dashboard-config.js';
 import { agentsFileSchema, resolveProfiles, type AgentProfiles } from './agent-profiles.js';
 import { mcpServersFileSchema, resolveMcpServers, skillsFileSchema, type McpServerConfig } from './mcp-servers.js';
+import { slackFileSchema, suggestedPrompts, type SuggestedPrompt } from './slack-file.js';
+import { BUSY_MODES, DEFAULT_BUSY_MODE, type BusyMode } from './busy-mode.js';
 
 /**
  * Every setting, validated once at start. Env is the primary interface; an optional
@@ -39,6 +41,8 @@ const fileSchema = z
     mcp_servers: mcpServersFileSchema.optional(),
     /** Skill pins (docs/mcp-and-skills.md). */
     skills: skillsFileSchema.optional(),
+    /** What the Slack app shows in assistant threads (docs/slack.md "Assistant threads"). */
+    slack: slackFileSchema.optional(),
   })
   .strict();
 
@@ -58,6 +62,10 @@ export interface Config {
     embeddingModel?: string;
   };
   slack?: { botToken: string; signingSecret?: string; appToken?: string; apiUrl?: string };
+  /** hermes.config `slack:`: the suggested prompts of a new assistant thread (defaults when unset). */
+  slackAssistant: { suggestedPrompts: SuggestedPrompt[] };
+  /** HERMES_BUSY_MODE: a message that arrives while its conversation's turn runs steers it, waits, or interrupts it. */
+  busyMode: BusyMode;
   discord?: { token: string; apiUrl?: string; guildId?: string };
   port: number;
   dataDir: string;
@@ -120,6 +128,8 @@ export interface Config {
   telemetry?: TelemetryConfig;
   /** MCP servers and skills (docs/mcp-and-skills.md). */
   extensions: ExtensionsConfig;
+  /** The audit record (docs/access-and-limits.md "Audit"): HERMES_AUDIT_DAYS it is kept. */
+  audit: { days: number };
 }
 
 export interface ExtensionsConfig {
@@ -317,8 +327,15 @@ const miscEnv = z
   .object({
     HERMES_TIMEZONE: timeZone('UTC'),
     LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info', 'use one of fatal, error, warn, info, debug, trace, silent.'),
+    HERMES_BUSY_MODE: oneOf(BUSY_MODES, DEFAULT_BUSY_MODE, 'use "steer" (a message sent while a task runs is added to it, the default), "queue" (it waits for its own turn) or "interrupt" (it stops the running task and starts its own).'),
   })
-  .transform((e): Pick<Config, 'timezone' | 'logLevel'> => ({ timezone: e.HERMES_TIMEZONE, logLevel: e.LOG_LEVEL }));
+  .transform((e): Pick<Config, 'timezone' | 'logLevel' | 'busyMode'> => ({ timezone: e.HERMES_TIMEZONE, logLevel: e.LOG_LEVEL, busyMode: e.HERMES_BUSY_MODE }));
+
+const auditEnv = z
+  .object({
+    HERMES_AUDIT_DAYS: wholeNumber(365, { min: 1, max: 36_500, fix: 'is not valid: days the audit record is kept, a whole number from 1 to 36500 (default 365).' }),
+  })
+  .transform((e): Config['audit'] => ({ days: e.HERMES_AUDIT_DAYS }));
 
 const extensionsEnv = (cwd: string) =>
   z
@@ -358,8 +375,9 @@ const envSchema = (cwd: string) =>
       dashboard: dashboardEnv(cwd),
       telemetry: telemetryEnv,
       extensions: extensionsEnv(cwd),
+      audit: auditEnv,
     })
-    .transform(({ state, access, misc, telemetry, extensions, ...rest }) => ({ config: { ...rest, ...state, ...access, ...misc, ...(telemetry && { telemetry }) } satisfies Omit<Config, 'tools' | 'agents' | 'extensions'>, extensions }));
+    .transform(({ state, access, misc, telemetry, extensions, ...rest }) => ({ config: { ...rest, ...state, ...access, ...misc, ...(telemetry && { telemetry }) } satisfies Omit<Config, 'tools' | 'agents' | 'extensions' | 'slackAssistant'>, extensions }));
 
 /** Reads and validates the environment (and the optional config file). Pure apart from reading that file. */
 export function loadConfig(env: Env, cwd = process.cwd()): ConfigResult {
@@ -382,7 +400,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): ConfigResult {
     ...(configFile && { configFile }),
     secrets: mcp.secrets,
   };
-  return { ok: true, config: { ...parsed.data.config, tools: file?.tools ?? {}, agents: resolveProfiles(file?.agents), extensions }, warnings: [...unusedSettings(present), ...unknownSettingWarnings(present, knownEnvNames())] };
+  return { ok: true, config: { ...parsed.data.config, tools: file?.tools ?? {}, agents: resolveProfiles(file?.agents), slackAssistant: { suggestedPrompts: suggestedPrompts(file?.slack) }, extensions }, warnings: [...unusedSettings(present), ...unknownSettingWarnings(present, knownEnvNames())] };
 }
 
 /** Names read outside the zod areas: the config file's path. */
@@ -444,7 +462,7 @@ function readConfigFile(file: string | undefined, errors: string[]): z.infer<typ
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const doc =
-        issue.path[0] === 'agents' ? 'docs/sub-agents.md "Agent profiles"' : issue.path[0] === 'mcp_servers' || issue.path[0] === 'skills' ? 'docs/mcp-and-skills.md' : 'docs/tools.md "Per-tool settings"';
+        issue.path[0] === 'agents' ? 'docs/sub-agents.md "Agent profiles"' : issue.path[0] === 'mcp_servers' || issue.path[0] === 'skills' ? 'docs/mcp-and-skills.md' : issue.path[0] === 'slack' ? 'docs/slack.md "Assistant threads"' : 'docs/tools.md "Per-tool settings"';
       errors.push(`${path.basename(file)}: ${issue.path.join('.') || '(root)'}: ${issue.message}; see ${doc} for the allowed keys.`);
     }
     return undefined;

@@ -6,7 +6,7 @@ import { searchTerms } from './search-terms.js';
 
 /**
  * The searchable copy of what was said: every message the bot accepted and every answer it gave,
- * with where and when, in `hermes_message` (full-text indexed; recall-schema.ts). Written at two
+ * with where and when, in `hermes_recall_message` (full-text indexed; recall-schema.ts). Written at two
  * points only (the gateway's accepted message and the turn driver's answer), never from session
  * code, so the session store can change shape without touching search.
  *
@@ -151,9 +151,9 @@ export function createMessageIndex(deps: { database: OpenedDatabase; log: Logger
           ].map((p) => ({ ...p, member: speakerKey(m.author as Speaker), platform: c.platform, workspace_id: c.workspaceId, since: m.at }))
         : [];
     const inserted = await db.transaction().execute(async (tx) => {
-      const added = await tx.insertInto('hermes_message').values(row).onConflict((oc) => oc.column('id').doNothing()).returning('seq').executeTakeFirst();
+      const added = await tx.insertInto('hermes_recall_message').values(row).onConflict((oc) => oc.column('id').doNothing()).returning('seq').executeTakeFirst();
       if (added && database.dialect === 'sqlite') {
-        await sql`insert into hermes_message_fts(rowid, text) values (${added.seq}, ${text})`.execute(tx);
+        await sql`insert into hermes_recall_message_fts(rowid, text) values (${added.seq}, ${text})`.execute(tx);
       }
       for (const p of members) {
         await tx.insertInto('hermes_recall_member').values(p).onConflict((oc) => oc.columns(['platform', 'workspace_id', 'channel_id', 'thread_id', 'member']).doNothing()).execute();
@@ -170,13 +170,13 @@ export function createMessageIndex(deps: { database: OpenedDatabase; log: Logger
     if (database.dialect === 'sqlite') {
       // Quoted terms joined by OR: any word may match, bm25 ranks messages with more (and rarer) ones first.
       const match = terms.map((t) => `"${t}"`).join(' OR ');
-      const { rows } = await sql<Row>`select ${COLUMNS} from hermes_message_fts f join hermes_message m on m.seq = f.rowid
-        where hermes_message_fts match ${match} and ${visibleTo(speaker, scope)}
-        order by bm25(hermes_message_fts), m.at desc limit ${n}`.execute(db);
+      const { rows } = await sql<Row>`select ${COLUMNS} from hermes_recall_message_fts f join hermes_recall_message m on m.seq = f.rowid
+        where hermes_recall_message_fts match ${match} and ${visibleTo(speaker, scope)}
+        order by bm25(hermes_recall_message_fts), m.at desc limit ${n}`.execute(db);
       return rows.map(toStored);
     }
     const tsquery = terms.join(' | ');
-    const { rows } = await sql<Row>`select ${COLUMNS} from hermes_message m, to_tsquery('english', ${tsquery}) q
+    const { rows } = await sql<Row>`select ${COLUMNS} from hermes_recall_message m, to_tsquery('english', ${tsquery}) q
       where m.tsv @@ q and ${visibleTo(speaker, scope)}
       order by ts_rank_cd(m.tsv, q) desc, m.at desc limit ${n}`.execute(db);
     return rows.map(toStored);
@@ -184,7 +184,7 @@ export function createMessageIndex(deps: { database: OpenedDatabase; log: Logger
 
   async function embeddedVisible(speaker: Speaker, model: string, limit: number, scope: SearchScope) {
     const n = Math.max(1, Math.min(10_000, Math.floor(limit)));
-    const { rows } = await sql<Row & { vector: string }>`select ${COLUMNS}, e.vector from hermes_message m
+    const { rows } = await sql<Row & { vector: string }>`select ${COLUMNS}, e.vector from hermes_recall_message m
       join hermes_embedding e on e.kind = 'message' and e.ref = m.id and e.model = ${model}
       where ${visibleTo(speaker, scope)} order by m.at desc limit ${n}`.execute(db);
     return rows.map((r) => ({ message: toStored(r), vector: r.vector }));
@@ -193,7 +193,7 @@ export function createMessageIndex(deps: { database: OpenedDatabase; log: Logger
   async function threadStart(m: Pick<StoredMessage, 'platform' | 'workspaceId' | 'channelId' | 'threadId'>): Promise<number | undefined> {
     if (!m.threadId) return undefined;
     const row = await db
-      .selectFrom('hermes_message')
+      .selectFrom('hermes_recall_message')
       .select((eb) => eb.fn.min('at').as('first'))
       .where('platform', '=', m.platform)
       .where('workspace_id', '=', m.workspaceId)

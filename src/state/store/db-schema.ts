@@ -49,7 +49,7 @@ export interface WorkTable {
 }
 
 /** A message the bot accepted or answered, for search_conversations (recall-schema.ts). */
-export interface MessageTable {
+export interface RecallMessageTable {
   seq: Generated<number>;
   /** Unique per message: platform + the inbound id, or the answer's own id. */
   id: string;
@@ -82,7 +82,7 @@ export interface RecallMemberTable {
 export interface EmbeddingTable {
   kind: string;
   ref: string;
-  /** Speaker key for facts; null for messages (their visibility comes from hermes_message). */
+  /** Speaker key for facts; null for messages (their visibility comes from hermes_recall_message). */
   owner: string | null;
   model: string;
   /** Float32 values, base64. */
@@ -100,11 +100,90 @@ export interface ChannelNoteTable {
   set_at: number;
 }
 
+/** A vote on a turn's answer (thumbs up or down), one per voter and turn; a new click replaces it. */
+export interface FeedbackTable {
+  turn_id: string;
+  /** speakerKey of who voted. */
+  voter: string;
+  /** 'up' | 'down'. */
+  vote: string;
+  platform: string;
+  /** conversationKey of where the answer was. */
+  conversation: string;
+  voted_at: number;
+}
+
+/**
+ * Approval requests. `status` and `expires_at` are columns (indexed: the open ones are found by a
+ * query, not a list); the rest of the record, the exact arguments included, is JSON in `record`
+ * and is checked against its hash on every read. A status change is a compare-and-set on the
+ * column, in the transaction that also writes whatever the decision sets off (the resume row).
+ */
+export interface ApprovalTable {
+  id: string;
+  session_id: string;
+  status: string;
+  expires_at: number;
+  created_at: number;
+  record: string;
+}
+
+/**
+ * The audit record (src/state/audit/audit-log.ts): append-only; rows leave only by retention.
+ * `actor` is `platform:userId` (the HERMES_ADMINS form), `channel` is `platform:channelId`.
+ */
+export interface AuditTable {
+  /** Sorts by time: fixed-width `at` in base 36, then random letters. */
+  id: string;
+  at: number;
+  kind: string;
+  actor: string | null;
+  channel: string | null;
+  tool: string | null;
+  /** sha256 of the canonical JSON of the tool's arguments (the approval record's hash). */
+  args_hash: string | null;
+  outcome: string;
+  /** JSON object text, secrets redacted. */
+  detail: string;
+}
+
+/** A conversation (or a scheduled task's own key): its live session and whether the bot joined the thread. */
+export interface ConversationTable {
+  key: string;
+  current_session: string | null;
+  /** 1 once the bot took part in the thread (it answers there without a mention). */
+  joined: number;
+}
+
+export interface SessionTable {
+  id: string;
+  conversation_key: string;
+  created_at: number;
+  summary: string | null;
+  /** Count of history messages covered by `summary`. */
+  summarized_up_to: number;
+  /** Set when /hermes new replaced it; kept, never deleted. */
+  archived_at: number | null;
+}
+
+/** One history message: `seq` counts from 0 within its session; `body` is the message as JSON. */
+export interface MessageTable {
+  session_id: string;
+  seq: number;
+  body: string;
+}
+
 export interface Tables {
   hermes_inbound: InboundTable;
   hermes_receipt: ReceiptTable;
   hermes_work: WorkTable;
+  hermes_approval: ApprovalTable;
+  hermes_audit: AuditTable;
+  hermes_feedback: FeedbackTable;
+  hermes_conversation: ConversationTable;
+  hermes_session: SessionTable;
   hermes_message: MessageTable;
+  hermes_recall_message: RecallMessageTable;
   hermes_recall_member: RecallMemberTable;
   hermes_embedding: EmbeddingTable;
   hermes_channel_note: ChannelNoteTable;

@@ -3,10 +3,10 @@ import { PostgresAdapter, sql, type Kysely, type Migration } from 'kysely';
 /**
  * The recall tables (search_conversations, embeddings, channel notes), one migration step.
  *
- * - `hermes_message`: every message the bot accepted or answered, with where and when; `seq` is
+ * - `hermes_recall_message`: every message the bot accepted or answered, with where and when; `seq` is
  *   the integer key full-text search joins on.
- * - `hermes_message_fts` (SQLite: an FTS5 table over `hermes_message.text`, external content, rows
- *   written with the message in one transaction) / `hermes_message.tsv` (PostgreSQL: a generated
+ * - `hermes_recall_message_fts` (SQLite: an FTS5 table over `hermes_recall_message.text`, external content, rows
+ *   written with the message in one transaction) / `hermes_recall_message.tsv` (PostgreSQL: a generated
  *   tsvector column with a GIN index). The one place the two engines differ here.
  * - `hermes_recall_member`: who took part where (a person's own message makes them a member of
  *   that channel and thread). Search joins on it, so visibility is decided by the database, not
@@ -18,7 +18,7 @@ export const recallTablesStep: Migration = {
   async up(db: Kysely<unknown>) {
     const postgres = isPostgres(db);
     await db.schema
-      .createTable('hermes_message')
+      .createTable('hermes_recall_message')
       .addColumn('seq', postgres ? 'bigserial' : 'integer', (c) => c.primaryKey().notNull())
       .addColumn('id', 'text', (c) => c.notNull().unique())
       .addColumn('platform', 'text', (c) => c.notNull())
@@ -35,13 +35,13 @@ export const recallTablesStep: Migration = {
       .addColumn('text', 'text', (c) => c.notNull())
       .addColumn('at', 'double precision', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('hermes_message_place').on('hermes_message').columns(['platform', 'workspace_id', 'channel_id', 'thread_id', 'at']).execute();
-    await db.schema.createIndex('hermes_message_dm').on('hermes_message').columns(['dm_owner', 'at']).execute();
+    await db.schema.createIndex('hermes_recall_message_place').on('hermes_recall_message').columns(['platform', 'workspace_id', 'channel_id', 'thread_id', 'at']).execute();
+    await db.schema.createIndex('hermes_recall_message_dm').on('hermes_recall_message').columns(['dm_owner', 'at']).execute();
     if (postgres) {
-      await sql`alter table hermes_message add column tsv tsvector generated always as (to_tsvector('english', text)) stored`.execute(db);
-      await sql`create index hermes_message_tsv on hermes_message using gin (tsv)`.execute(db);
+      await sql`alter table hermes_recall_message add column tsv tsvector generated always as (to_tsvector('english', text)) stored`.execute(db);
+      await sql`create index hermes_recall_message_tsv on hermes_recall_message using gin (tsv)`.execute(db);
     } else {
-      await sql`create virtual table hermes_message_fts using fts5(text, content='hermes_message', content_rowid='seq', tokenize='porter unicode61')`.execute(db);
+      await sql`create virtual table hermes_recall_message_fts using fts5(text, content='hermes_recall_message', content_rowid='seq', tokenize='porter unicode61')`.execute(db);
     }
 
     await db.schema
