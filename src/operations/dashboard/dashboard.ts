@@ -17,6 +17,7 @@ import { turnsPage } from './pages/turns.js';
 import { createReplayRunner, type ReplayDeps, type ReplayRunner } from './replay-runner.js';
 import { createTraceIndex, type TraceIndex } from './trace-index.js';
 import { computeStats, pageOf, parseFilter } from './turn-query.js';
+import type { FeedbackReader, FeedbackSummary, FeedbackVote } from '../../state/feedback/feedback-store.js';
 
 /**
  * The dashboard as one platform-free request handler for everything under /dashboard, which the
@@ -35,6 +36,8 @@ export interface DashboardOptions {
   /** Absent: the turn page shows no replay button. */
   replay?: ReplayDeps;
   sessionTtlMs?: number;
+  /** Votes on answers (the bot's database); absent: the pages show none. */
+  feedback?: FeedbackReader;
   /** Failed sign-ins per address before it is refused, and for how long (default 5 in 15 min). */
   signIn?: { maxFailures?: number; windowMs?: number };
 }
@@ -67,6 +70,16 @@ function safeNext(next: string | null | undefined): string | undefined {
 }
 
 export function createDashboard(opts: DashboardOptions): Dashboard {
+  /** A page still shows when the votes cannot be read; it says so instead of showing none. */
+  async function readVotes<T extends FeedbackVote[] | FeedbackSummary>(read: () => Promise<T> | undefined): Promise<T | 'unavailable' | undefined> {
+    try {
+      return await read();
+    } catch (err) {
+      opts.log.warn({ err: (err as Error).message }, 'dashboard: could not read the votes');
+      return 'unavailable';
+    }
+  }
+
   const now = opts.now ?? Date.now;
   const ttlMs = opts.sessionTtlMs ?? 12 * 3600_000;
   const sessions: Sessions = createSessions({ now, ttlMs });
@@ -188,10 +201,11 @@ export function createDashboard(opts: DashboardOptions): Dashboard {
       const t = index.turn(id);
       if (!t) return sendHtml(res, 404, layout(T.noSuchTurn, html`<h1>${T.noSuchTurn}</h1><p>${T.noTurn(id)}</p><p><a href="${BASE}/turns">${T.allTurns}</a></p>`, chrome(a)));
       const events = await index.readEvents(id);
+      const votes = await readVotes(() => opts.feedback?.votesFor(id));
       const replayForm = replays && opts.replay
         ? { defaultModel: opts.replay.defaultModel, formToken: a.kind === 'session' ? sessions.formToken(a.id) : undefined, unavailable: t.modelCalls === 0 ? 'this turn has no recorded model calls.' : undefined }
         : undefined;
-      return sendHtml(res, 200, turnPage(t, events, chrome(a), replayForm));
+      return sendHtml(res, 200, turnPage(t, events, chrome(a), replayForm, votes));
     }
     const replayResult = /^\/dashboard\/replays\/([\w-]+)$/.exec(p);
     if (replayResult) {
@@ -204,7 +218,8 @@ export function createDashboard(opts: DashboardOptions): Dashboard {
       const days = [1, 7, 30, 90, 365].includes(Number(url.searchParams.get('days'))) ? Number(url.searchParams.get('days')) : 30;
       const until = now();
       const since = Date.parse(`${new Date(until - (days - 1) * 86_400_000).toISOString().slice(0, 10)}T00:00:00Z`);
-      return sendHtml(res, 200, statsPage(computeStats(index.turns(), index.refusals(), since, until), days, chrome(a)));
+      const feedback = await readVotes(() => opts.feedback?.summary({ since, until }));
+      return sendHtml(res, 200, statsPage(computeStats(index.turns(), index.refusals(), since, until), days, chrome(a), feedback));
     }
     if (p === `${BASE}/evals`) {
       const pick = { a: url.searchParams.get('a') ?? undefined, b: url.searchParams.get('b') ?? undefined };
