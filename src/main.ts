@@ -104,7 +104,7 @@ async function main(): Promise<void> {
   const adapters: Adapter[] = [];
   let stopping = false;
   const dashboard = config.dashboard
-    ? (await import('./operations/dashboard/bot-dashboard.js')).createBotDashboard({ ...config, dashboard: config.dashboard }, core.registry, log, feedbackReader(core.database.db))
+    ? (await import('./operations/dashboard/bot-dashboard.js')).createBotDashboard({ ...config, dashboard: config.dashboard }, core.registry, log, core.audit, feedbackReader(core.database.db))
     : undefined;
   // One HTTP server on PORT, when anything needs one: Slack's events (HTTP mode), the dashboard
   // (HERMES_DASHBOARD_TOKEN); it always answers /healthz. Routes register on it (src/app/bot-http.ts).
@@ -152,7 +152,7 @@ async function main(): Promise<void> {
   } else {
     if (config.slack) {
       const { createSlackAdapter } = await import('../adapters/slack/slack-adapter.js');
-      adapters.push(await createSlackAdapter({ config: config.slack, http, gateway: core.gateway, store: core.store, receipts: createReceiptJournal(core.database, 'slack'), log: log.child({ adapter: 'slack' }) }));
+      adapters.push(await createSlackAdapter({ config: config.slack, http, gateway: core.gateway, store: core.store, receipts: createReceiptJournal(core.database, 'slack'), log: log.child({ adapter: 'slack' }), suggestedPrompts: config.slackAssistant.suggestedPrompts }));
     }
     if (config.discord) {
       const { createDiscordAdapter } = await import('../adapters/discord/discord-adapter.js');

@@ -25,6 +25,8 @@ import { createUserNames } from './user-names.js';
 import { DurableApp } from './durable-app.js';
 import type { ReceiptJournal } from '../../src/gateway/receipts.js';
 import { createSlackReader } from './conversation-reader.js';
+import { createAssistantThreads, registerAssistantEvents } from './assistant-threads.js';
+import { DEFAULT_SUGGESTED_PROMPTS, type SuggestedPrompt } from '../../src/settings/slack-file.js';
 import type { HttpRoutes } from '../../src/basics/http-server.js';
 import { EVENTS_PATH, SlackEventsReceiver } from './events-receiver.js';
 
@@ -45,6 +47,8 @@ export interface SlackAdapterOptions {
   maxRateLimitWaitMs?: number;
   /** The clock request timestamps are checked against (default Date.now). */
   now?: () => number;
+  /** Offered when a person opens a new assistant thread (hermes.config `slack: suggested_prompts`). */
+  suggestedPrompts?: readonly SuggestedPrompt[];
 }
 
 export type SlackAdapter = Adapter;
@@ -84,10 +88,13 @@ export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<Sla
 
   const names = createUserNames(client, log);
   const reader = createSlackReader({ client, names, log, botUserId: identity.botUserId, botId: identity.botId, ...(opts.maxRateLimitWaitMs !== undefined && { maxRateLimitWaitMs: opts.maxRateLimitWaitMs }) });
-  const port = createSlackPort({ client, log, reader, botToken: config.botToken, apiUrl: config.apiUrl });
+  const assistantDeps = { client, store, log, prompts: opts.suggestedPrompts ?? DEFAULT_SUGGESTED_PROMPTS };
+  const assistant = createAssistantThreads(assistantDeps);
+  const port = createSlackPort({ client, log, reader, botToken: config.botToken, apiUrl: config.apiUrl, assistant });
   gateway.registerPort(port);
   const deps = { gateway, log, teamId: identity.teamId };
-  registerInbound(app, { ...deps, dedupe: createEventDedupe(store, log), names, botUserId: identity.botUserId, botId: identity.botId });
+  registerInbound(app, { ...deps, dedupe: createEventDedupe(store, log), names, botUserId: identity.botUserId, botId: identity.botId, onQueued: (c, text) => assistant.titleFrom(c, text) });
+  registerAssistantEvents(app, assistantDeps);
   registerInteractions(app, { ...deps, client });
 
   let removeRoute: (() => void) | undefined;

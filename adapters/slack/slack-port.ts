@@ -18,6 +18,7 @@ import { createSlackFiles } from './slack-files.js';
 import { createSlackAnswer, withText, type SlackBlocksFor } from './slack-answer-stream.js';
 import { answerBlocks, feedbackBlocks } from './answer-buttons.js';
 import { systemClock, type Clock } from '../../src/basics/clock.js';
+import { WORKING_STATUS, type AssistantThreads } from './assistant-threads.js';
 
 export const WORKING_REACTION = 'hourglass_flowing_sand';
 /** On a message the running turn took in (steering): it was seen, and the answer under way covers it. */
@@ -38,6 +39,8 @@ export interface SlackPortDeps {
   clock?: Clock;
   /** Buttons on the answer's messages; default answer-buttons.ts (Stop while it is written, feedback on the final one). */
   blocksFor?: SlackBlocksFor;
+  /** Assistant threads show Slack's status line while a turn works, instead of the reaction. */
+  assistant?: AssistantThreads;
 }
 
 export function createSlackPort(deps: SlackPortDeps): OutboundPort {
@@ -135,6 +138,8 @@ export function createSlackPort(deps: SlackPortDeps): OutboundPort {
     },
 
     async startWorking(conversation, opts) {
+      const assistant = deps.assistant;
+      if (assistant && (await assistant.isAssistantThread(conversation))) return showStatus(assistant, conversation, log);
       const timestamp = opts?.replyTo;
       if (!timestamp) return async () => undefined;
       const channel = conversation.channelId;
@@ -156,6 +161,22 @@ export function createSlackPort(deps: SlackPortDeps): OutboundPort {
         }
       };
     },
+  };
+}
+
+/** Slack's status line under an assistant thread while the turn works; cleared at its end (Slack also clears it when the answer is posted). */
+async function showStatus(assistant: AssistantThreads, conversation: Conversation, log: Logger): Promise<() => Promise<void>> {
+  try {
+    await assistant.setStatus(conversation, WORKING_STATUS);
+  } catch (err) {
+    log.warn({ err: describeSlackError(err), channel: conversation.channelId }, 'slack: could not set the assistant thread status (does the app have assistant:write?)');
+    return async () => undefined;
+  }
+  let cleared = false;
+  return async () => {
+    if (cleared) return;
+    cleared = true;
+    await assistant.setStatus(conversation, '').catch((err: unknown) => log.warn({ err: describeSlackError(err), channel: conversation.channelId }, 'slack: could not clear the assistant thread status'));
   };
 }
 
