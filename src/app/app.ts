@@ -51,8 +51,13 @@ import { createPgWorkQueue } from '../state/cluster/pg-work-queue.js';
 import type { WorkQueue } from '../state/cluster/work-queue.js';
 import type { SessionJob } from '../gateway/gateway.js';
 import type { McpHub } from '../capabilities/mcp/mcp-hub.js';
-import { watchPins } from '../capabilities/mcp/pin-watch.js';
+import { watchConfigFile } from '../settings/config-watch.js';
+import { createConfigReload, type ReloadResult, type ReloadTrigger } from './config-reload.js';
+import { rereadConfigFile } from '../settings/config.js';
+import { botBudgetWarning } from '../gateway/user-messages.js';
 import type { SkillLibrary } from '../capabilities/skills/skill-library.js';
+import { createPolicyBook, type PolicyBook } from '../settings/policy-book.js';
+import { skillAllowed } from '../settings/channel-policies.js';
 
 export interface CoreOptions {
   config: Config;
@@ -81,6 +86,10 @@ export interface CoreOptions {
   skills?: SkillLibrary;
   /** MCP reconnect backoff (tests shorten it). */
   mcpBackoff?: { baseDelayMs?: number; maxDelayMs?: number };
+  /** How often the config file is checked for a change (default 1 s; tests shorten it). */
+  configWatchMs?: number;
+  /** Told of every config reload (valid or rejected). */
+  onReload?(event: { trigger: ReloadTrigger; result: ReloadResult; file: string }): void;
 }
 
 /** MCP servers and skills, as /hermes status and the CLI see them. */
@@ -109,6 +118,13 @@ export interface Core {
    * runner, whose model calls are metered against the creator's daily tokens.
    */
   access: Gatekeeper;
+  /** The channel policies in force (hermes.config.yaml `channels:`). */
+  policies: PolicyBook;
+  /**
+   * Reads the config file again (SIGHUP; a change of the file does it by itself): an invalid file
+   * is rejected with a log line and the config in force stays. Undefined result: no config file.
+   */
+  reloadConfig(trigger?: ReloadTrigger): ReloadResult | undefined;
   /** Call after adapters registered their ports: resumes interrupted work, starts reminders. */
   start(): Promise<void>;
   /** Writes buffered trace lines (the crash handler calls it before exiting). */
@@ -153,8 +169,17 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     opts.provider ??
     createOpenAIProvider({ ...config.model, model: config.model.name, log });
   const net = opts.net ?? createNetClient({ allow: config.netAllow, log });
-  const access = createGatekeeper({ store, clock, tracer, log, admins: config.admins, allow: config.usage.allow, ratePerMinute: config.usage.ratePerMinute, dailyTokens: config.usage.dailyTokens });
-
+  // hermes.config.yaml `channels:`, replaced as a whole by reloadConfig().
+  const policies = createPolicyBook(config.channels);
+  const access = createGatekeeper({
+    store, clock, tracer, log, admins: config.admins, allow: config.usage.allow, ratePerMinute: config.usage.ratePerMinute, dailyTokens: config.usage.dailyTokens,
+    botDailyTokens: config.usage.botDailyTokens,
+    policies,
+    onBotWarning: (usage) => {
+      log.warn({ used: usage.used, limit: usage.limit }, 'the bot has used 80 % of HERMES_DAILY_TOKENS today; admins are told');
+      void gateway.tellAdmins(botBudgetWarning(usage, clock.now()));
+    },
+  });
   const registry = new ToolRegistry(config.tools, log);
   for (const tool of [...(opts.tools ?? []), ...(opts.extraTools ?? [])]) registry.register(tool);
   const unknown = registry.unknownConfiguredTools();
@@ -167,16 +192,24 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     : undefined;
   const extensions: Extensions = { ...(mcp && { mcp }), ...(opts.skills && { skills: opts.skills }) };
   const configFile = config.extensions.configFile;
-  const stopWatchingPins =
-    configFile && (mcp || opts.skills)
-      ? watchPins(configFile, {
-          log,
+  const initialFile = configFile ? rereadConfigFile(configFile) : undefined;
+  const reloader = configFile
+    ? createConfigReload({
+        file: configFile,
+        initial: initialFile?.ok ? initialFile.file : undefined,
+        policies,
+        log,
+        ...((mcp || opts.skills) && {
           onPins: (pins) => {
             mcp?.setPins(pins.servers);
             opts.skills?.setPins(pins.skills);
           },
-        })
-      : undefined;
+        }),
+        onReload: (e) => opts.onReload?.(e),
+      })
+    : undefined;
+  // One watch on the file: pins and channel policies are read again together.
+  const stopWatchingConfig = configFile && reloader ? watchConfigFile(configFile, { intervalMs: opts.configWatchMs, onChange: () => void reloader.reload('file') }) : undefined;
 
   const workspaces = createWorkspaces({ dir: config.files.workspaceDir, limits: workspaceLimits(config.files) });
   const vision = createVisionSupport({
@@ -204,6 +237,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     timezone: config.timezone,
     grounding: config.limits.grounding,
     ...(opts.skills && { skills: opts.skills.list }),
+    policies,
     canReadHistory: (c) => gateway.port(c.platform)?.reader !== undefined,
     toolContext: (state, signal, toolName, call) => {
       const reader = gateway.port(state.conversation.platform)?.reader;
@@ -235,6 +269,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
         get log() { return toolLog(); },
         get workspace() { return workspace(); },
         images: { maxBytes: config.vision.maxImageBytes },
+        skillAllowed: (name: string) => skillAllowed(policies.at(state.conversation).tools, name),
         sendFile: async (file) => {
           const port = gateway.port(state.conversation.platform);
           if (!port?.sendFile) throw new Error(`${state.conversation.platform} cannot receive files from me`);
@@ -269,6 +304,8 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     // A batch of thread context may take about half the prompt budget (≈ 4 characters a token).
     context: createConversationContext({ store, clock, log, limit: config.limits.threadContextMessages, maxChars: config.limits.contextTokens * 2 }),
     schedules,
+    policies,
+    botDailyTokens: config.usage.botDailyTokens,
     intake: (msg, sessionId, port) =>
       saveAttachments({
         attachments: msg.attachments ?? [], workspace: workspaces.forSession(sessionId), port, log: log.child({ turn: 'attachments' }),
@@ -310,7 +347,8 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   timer = createDueTimer({ clock, log, sources: [reminderSource, scheduleSource] });
 
   return {
-    gateway, store, database, config, log, registry, access, extensions,
+    gateway, store, database, config, log, registry, access, extensions, policies,
+    reloadConfig: (trigger = 'signal') => reloader?.reload(trigger),
     leadership(name) {
       if (!opened.shared) return undefined;
       const l = createLeadership({ leases: createLeases(opened.shared.pool, self), name, failoverMs: config.failoverS * 1000, clock, log });
@@ -326,7 +364,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     },
     async close() {
       timer?.stop();
-      stopWatchingPins?.();
+      stopWatchingConfig?.();
       await Promise.all(leaderships.map((l) => l.stop()));
       await gateway.close();
       // Jobs finish their bookkeeping (a scheduled run's end) before the store closes.

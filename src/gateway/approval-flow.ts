@@ -13,6 +13,8 @@ import type { ApprovalStore } from '../state/approvals/approval-store.js';
 import type { TurnDeps } from '../agent/turn-runner.js';
 import type { Gatekeeper } from './access/gatekeeper.js';
 import * as say from './user-messages.js';
+import type { PolicyBook } from '../settings/policy-book.js';
+import { personListed } from '../settings/channel-policies.js';
 
 /** What the flow uses of the gateway's parts (declared here, so the gateway imports the flow and not back). */
 interface FlowDeps {
@@ -25,6 +27,10 @@ interface FlowDeps {
   access: Gatekeeper;
   portFor(c: Conversation): OutboundPort | undefined;
   isAdmin(s: Speaker): boolean;
+  /** Channel policies: their `approvers` may decide requests there too. */
+  policies?: PolicyBook;
+  /** A refused click, for the audit record. */
+  onRefusedDecision?(r: ApprovalRecord, by: Speaker, why: 'not_approver'): void;
   /** Continues a turn; `before` runs first inside the slot and may stop it by returning false. */
   drive(state: TurnState, before?: (signal: AbortSignal) => Promise<boolean>): Promise<void>;
   /**
@@ -194,7 +200,13 @@ export function createApprovalFlow(deps: FlowDeps) {
         return { kind: 'not_allowed', text: say.NOT_ALLOWED };
       }
       const isRequester = speakerKey(r.requester) === speakerKey(input.decidedBy);
-      if (!isRequester && !deps.isAdmin(input.decidedBy)) return { kind: 'not_allowed', text: say.NOT_YOUR_APPROVAL };
+      // Asked at click time: the policy in force now decides, not the one when the request was made.
+      const approvers = deps.policies?.at(r.conversation).approvers ?? [];
+      const isApprover = personListed(approvers, input.decidedBy.platform, input.decidedBy.userId, input.roles);
+      if (!isRequester && !deps.isAdmin(input.decidedBy) && !isApprover) {
+        deps.onRefusedDecision?.(r, input.decidedBy, 'not_approver');
+        return { kind: 'not_allowed', text: approvers.length ? say.NOT_AN_APPROVER : say.NOT_YOUR_APPROVAL };
+      }
       if (r.status === 'pending' && deps.clock.now() >= r.expiresAt) {
         await expire(r.id);
         return { kind: 'already', outcome: 'expired' };

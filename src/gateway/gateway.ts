@@ -28,6 +28,9 @@ import type { ScheduleStore } from '../state/schedules/schedule-store.js';
 import type { ScheduledRun, ScheduledRunEnd } from '../state/schedules/schedule-runs.js';
 import { scheduleSessionKey } from '../state/schedules/schedule-record.js';
 import type { Gatekeeper, Refusal, Requester } from './access/gatekeeper.js';
+import type { PolicyBook } from '../settings/policy-book.js';
+import { policyText } from './policy-text.js';
+import type { DailyUsage } from '../state/usage/usage-meter.js';
 
 export interface GatewayDeps {
   store: Store;
@@ -61,6 +64,12 @@ export interface GatewayDeps {
   work: WorkQueue<SessionJob>;
   /** Scheduled tasks, for `/hermes schedules` and `unschedule`. */
   schedules?: ScheduleStore;
+  /** Channel policies (hermes.config.yaml `channels:`): respond, approvers, `/hermes policy`. */
+  policies?: PolicyBook;
+  /** HERMES_DAILY_TOKENS (0 = none), for `/hermes policy`. */
+  botDailyTokens?: number;
+  /** The busy mode in force where no policy sets one (HERMES_BUSY_MODE), for `/hermes policy`. */
+  defaultBusyMode?: string;
   /** Saves a message's attached files into the session's workspace before its turn (files-and-code). */
   intake?(msg: InboundMessage, sessionId: string, port: OutboundPort | undefined): Promise<{ modelNote?: string; userNotice?: string; images?: ImageRef[] }>;
 }
@@ -78,6 +87,8 @@ export interface Gateway extends GatewayApi {
   idle(): Promise<void>;
   /** Turns queued or running across all conversations. */
   queueSize(): number;
+  /** A private note to every admin (the bot-wide budget warning): a DM where the platform has one. */
+  tellAdmins(text: string): Promise<void>;
   /** Runs one due time of a scheduled task as a turn of its creator; resolves when it ends or pauses. */
   runScheduled(run: ScheduledRun): Promise<ScheduledRunEnd>;
   close(): Promise<void>;
@@ -106,6 +117,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
   const approvals = createApprovalFlow({
     ...deps,
+    onRefusedDecision: (r, by) => {
+      deps.turn.tracer.record({ type: 'refusal', turnId: r.turnId, reason: 'not_approver', source: 'click', platform: by.platform, userKey: speakerKey(by) });
+      log.info({ approvalId: r.id, tool: r.toolName, person: `${by.platform}:${by.userId}` }, 'approval click refused: not the requester, an admin or an approver here');
+    },
     portFor,
     isAdmin,
     drive: async (state, before) => {
@@ -227,11 +242,48 @@ export function createGateway(deps: GatewayDeps): Gateway {
       return msg.conversation.threadId !== undefined && deps.context && (await deps.sessions.isJoined(msg.conversation)) ? 'note' : 'ignore';
     }
     if (msg.conversation.isDm || msg.mentioned) return 'answer';
+    // `respond: all`: every message in that channel (and its threads) is for the bot.
+    if (deps.policies?.configured && deps.policies.at(msg.conversation).respond === 'all') return 'answer';
     if (msg.conversation.threadId === undefined || !(await deps.sessions.isJoined(msg.conversation))) return 'ignore';
     return msg.mentionsOthers && deps.context ? 'note' : 'answer';
   }
 
+  async function describePolicy(conversation: Conversation, speaker: Speaker): Promise<string> {
+    const policy = deps.policies?.at(conversation) ?? { sources: [], tools: {}, instructions: [], approvers: [], dailyTokens: 0, respond: 'mention' as const };
+    const registry = deps.turn.registry;
+    const view = { isAdmin: isAdmin(speaker), hasConversationHistory: portFor(conversation)?.reader !== undefined };
+    const offered = registry.visible({ ...view, rules: policy.tools }).map((t) => t.name);
+    const withheld = registry.names().filter((name) => registry.deniedHere(name, { ...view, rules: policy.tools }));
+    const pool = (key: string, limit: number, scope: 'channel' | 'bot'): Promise<DailyUsage> => deps.access.meter.poolToday({ key, limit, scope });
+    const channelKey = `channel:${conversation.platform}:${conversation.parentChannelId ?? conversation.channelId}`;
+    return policyText({
+      policy,
+      offered,
+      withheld,
+      ...(policy.dailyTokens > 0 && { channelUsage: await pool(channelKey, policy.dailyTokens, 'channel') }),
+      ...((deps.botDailyTokens ?? 0) > 0 && { botUsage: await pool('bot', deps.botDailyTokens!, 'bot') }),
+      busyMode: policy.busyMode ?? deps.defaultBusyMode ?? 'steer',
+      model: policy.model ?? deps.turn.provider.model,
+    });
+  }
+
   return {
+    async tellAdmins(text) {
+      for (const admin of deps.admins) {
+        const [platform, userId] = admin.split(':') as [Platform, string];
+        const port = ports.get(platform);
+        if (!port || !userId) continue;
+        // A DM: Slack posts to a user id as the app's DM with them; Discord's private message is a DM.
+        const dm: Conversation = { platform, workspaceId: platform === 'discord' ? '@dm' : '', channelId: userId, isDm: true };
+        try {
+          if (platform === 'discord' && port.sendPrivate) await port.sendPrivate(dm, userId, text);
+          else await port.sendText(dm, text);
+        } catch (err) {
+          log.warn({ err: (err as Error).message, admin }, 'could not tell an admin privately');
+        }
+      }
+    },
+
     registerPort(port) {
       ports.set(port.platform, port);
     },
@@ -298,6 +350,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         },
         queueDepth: () => queue.size() + work.active(),
         schedules: deps.schedules,
+        policy: (c) => describePolicy(c.conversation, c.speaker),
       });
     },
 
