@@ -113,7 +113,7 @@ export function createUsageMeter(deps: {
   async function today(person: string): Promise<DailyUsage> {
     const now = clock.now();
     const used = (await store.get<number>(counterKey(utcDay(now), person))) ?? 0;
-    return { scope: 'user', used, limit: dailyLimit, resetsAt: nextUtcMidnight(now) };
+    return { used, limit: dailyLimit, resetsAt: nextUtcMidnight(now) };
   }
 
   async function exhausted(payer: Payer): Promise<DailyUsage | undefined> {
