@@ -50,12 +50,7 @@ module.exports = {
       comment: 'an adapter talks to the gateway (its ports and API), not to the agent loop or the operations',
       severity: 'error',
       from: { path: '^adapters/' },
-      to: {
-        path: '^src/(agent|operations|app)/',
-        // exception: in HTTP mode Bolt's receiver also serves the dashboard, so the Slack adapter
-        // mounts the dashboard's request handler on it (until one server owns both)
-        pathNot: '^src/operations/dashboard/dashboard\\.ts$',
-      },
+      to: { path: '^src/(agent|operations|app)/' },
     },
     {
       name: 'tools-see-the-tool-api',

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { createDashboard } from '../src/operations/dashboard/dashboard.js';
-import { createDashboardServer } from '../src/operations/dashboard/dashboard-server.js';
+import { createBotHttp } from '../src/app/bot-http.js';
 import { median, percentile, round } from './stats.js';
 
 /**
@@ -77,7 +77,8 @@ export async function runDashboard(sizes: DashboardSizes, log: (line: string) =>
   const dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-bench-dash-'));
   const traces = path.join(dir, 'traces');
   const errors: string[] = [];
-  const server = createDashboardServer(createDashboard({ token: TOKEN, tracesDir: traces, evalsDir: path.join(dir, 'evals'), log: pino({ level: 'silent' }) }).handle, () => true);
+  const quiet = pino({ level: 'silent' });
+  const server = createBotHttp({ log: quiet, isReady: () => true, dashboard: createDashboard({ token: TOKEN, tracesDir: traces, evalsDir: path.join(dir, 'evals'), log: quiet }) });
   try {
     await mkdir(traces, { recursive: true });
     const bytes = await writeTraces(traces, sizes.turns);

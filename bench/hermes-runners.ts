@@ -12,6 +12,7 @@ import type { Conversation, Speaker } from '../src/basics/types.js';
 import { createSqliteStore } from '../src/state/store/sqlite-store.js';
 import { createCachedStore } from '../src/state/store/cached-store.js';
 import { createSessionStore } from '../src/state/sessions/session-store.js';
+import { openSqliteDatabase } from '../src/state/store/database.js';
 import { createApprovalStore } from '../src/state/approvals/approval-store.js';
 import { createFactStore } from '../src/state/memory/fact-store.js';
 import { createTokenCounter } from '../src/runtime/context/token-counter.js';
@@ -84,6 +85,7 @@ export async function hermesLoopRunner(modelUrl: string): Promise<TurnRunner> {
   const clock = systemClock;
   // The same read cache production puts in front of SQLite (src/app/app.ts).
   const store = createCachedStore(await createSqliteStore({ file: path.join(dataDir, 'hermes.sqlite'), log }));
+  const database = await openSqliteDatabase(path.join(dataDir, 'hermes.sqlite'), log);
   const sessions = createSessionStore(store, clock);
   const facts = createFactStore(store, clock);
   const registry = new ToolRegistry(config.tools);
@@ -94,7 +96,7 @@ export async function hermesLoopRunner(modelUrl: string): Promise<TurnRunner> {
     registry,
     executor: new ToolExecutor({ registry, defaultTimeoutMs: config.limits.toolTimeoutMs, clock }),
     sessions,
-    approvals: createApprovalStore(store, clock),
+    approvals: createApprovalStore(database, clock),
     facts,
     counter: createTokenCounter(config.model.name),
     tracer,
@@ -124,6 +126,7 @@ export async function hermesLoopRunner(modelUrl: string): Promise<TurnRunner> {
     },
     async close() {
       await tracer.close();
+      await database.close();
       await store.close();
       await rm(dataDir, { recursive: true, force: true });
     },

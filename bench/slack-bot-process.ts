@@ -6,6 +6,7 @@ import pino from 'pino';
 import { createCore } from '../src/app/app.js';
 import { loadConfig } from '../src/settings/config.js';
 import { createSlackAdapter } from '../adapters/slack/slack-adapter.js';
+import { createBotHttp, listenHost } from '../src/app/bot-http.js';
 import { builtinTools } from '../tools/index.js';
 import { createSqliteStore } from '../src/state/store/sqlite-store.js';
 import type { Store, UpdateOptions } from '../src/state/store/store.js';
@@ -49,7 +50,10 @@ async function main(): Promise<void> {
   const counted = countingStore(shared ?? (await createSqliteStore({ file: path.join(config.dataDir, 'hermes.sqlite'), log })));
   const core = await createCore({ config, log, tools: builtinTools(), reminders: false, store: counted.store, shared });
   let ready = false;
-  const adapter = await createSlackAdapter({ config: config.slack!, httpPort: 0, gateway: core.gateway, store: core.store, receipts: createReceiptJournal(core.database, 'slack'), log, isReady: () => ready });
+  // The bot's one HTTP server, on every interface as main.ts runs it in Slack HTTP mode.
+  const http = createBotHttp({ log, isReady: () => ready });
+  const adapter = await createSlackAdapter({ config: config.slack!, http, gateway: core.gateway, store: core.store, receipts: createReceiptJournal(core.database, 'slack'), log });
+  const port = await http.start(0, listenHost({ slackHttp: true }));
   await adapter.start();
   await core.start();
   ready = true;
@@ -109,6 +113,7 @@ async function main(): Promise<void> {
     } else if (m.type === 'stop') {
       void (async () => {
         await adapter.stop();
+        await http.stop();
         await core.close();
         await counted.store.close();
         process.exit(0);
@@ -117,7 +122,7 @@ async function main(): Promise<void> {
   });
   // The parent going away must not leave a bot behind.
   process.on('disconnect', () => process.exit(0));
-  send({ type: 'ready', port: adapter.listeningPort()! });
+  send({ type: 'ready', port });
 }
 
 /** The same store, with every call counted and timed from the caller's side. */

@@ -24,6 +24,7 @@ import { probeSandbox } from './capabilities/sandbox/probe.js';
 import { sandboxLimits } from './capabilities/sandbox/limits.js';
 import { runCodeTool } from '../tools/run-code.js';
 import { startFailure } from './app/start-failure.js';
+import { createBotHttp, listenHost } from './app/bot-http.js';
 import { sandboxWorkspaceRoot, workspaceRootNote } from './capabilities/sandbox/workspace-root.js';
 import { openSkillLibrary } from './capabilities/skills/skill-library.js';
 
@@ -101,14 +102,16 @@ async function main(): Promise<void> {
   let ready = false;
   const adapters: Adapter[] = [];
   let stopping = false;
-  // HERMES_DASHBOARD_TOKEN: Slack HTTP mode mounts it on Bolt's server; otherwise it gets its own.
-  const dashboard = config.dashboard ? (await import('./operations/dashboard/bot-dashboard.js')).createBotDashboard({ ...config, dashboard: config.dashboard }, core.registry, log) : undefined;
+  const dashboard = config.dashboard ? (await import('./operations/dashboard/bot-dashboard.js')).createBotDashboard({ ...config, dashboard: config.dashboard }, core.registry, log, core.audit) : undefined;
+  // One HTTP server on PORT, when anything needs one: Slack's events (HTTP mode), the dashboard
+  // (HERMES_DASHBOARD_TOKEN); it always answers /healthz. Routes register on it (src/app/bot-http.ts).
   const slackHttp = !shellMode && config.slack !== undefined && config.slack.appToken === undefined;
-  const dashboardServer = dashboard && !slackHttp ? (await import('./operations/dashboard/dashboard-server.js')).createDashboardServer(dashboard.handle, () => ready) : undefined;
+  const http = slackHttp || dashboard ? createBotHttp({ log, isReady: () => ready, dashboard }) : undefined;
+  const httpHost = listenHost({ slackHttp, dashboardHost: config.dashboard?.host });
   const shutdown = async (code: number) => {
     if (stopping) return;
     stopping = true;
-    await Promise.allSettled([...adapters.map((a) => a.stop()), dashboardServer?.stop()]);
+    await Promise.allSettled([...adapters.map((a) => a.stop()), http?.stop()]);
     await core.close().catch((err: Error) => log.error({ err: err.message }, 'shutdown failed'));
     // A workspace folder made only for this data folder and never used leaves nothing behind
     // (rmdir removes only an empty folder; one with sessions' files stays for the next start).
@@ -150,7 +153,7 @@ async function main(): Promise<void> {
   } else {
     if (config.slack) {
       const { createSlackAdapter } = await import('../adapters/slack/slack-adapter.js');
-      adapters.push(await createSlackAdapter({ config: config.slack, httpPort: config.port, gateway: core.gateway, store: core.store, receipts: createReceiptJournal(core.database, 'slack'), log: log.child({ adapter: 'slack' }), isReady: () => ready, dashboard: dashboard?.handle }));
+      adapters.push(await createSlackAdapter({ config: config.slack, http, gateway: core.gateway, store: core.store, receipts: createReceiptJournal(core.database, 'slack'), log: log.child({ adapter: 'slack' }), suggestedPrompts: config.slackAssistant.suggestedPrompts }));
     }
     if (config.discord) {
       const { createDiscordAdapter } = await import('../adapters/discord/discord-adapter.js');
@@ -162,11 +165,11 @@ async function main(): Promise<void> {
   // first piped line is read; chat platforms must be connected before recovery posts anything.
   if (shellMode) await core.start();
   try {
-    if (dashboardServer) {
-      const port = await dashboardServer.start(config.port, config.dashboard?.host ?? '127.0.0.1').catch((err: NodeJS.ErrnoException) => {
-        throw new Error(`could not serve the dashboard on PORT ${config.port} (${err.code ?? err.message}): set PORT to a free port, or unset HERMES_DASHBOARD_TOKEN.`);
-      });
-      log.info({ host: config.dashboard?.host, port }, 'dashboard: serving /dashboard');
+    if (http) {
+      // Listening before the adapters start: /healthz says 503 while they connect.
+      const port = await http.start(config.port, httpHost);
+      log.info({ host: httpHost ?? 'every interface', port }, 'http: listening on PORT');
+      if (dashboard) log.info({ port }, 'dashboard: serving /dashboard');
     }
     for (const a of adapters) await a.start();
   } catch (err) {

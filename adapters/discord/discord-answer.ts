@@ -16,7 +16,7 @@ import { allowedMentions, statusText, textMessage } from './render.js';
 export const DISCORD_EDIT_MS = 1500;
 
 /** Buttons a message carries in each role (Stop while written, feedback when final). */
-export type DiscordComponentsFor = (role: MessageRole) => Array<APIActionRowComponent<APIComponentInMessageActionRow>> | undefined;
+export type DiscordComponentsFor = (role: MessageRole, opts: AnswerStreamOptions) => Array<APIActionRowComponent<APIComponentInMessageActionRow>> | undefined;
 
 export function createDiscordAnswer(
   deps: { rest: REST; clock: Clock; log: Logger; componentsFor?: DiscordComponentsFor },
@@ -29,14 +29,14 @@ export function createDiscordAnswer(
     {
       async post(text, role) {
         // Only the first message replies to the user's; later parts follow it in the channel.
-        const body = { ...textMessage(text, first ? opts.replyTo : undefined), components: deps.componentsFor?.(role) ?? [] };
+        const body = { ...textMessage(text, first ? opts.replyTo : undefined), components: deps.componentsFor?.(role, opts) ?? [] };
         first = false;
         const message = (await rest.post(Routes.channelMessages(conversation.channelId), { body })) as APIMessage;
         return message.id;
       },
       async edit(id, text, role) {
         await rest.patch(Routes.channelMessage(conversation.channelId, id), {
-          body: { content: text, allowed_mentions: allowedMentions(false), components: deps.componentsFor?.(role) ?? [] },
+          body: { content: text, allowed_mentions: allowedMentions(false), components: deps.componentsFor?.(role, opts) ?? [] },
         });
       },
       async remove(id) {

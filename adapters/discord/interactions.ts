@@ -7,6 +7,7 @@ import { splitMessage } from './chunk.js';
 import { conversationOf, roleIdsOf, speakerOf } from './inbound.js';
 import { parseApprovalCustomId } from './render.js';
 import { HERMES_COMMAND } from './register-commands.js';
+import { parseFeedbackCustomId, parseStopCustomId } from './answer-buttons.js';
 
 /**
  * Buttons and `/hermes`. Discord wants an answer to every interaction within 3 s. What a click or a
@@ -48,6 +49,9 @@ export interface InteractionDeps {
 const ECHO_WAIT_MS = 1500;
 
 export async function handleButton(interaction: ButtonInteraction, deps: InteractionDeps): Promise<void> {
+  const stop = parseStopCustomId(interaction.customId);
+  const vote = parseFeedbackCustomId(interaction.customId);
+  if (stop || vote) return handleAnswerButton(interaction, deps, stop, vote);
   const parsed = parseApprovalCustomId(interaction.customId);
   if (!parsed) {
     // Not one of ours (an old or foreign button): still acknowledged, so the clicker sees no error.
@@ -72,6 +76,37 @@ export async function handleButton(interaction: ButtonInteraction, deps: Interac
   if (privateText !== undefined) {
     await interaction.followUp({ content: privateText, flags: MessageFlags.Ephemeral, allowedMentions: NO_PINGS });
   }
+}
+
+/**
+ * Stop and feedback. Acknowledged at once (the stop itself shows on the answer, which the turn
+ * edits when it ends); a refusal and a recorded vote are told to the clicker alone.
+ */
+async function handleAnswerButton(
+  interaction: ButtonInteraction,
+  deps: InteractionDeps,
+  stop: { turnId: string; requesterId: string } | undefined,
+  vote: ReturnType<typeof parseFeedbackCustomId>,
+): Promise<void> {
+  await interaction.deferUpdate();
+  const channel = interaction.channel;
+  const conversation = conversationOf(interaction.channelId, interaction.guildId, channel?.isThread() ?? false, channel?.isThread() ? channel.parentId : null);
+  const who = speakerOf(interaction.user, interaction.guildId, undefined);
+  const roles = roleIdsOf(interaction.member);
+  let privateText: string | undefined;
+  try {
+    if (stop && deps.gateway.stopTurn) {
+      const result = await deps.gateway.stopTurn({ ...stop, conversation, by: who, ...(roles && { roles }) });
+      if (result.kind !== 'stopped') privateText = result.text;
+    } else if (vote && deps.gateway.recordFeedback) {
+      const result = await deps.gateway.recordFeedback({ ...vote, voter: who, conversation, ...(roles && { roles }) });
+      if (result.kind !== 'same') privateText = result.text;
+    }
+  } catch (err) {
+    deps.log.error({ err: String(err) }, 'discord: answer button failed');
+    privateText = USER_TEXT.commandFailed;
+  }
+  if (privateText !== undefined) await interaction.followUp({ content: privateText, flags: MessageFlags.Ephemeral, allowedMentions: NO_PINGS });
 }
 
 export async function handleSlashCommand(interaction: ChatInputCommandInteraction, deps: InteractionDeps): Promise<void> {

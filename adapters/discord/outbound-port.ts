@@ -6,6 +6,7 @@ import type { Conversation } from '../../src/basics/types.js';
 import { splitMessage } from './chunk.js';
 import { approvalMessages, mention, resolvedApprovalMessage, statusText, textMessage } from './render.js';
 import { createDiscordFiles } from './discord-files.js';
+import { answerComponents, feedbackRow } from './answer-buttons.js';
 import { createDiscordAnswer, type DiscordComponentsFor } from './discord-answer.js';
 import { systemClock, type Clock } from '../../src/basics/clock.js';
 
@@ -15,6 +16,9 @@ import { systemClock, type Clock } from '../../src/basics/clock.js';
  * thread must still be reachable. A thread is a channel, so posting to `channelId` covers both.
  * Rate limits are queued by discord.js's REST client; every request has its timeout.
  */
+
+/** On a message the running turn took in (steering): the same emoji as Slack's `eyes`. */
+export const SEEN_EMOJI = '👀';
 
 /** Discord shows "typing…" for about 10 s per call; renewing a bit earlier keeps it steady. */
 export const TYPING_RENEW_MS = 8000;
@@ -47,13 +51,15 @@ export function createDiscordPort(rest: REST, log: Logger, typingRenewMs = TYPIN
     fetchAttachment: files.fetchAttachment,
     sendFile: files.sendFile,
     openAnswer: (conversation, opts) =>
-      createDiscordAnswer({ rest, log, clock: answers.clock ?? systemClock, ...(answers.componentsFor && { componentsFor: answers.componentsFor }) }, conversation, opts),
+      createDiscordAnswer({ rest, log, clock: answers.clock ?? systemClock, componentsFor: answers.componentsFor ?? answerComponents }, conversation, opts),
 
-    async sendText(conversation: Conversation, markdown: string, opts?: { replyTo?: string; notify?: string }): Promise<void> {
+    async sendText(conversation: Conversation, markdown: string, opts?: { replyTo?: string; notify?: string; feedbackFor?: string }): Promise<void> {
       const parts = splitMessage(markdown);
       // Parts go one after another: Discord orders messages by arrival, and the answer must read in order.
       for (const [i, part] of parts.entries()) {
-        await post(conversation.channelId, textMessage(part, i === 0 ? opts?.replyTo : undefined, i === 0 ? opts?.notify : undefined));
+        const body = textMessage(part, i === 0 ? opts?.replyTo : undefined, i === 0 ? opts?.notify : undefined);
+        // A turn's final answer: its last message carries the feedback buttons.
+        await post(conversation.channelId, opts?.feedbackFor !== undefined && i === parts.length - 1 ? { ...body, components: [feedbackRow(opts.feedbackFor)] } : body);
       }
     },
 
@@ -83,6 +89,10 @@ export function createDiscordPort(rest: REST, log: Logger, typingRenewMs = TYPIN
         const [channelId, messageId] = ref.includes('/') ? ref.split('/') : [conversation.channelId, ref];
         await rest.delete(Routes.channelMessage(channelId!, messageId!));
       },
+    },
+
+    async markSeen(conversation: Conversation, messageId: string): Promise<void> {
+      await rest.put(Routes.channelMessageOwnReaction(conversation.channelId, messageId, encodeURIComponent(SEEN_EMOJI)));
     },
 
     async startWorking(conversation: Conversation): Promise<() => Promise<void>> {

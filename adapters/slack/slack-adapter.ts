@@ -2,16 +2,14 @@
  * The Slack adapter: Bolt App + our outbound port, wired to the gateway.
  *
  * HTTP mode (signing secret): events, interactivity and `/hermes` all arrive at
- * `POST /slack/events` on `httpPort`; `GET /healthz` answers 200 once `isReady()`, else 503; with
- * `dashboard` given, everything under /dashboard goes to it (Bolt's custom routes).
- * Socket Mode (app token): Bolt holds a WebSocket to Slack and no HTTP server is opened.
+ * `POST /slack/events`, a route the adapter adds to the bot's one HTTP server (`http`) when it
+ * starts and removes when it stops; the server, its port and `/healthz` belong to the composition
+ * root. Socket Mode (app token): Bolt holds a WebSocket to Slack and adds no route.
  *
  * auth.test runs here, once, through our own client, so the scope header can be checked and a
  * bad token fails with the fix; Bolt then receives the bot ids and does not call it again.
  */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { HTTPReceiver, SocketModeReceiver, type Logger as SlackLogger } from '@slack/bolt';
+import { SocketModeReceiver, type Logger as SlackLogger } from '@slack/bolt';
 import type { Config } from '../../src/settings/config.js';
 import type { Adapter, GatewayApi } from '../../src/basics/ports.js';
 import type { Logger } from '../../src/basics/log.js';
@@ -27,18 +25,20 @@ import { createUserNames } from './user-names.js';
 import { DurableApp } from './durable-app.js';
 import type { ReceiptJournal } from '../../src/gateway/receipts.js';
 import { createSlackReader } from './conversation-reader.js';
-import { rejectSkewedRequests } from './request-age.js';
-import { isDashboardPath, type RequestHandler } from '../../src/operations/dashboard/dashboard.js';
+import { createAssistantThreads, registerAssistantEvents } from './assistant-threads.js';
+import { DEFAULT_SUGGESTED_PROMPTS, type SuggestedPrompt } from '../../src/settings/slack-file.js';
+import type { HttpRoutes } from '../../src/basics/http-server.js';
+import { EVENTS_PATH, SlackEventsReceiver } from './events-receiver.js';
 
 export interface SlackAdapterOptions {
   config: NonNullable<Config['slack']>;
-  httpPort: number;
+  /** The bot's HTTP server, where HTTP mode adds `POST /slack/events` (unused in Socket Mode). */
+  http?: HttpRoutes;
   gateway: GatewayApi;
   store: Store;
   /** Where request bodies are journaled before they are acknowledged (createReceiptJournal on the core's database). */
   receipts: ReceiptJournal;
   log: Logger;
-  isReady: () => boolean;
   /** Retries of Bolt's own WebClient (used for nothing that posts); tests pass 0. */
   retries?: number;
   /** Timeout of one Web API call (default 10 s); tests shorten it. */
@@ -47,14 +47,11 @@ export interface SlackAdapterOptions {
   maxRateLimitWaitMs?: number;
   /** The clock request timestamps are checked against (default Date.now). */
   now?: () => number;
-  /** The dashboard's handler (HERMES_DASHBOARD_TOKEN), served on the same server in HTTP mode. */
-  dashboard?: RequestHandler;
+  /** Offered when a person opens a new assistant thread (hermes.config `slack: suggested_prompts`). */
+  suggestedPrompts?: readonly SuggestedPrompt[];
 }
 
-export interface SlackAdapter extends Adapter {
-  /** The port the HTTP server listens on once started (HTTP mode), else undefined. */
-  listeningPort(): number | undefined;
-}
+export type SlackAdapter = Adapter;
 
 export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<SlackAdapter> {
   const { config, gateway, store, log } = opts;
@@ -67,7 +64,9 @@ export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<Sla
   if (scopeReport.errors.length) throw new SlackStartupError(scopeReport.errors.join('\n'));
   log.info({ team: identity.teamId, botUser: identity.botUserId }, `slack: token ok. ${EVENTS_REMINDER}`);
 
-  const httpReceiver = config.appToken === undefined ? createHttpReceiver(opts, slackLogger) : undefined;
+  const httpReceiver = config.appToken === undefined ? new SlackEventsReceiver({ signingSecret: config.signingSecret ?? '', logger: slackLogger, log, now: opts.now }) : undefined;
+  const http = opts.http;
+  if (httpReceiver && !http) throw new Error('slack: HTTP mode needs the bot\'s HTTP server to add POST /slack/events to');
   const receiver = httpReceiver ?? createSocketReceiver(config, slackLogger);
 
   const app = new DurableApp({
@@ -89,29 +88,27 @@ export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<Sla
 
   const names = createUserNames(client, log);
   const reader = createSlackReader({ client, names, log, botUserId: identity.botUserId, botId: identity.botId, ...(opts.maxRateLimitWaitMs !== undefined && { maxRateLimitWaitMs: opts.maxRateLimitWaitMs }) });
-  const port = createSlackPort({ client, log, reader, botToken: config.botToken, apiUrl: config.apiUrl });
+  const assistantDeps = { client, store, log, prompts: opts.suggestedPrompts ?? DEFAULT_SUGGESTED_PROMPTS };
+  const assistant = createAssistantThreads(assistantDeps);
+  const port = createSlackPort({ client, log, reader, botToken: config.botToken, apiUrl: config.apiUrl, assistant });
   gateway.registerPort(port);
   const deps = { gateway, log, teamId: identity.teamId };
-  registerInbound(app, { ...deps, dedupe: createEventDedupe(store, log), names, botUserId: identity.botUserId, botId: identity.botId });
+  registerInbound(app, { ...deps, dedupe: createEventDedupe(store, log), names, botUserId: identity.botUserId, botId: identity.botId, onQueued: (c, text) => assistant.titleFrom(c, text) });
+  registerAssistantEvents(app, assistantDeps);
   registerInteractions(app, { ...deps, client });
 
-  let server: Server | undefined;
+  let removeRoute: (() => void) | undefined;
   let started = false;
   return {
     port,
-    listeningPort: () => (server?.listening ? (server.address() as AddressInfo).port : undefined),
     async start() {
       if (started) return;
-      if (httpReceiver) {
-        // Node's default queue of 511 unaccepted connections overflowed under a burst of deliveries
-        // (the kernel then drops the SYN and the sender retries a second later): ask for the most
-        // the kernel allows (net.core.somaxconn caps it).
-        server = await httpReceiver.start({ port: opts.httpPort, backlog: LISTEN_BACKLOG });
-        log.info({ port: (server.address() as AddressInfo).port }, 'slack: listening for events on POST /slack/events');
-      } else {
-        await app.start();
-        log.info('slack: connected in Socket Mode');
-      }
+      // Starting the App starts its receiver: the WebSocket in Socket Mode, nothing in HTTP mode.
+      await app.start();
+      if (httpReceiver && http) {
+        removeRoute = http.add(httpReceiver.route);
+        log.info(`slack: listening for events on POST ${EVENTS_PATH}`);
+      } else log.info('slack: connected in Socket Mode');
       started = true;
       const replayed = await app.replayPending();
       if (replayed) log.info({ replayed }, 'slack: replayed requests acknowledged before a restart');
@@ -119,43 +116,12 @@ export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<Sla
     async stop() {
       if (!started) return;
       started = false;
+      // Requests after this get 404 and Slack delivers them again later (to this or another instance).
+      removeRoute?.();
+      removeRoute = undefined;
       await app.stop().catch((err: unknown) => log.warn({ err }, 'slack: stop failed'));
-      server = undefined;
     },
   };
-}
-
-const LISTEN_BACKLOG = 4096;
-
-/** Events, interactivity and commands on one path, plus the health check on the same server. */
-function createHttpReceiver(opts: SlackAdapterOptions, logger: SlackLogger): HTTPReceiver {
-  const receiver = new HTTPReceiver({
-    signingSecret: opts.config.signingSecret ?? '',
-    endpoints: ['/slack/events'],
-    port: opts.httpPort,
-    logger,
-    // Acknowledge as soon as a listener calls ack: DurableApp has written the body to the receipt
-    // journal before Bolt sees it, so nothing acknowledged is only in memory.
-    processBeforeResponse: false,
-    customRoutes: [
-      {
-        path: '/healthz',
-        method: ['GET'],
-        handler: (_req, res) => {
-          const ready = opts.isReady();
-          res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' });
-          res.end(ready ? 'ok' : 'starting');
-        },
-      },
-      ...(opts.dashboard ? [{ path: '/dashboard{/*rest}', method: ['GET', 'HEAD', 'POST'], handler: opts.dashboard }] : []),
-    ],
-  });
-  // Bolt calls this property for every request; our check runs first. Dashboard forms are not
-  // Slack requests and carry no Slack timestamp.
-  const inner = receiver.requestListener;
-  const checked = rejectSkewedRequests(inner, opts.log, opts.now);
-  receiver.requestListener = opts.dashboard ? (req, res) => (isDashboardPath(req.url) ? inner(req, res) : checked(req, res)) : checked;
-  return receiver;
 }
 
 function createSocketReceiver(config: SlackAdapterOptions['config'], logger: SlackLogger): SocketModeReceiver {

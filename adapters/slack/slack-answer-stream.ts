@@ -9,6 +9,11 @@
  * `chat.postMessage` that is edited with `chat.update` at most once a second instead
  * (src/gateway/edited-answer.ts). Streamed text is Markdown (`markdown_text`); broadcast
  * mentions are broken before it leaves, as everywhere else.
+ *
+ * Buttons: a streamed message cannot lose a block once streamed, so while it is written its Stop
+ * button sits on a small message of its own under it ("Working on it…"), deleted when the stream
+ * stops; the final message gets its feedback buttons with `chat.stopStream`. In the edited form
+ * the message itself carries Stop while written and feedback once final.
  */
 import type { webApi } from '@slack/bolt';
 import type { AnyChunk, KnownBlock } from '@slack/types';
@@ -32,8 +37,8 @@ const MARKDOWN_TEXT_MAX = 12_000;
 /** One streamed message holds at most this much; the answer goes on in a new streamed message. */
 export const STREAM_MESSAGE_CHARS = 12_000;
 
-/** Buttons a message carries in each role; Stop and feedback are added by their own modules. */
-export type SlackBlocksFor = (role: MessageRole, text: string) => KnownBlock[] | undefined;
+/** Buttons a message of the answer carries in each role (answer-buttons.ts: Stop while written, feedback when final). */
+export type SlackBlocksFor = (role: MessageRole, text: string, opts: AnswerStreamOptions) => KnownBlock[] | undefined;
 
 export interface SlackAnswerDeps {
   client: webApi.WebClient;
@@ -54,18 +59,41 @@ export function createSlackAnswer(deps: SlackAnswerDeps, conversation: Conversat
   let ts: string | undefined;
   let inMessage = 0;
   let edited: AnswerStream | undefined = thread === undefined ? editedAnswer() : undefined;
+  /** The message carrying Stop under a streamed answer, while it is written. */
+  let control: Promise<string | undefined> | undefined;
+  const blocksFor = (role: MessageRole, text: string) => deps.blocksFor?.(role, text, opts);
+
+  function showControl(): void {
+    const blocks = blocksFor('live', '');
+    if (control || !blocks) return;
+    control = call(() => deps.client.chat.postMessage({ channel, thread_ts: thread, text: CONTROL_TEXT, blocks: [{ type: 'context', elements: [{ type: 'mrkdwn', text: CONTROL_TEXT }] }, ...blocks], unfurl_links: false, unfurl_media: false }))
+      .then((res) => res.ts)
+      .catch((err: unknown) => {
+        deps.log.warn({ err: describeSlackError(err), channel }, 'slack: could not post the Stop button; /hermes stop still works');
+        return undefined;
+      });
+  }
+
+  /** Deletes the Stop message (the answer is done, or the edited form carries its own Stop). */
+  async function removeControl(): Promise<void> {
+    const pending = control;
+    control = undefined;
+    const controlTs = await pending;
+    if (!controlTs) return;
+    await call(() => deps.client.chat.delete({ channel, ts: controlTs })).catch((err: unknown) => deps.log.warn({ err: describeSlackError(err), channel }, 'slack: could not remove the Stop button'));
+  }
 
   function editedAnswer(): AnswerStream {
     return createEditedAnswer<string>(
       {
         post: async (text, role) => {
-          const blocks = deps.blocksFor?.(role, text);
+          const blocks = blocksFor(role, text);
           const res = await call(() => deps.client.chat.postMessage({ channel, thread_ts: thread, text, mrkdwn: true, unfurl_links: false, unfurl_media: false, ...(blocks && { blocks: withText(text, blocks) }) }));
           if (!res.ts) throw new Error('Slack accepted the message but returned no ts');
           return res.ts;
         },
         edit: async (messageTs, text, role) => {
-          const blocks = deps.blocksFor?.(role, text);
+          const blocks = blocksFor(role, text);
           await call(() => deps.client.chat.update({ channel, ts: messageTs, text, blocks: blocks ? withText(text, blocks) : [] }));
         },
         remove: async (messageTs) => void (await call(() => deps.client.chat.delete({ channel, ts: messageTs }))),
@@ -84,6 +112,7 @@ export function createSlackAnswer(deps: SlackAnswerDeps, conversation: Conversat
   function fallBack(reason: string, rest: string): AnswerStream {
     deps.log.info({ channel, reason }, 'slack: streaming refused or broken; the answer is posted and edited instead');
     edited = editedAnswer();
+    void removeControl();
     if (rest) edited.append(rest);
     const open = tasks.find((t) => t.status === 'in_progress');
     if (open) edited.progress(open.title);
@@ -112,6 +141,7 @@ export function createSlackAnswer(deps: SlackAnswerDeps, conversation: Conversat
         }
         if (!started) return void fallBack('no ts', rest);
         ts = started;
+        showControl();
       } else {
         await call(() => deps.client.chat.appendStream({ channel, ts: ts!, ...content }));
       }
@@ -142,7 +172,7 @@ export function createSlackAnswer(deps: SlackAnswerDeps, conversation: Conversat
     if (ts === undefined) return;
     for (const t of tasks) t.status = 'complete';
     const chunks = taskChunks();
-    const blocks = final ? deps.blocksFor?.('final', given) : undefined;
+    const blocks = final ? blocksFor('final', given) : undefined;
     const current = ts;
     ts = undefined;
     inMessage = 0;
@@ -178,43 +208,58 @@ export function createSlackAnswer(deps: SlackAnswerDeps, conversation: Conversat
     },
     async finish(markdown) {
       await throttle.close();
-      const sofar = given + pending;
-      // The final answer is trimmed: a whitespace tail that was appended is not a revision.
-      const extends_ = markdown.startsWith(sofar) || (sofar.trimEnd() === markdown && markdown.startsWith(given.trimEnd()));
-      if (!edited && extends_) {
-        pending = markdown.length > given.length && markdown.startsWith(given) ? markdown.slice(given.length) : '';
-        await flush(true);
-        if (!edited) return stopCurrent(true);
-      }
-      if (edited) {
-        // What a stream already shows stays; the edited form carries the rest.
-        return edited.finish(given === '' ? markdown : markdown.startsWith(given) ? markdown.slice(given.length) : markdown);
-      }
-      // The text was revised at the end: the streamed message is replaced by the final answer.
-      const first = ts;
-      await stopCurrent(false);
-      const parts = chunkMarkdown(renderMrkdwn(markdown), { limit: SLACK_CHUNK_CHARS, partMarkers: true });
-      if (first) await call(() => deps.client.chat.update({ channel, ts: first, text: parts[0] ?? '' }));
-      for (const part of first ? parts.slice(1) : parts) {
-        await call(() => deps.client.chat.postMessage({ channel, thread_ts: thread, text: part, mrkdwn: true, unfurl_links: false, unfurl_media: false }));
+      try {
+        await finishAnswer(markdown);
+      } finally {
+        await removeControl();
       }
     },
-    async end() {
+    async end(note) {
       await throttle.close();
-      if (edited) return edited.end();
       try {
+        if (edited) return await edited.end(note);
+        if (note && (given !== '' || pending !== '' || ts !== undefined)) pending += `${(given + pending).trim() ? '\n\n' : ''}${note}`;
         await flush(true);
+        // The stream broke while sending the rest: the edited form got it, note included.
         if (edited) return await (edited as AnswerStream).end();
         await stopCurrent(false);
       } catch (err) {
         deps.log.warn({ err: describeSlackError(err), channel }, 'slack: ending the streamed answer failed');
+      } finally {
+        await removeControl();
       }
     },
     get started() {
       return given !== '' || ts !== undefined || (edited?.started ?? false);
     },
   };
+
+  async function finishAnswer(markdown: string): Promise<void> {
+    const sofar = given + pending;
+    // The final answer is trimmed: a whitespace tail that was appended is not a revision.
+    const extends_ = markdown.startsWith(sofar) || (sofar.trimEnd() === markdown && markdown.startsWith(given.trimEnd()));
+    if (!edited && extends_) {
+      pending = markdown.length > given.length && markdown.startsWith(given) ? markdown.slice(given.length) : '';
+      await flush(true);
+      if (!edited) return stopCurrent(true);
+    }
+    if (edited) {
+      // What a stream already shows stays; the edited form carries the rest.
+      return edited.finish(given === '' ? markdown : markdown.startsWith(given) ? markdown.slice(given.length) : markdown);
+    }
+    // The text was revised at the end: the streamed message is replaced by the final answer.
+    const first = ts;
+    await stopCurrent(false);
+    const parts = chunkMarkdown(renderMrkdwn(markdown), { limit: SLACK_CHUNK_CHARS, partMarkers: true });
+    if (first) await call(() => deps.client.chat.update({ channel, ts: first, text: parts[0] ?? '' }));
+    for (const part of first ? parts.slice(1) : parts) {
+      await call(() => deps.client.chat.postMessage({ channel, thread_ts: thread, text: part, mrkdwn: true, unfurl_links: false, unfurl_media: false }));
+    }
+  }
 }
+
+/** What the Stop message says next to its button. */
+export const CONTROL_TEXT = '_Working on it…_';
 
 /** The next raw piece that fits `room` once neutralised, never ending inside a `<!` or an `@word`. */
 function nextPiece(rest: string, room: number): string {
@@ -229,7 +274,7 @@ function nextPiece(rest: string, room: number): string {
  * A message with blocks shows the blocks, not its text: the text goes first, as sections
  * (Slack takes at most 3,000 characters in one section).
  */
-function withText(text: string, blocks: KnownBlock[]): KnownBlock[] {
+export function withText(text: string, blocks: KnownBlock[]): KnownBlock[] {
   const sections = chunkMarkdown(text, { limit: SECTION_CHARS }).map((t): KnownBlock => ({ type: 'section', text: { type: 'mrkdwn', text: t } }));
   return [...sections, ...blocks];
 }

@@ -5,6 +5,7 @@
  */
 import type { App } from '@slack/bolt';
 import type { GatewayApi } from '../../src/basics/ports.js';
+import type { Conversation } from '../../src/basics/types.js';
 import type { Logger } from '../../src/basics/log.js';
 import type { EventDedupe } from './event-dedupe.js';
 import { classifyEvent, type SlackMessageLike } from './inbound-event.js';
@@ -19,6 +20,8 @@ export interface InboundDeps {
   botUserId: string;
   botId?: string;
   teamId: string;
+  /** A message the gateway took for a turn: an assistant thread's first request titles it. */
+  onQueued?(conversation: Conversation, text: string): Promise<void>;
 }
 
 export function registerInbound(app: App, deps: InboundDeps): void {
@@ -59,6 +62,7 @@ export async function onEvent(deps: InboundDeps, event: SlackMessageLike, eventI
     });
     if (eventId) await dedupe.markHandled(eventId);
     log.debug({ eventId, id: message.id, result }, 'slack: message handed to the gateway');
+    if (result === 'queued') await deps.onQueued?.(message.conversation, text);
   } catch (err) {
     // Not marked as handled, so a redelivery of this event (Slack retry, replay) gets another chance.
     log.error({ err, eventId }, 'slack: could not hand the message to the gateway');

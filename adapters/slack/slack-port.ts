@@ -15,10 +15,14 @@ import { chunkMrkdwn } from './chunk.js';
 import { renderMrkdwn } from './render-mrkdwn.js';
 import { describeSlackError, honouringRateLimits, type Sleep } from './slack-calls.js';
 import { createSlackFiles } from './slack-files.js';
-import { createSlackAnswer, type SlackBlocksFor } from './slack-answer-stream.js';
+import { createSlackAnswer, withText, type SlackBlocksFor } from './slack-answer-stream.js';
+import { answerBlocks, feedbackBlocks } from './answer-buttons.js';
 import { systemClock, type Clock } from '../../src/basics/clock.js';
+import { WORKING_STATUS, type AssistantThreads } from './assistant-threads.js';
 
 export const WORKING_REACTION = 'hourglass_flowing_sand';
+/** On a message the running turn took in (steering): it was seen, and the answer under way covers it. */
+export const SEEN_REACTION = 'eyes';
 
 export function slackMention(userId: string): string {
   return `<@${userId}>`;
@@ -33,13 +37,16 @@ export interface SlackPortDeps {
   apiUrl?: string;
   /** Paces the answer being written (batched appends, throttled edits). */
   clock?: Clock;
-  /** Buttons on the answer's messages (Stop while it is written, feedback on the final one). */
+  /** Buttons on the answer's messages; default answer-buttons.ts (Stop while it is written, feedback on the final one). */
   blocksFor?: SlackBlocksFor;
+  /** Assistant threads show Slack's status line while a turn works, instead of the reaction. */
+  assistant?: AssistantThreads;
 }
 
 export function createSlackPort(deps: SlackPortDeps): OutboundPort {
   const { client, log } = deps;
   const call = <T>(fn: () => Promise<T>) => honouringRateLimits(fn, deps.sleep);
+  const blocksFor: SlackBlocksFor = deps.blocksFor ?? ((role, _text, opts) => answerBlocks(role, opts));
   const files = createSlackFiles({ client, botToken: deps.botToken ?? '', apiUrl: deps.apiUrl, sleep: deps.sleep });
 
   return {
@@ -48,12 +55,14 @@ export function createSlackPort(deps: SlackPortDeps): OutboundPort {
     ...(deps.reader && { reader: deps.reader }),
     fetchAttachment: files.fetchAttachment,
     openAnswer: (conversation, opts) =>
-      createSlackAnswer({ client, log, clock: deps.clock ?? systemClock, ...(deps.sleep && { sleep: deps.sleep }), ...(deps.blocksFor && { blocksFor: deps.blocksFor }) }, conversation, opts),
+      createSlackAnswer({ client, log, clock: deps.clock ?? systemClock, ...(deps.sleep && { sleep: deps.sleep }), blocksFor }, conversation, opts),
     sendFile: (conversation, file) => files.sendFile(conversation, { ...file, ...(file.comment && { comment: renderMrkdwn(file.comment) }) }),
 
-    async sendText(conversation, markdown) {
+    async sendText(conversation, markdown, opts) {
       const parts = chunkMrkdwn(renderMrkdwn(markdown));
-      for (const text of parts) {
+      for (const [i, text] of parts.entries()) {
+        // A turn's final answer: its last message carries the feedback buttons.
+        const blocks = opts?.feedbackFor !== undefined && i === parts.length - 1 ? withText(text, feedbackBlocks(opts.feedbackFor)) : undefined;
         await call(() =>
           client.chat.postMessage({
             channel: conversation.channelId,
@@ -62,6 +71,7 @@ export function createSlackPort(deps: SlackPortDeps): OutboundPort {
             mrkdwn: true,
             unfurl_links: false,
             unfurl_media: false,
+            ...(blocks && { blocks }),
           }),
         );
       }
@@ -123,7 +133,13 @@ export function createSlackPort(deps: SlackPortDeps): OutboundPort {
       },
     },
 
+    async markSeen(conversation, messageId) {
+      await call(() => client.reactions.add({ channel: conversation.channelId, timestamp: messageId, name: SEEN_REACTION }));
+    },
+
     async startWorking(conversation, opts) {
+      const assistant = deps.assistant;
+      if (assistant && (await assistant.isAssistantThread(conversation))) return showStatus(assistant, conversation, log);
       const timestamp = opts?.replyTo;
       if (!timestamp) return async () => undefined;
       const channel = conversation.channelId;
@@ -145,6 +161,22 @@ export function createSlackPort(deps: SlackPortDeps): OutboundPort {
         }
       };
     },
+  };
+}
+
+/** Slack's status line under an assistant thread while the turn works; cleared at its end (Slack also clears it when the answer is posted). */
+async function showStatus(assistant: AssistantThreads, conversation: Conversation, log: Logger): Promise<() => Promise<void>> {
+  try {
+    await assistant.setStatus(conversation, WORKING_STATUS);
+  } catch (err) {
+    log.warn({ err: describeSlackError(err), channel: conversation.channelId }, 'slack: could not set the assistant thread status (does the app have assistant:write?)');
+    return async () => undefined;
+  }
+  let cleared = false;
+  return async () => {
+    if (cleared) return;
+    cleared = true;
+    await assistant.setStatus(conversation, '').catch((err: unknown) => log.warn({ err: describeSlackError(err), channel: conversation.channelId }, 'slack: could not clear the assistant thread status'));
   };
 }
 

@@ -33,10 +33,11 @@ const RECOMMENDED: Record<string, string> = {
   commands: 'use /hermes',
   'files:read': 'read files people attach',
   'files:write': 'send files (send_file)',
+  'assistant:write': 'offer suggested prompts, show its working status and title threads in its assistant pane (the rest works without it)',
 };
 
 export const EVENTS_REMINDER =
-  'Slack app must subscribe to bot events app_mention, message.im, message.channels and message.groups (Event Subscriptions), or create it from adapters/slack/manifest.yaml.';
+  'Slack app must subscribe to bot events app_mention, message.im, message.channels and message.groups, and for its assistant pane assistant_thread_started and assistant_thread_context_changed (Event Subscriptions), or create it from adapters/slack/manifest.yaml.';
 
 export class SlackStartupError extends Error {
   override name = 'SlackStartupError';

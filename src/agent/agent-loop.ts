@@ -137,7 +137,7 @@ export async function runAgentLoop(deps: TurnDeps, run: LoopRun, policy: LoopPol
     sink.stepEnded?.('tool_calls');
     toolsCalled = true;
     await policy.conversation.append([{ role: 'assistant', content: response.content, toolCalls: response.toolCalls.map(forHistory) }]);
-    const paused = await runToolRound(deps, { turnId: state.turnId, calls: response.toolCalls, gate, guard, signal, policy });
+    const paused = await runToolRound(deps, { turnId: state.turnId, speaker: state.speaker, conversation: state.conversation, calls: response.toolCalls, gate, guard, signal, policy });
     if (paused) return { kind: 'paused', approval: paused };
     // Some calls were understood and ran; the ones that were not must not vanish silently.
     if (response.parseErrors.length > 0) await policy.conversation.append([systemNote(unparseableToolCalls(response.parseErrors))]);

@@ -16,6 +16,7 @@ import type { DailyUsage, Payer, UsageMeter } from '../state/usage/usage-meter.j
 import type { GroundingMode } from './grounding.js';
 import type { TurnImages } from './turn-images.js';
 import type { PolicyBook } from '../settings/policy-book.js';
+import type { AuditLog } from '../state/audit/audit-log.js';
 import type { ChannelPolicy } from '../settings/channel-policies.js';
 
 /**
@@ -86,6 +87,8 @@ export interface TurnDeps {
   skills?(): readonly SkillSummary[];
   /** Channel policies (hermes.config.yaml `channels:`), asked at every step; absent = none. */
   policies?: PolicyBook;
+  /** The audit record: a tool call a channel policy refused is written there. */
+  audit?: Pick<AuditLog, 'record'>;
 }
 
 /** The channel policy in force where the turn runs, now (a reload applies from the next step). */

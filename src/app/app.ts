@@ -58,6 +58,11 @@ import { botBudgetWarning } from '../gateway/user-messages.js';
 import type { SkillLibrary } from '../capabilities/skills/skill-library.js';
 import { createPolicyBook, type PolicyBook } from '../settings/policy-book.js';
 import { skillAllowed } from '../settings/channel-policies.js';
+import { createAuditLog, type AuditLog } from '../state/audit/audit-log.js';
+import { createAuditRetention } from '../state/audit/audit-retention.js';
+import { auditPinChanges } from '../state/audit/audit-pins.js';
+import { auditedSchedules } from '../state/audit/audited-schedules.js';
+import { configHash } from '../settings/config-hash.js';
 
 export interface CoreOptions {
   config: Config;
@@ -125,6 +130,8 @@ export interface Core {
    * is rejected with a log line and the config in force stays. Undefined result: no config file.
    */
   reloadConfig(trigger?: ReloadTrigger): ReloadResult | undefined;
+  /** The append-only audit record (approvals, refusals, stops, commands, schedules, pins, config). */
+  audit: AuditLog;
   /** Call after adapters registered their ports: resumes interrupted work, starts reminders. */
   start(): Promise<void>;
   /** Writes buffered trace lines (the crash handler calls it before exiting). */
@@ -156,7 +163,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   const store = opened.shared ? opened.store : createCachedStore(opened.store);
   const self = instanceId();
   const sessions = createSessionStore(store, clock);
-  const approvals = createApprovalStore(store, clock);
+  const approvals = createApprovalStore(database, clock);
   const facts = createFactStore(store, clock);
   const reminders = createReminderStore(store, clock);
   const schedules = createScheduleStore(store, clock, { ...config.schedules, defaultTimezone: config.timezone });
@@ -169,10 +176,13 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     opts.provider ??
     createOpenAIProvider({ ...config.model, model: config.model.name, log });
   const net = opts.net ?? createNetClient({ allow: config.netAllow, log });
+  const audit = createAuditLog({ database, clock, log, redact });
+  // Creating and cancelling (tools, /hermes unschedule) go through this; runs use the store itself.
+  const schedulesAudited = auditedSchedules(schedules, audit);
   // hermes.config.yaml `channels:`, replaced as a whole by reloadConfig().
   const policies = createPolicyBook(config.channels);
   const access = createGatekeeper({
-    store, clock, tracer, log, admins: config.admins, allow: config.usage.allow, ratePerMinute: config.usage.ratePerMinute, dailyTokens: config.usage.dailyTokens,
+    store, clock, tracer, log, audit, admins: config.admins, allow: config.usage.allow, ratePerMinute: config.usage.ratePerMinute, dailyTokens: config.usage.dailyTokens,
     botDailyTokens: config.usage.botDailyTokens,
     policies,
     onBotWarning: (usage) => {
@@ -180,6 +190,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
       void gateway.tellAdmins(botBudgetWarning(usage, clock.now()));
     },
   });
+
   const registry = new ToolRegistry(config.tools, log);
   for (const tool of [...(opts.tools ?? []), ...(opts.extraTools ?? [])]) registry.register(tool);
   const unknown = registry.unknownConfiguredTools();
@@ -192,6 +203,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     : undefined;
   const extensions: Extensions = { ...(mcp && { mcp }), ...(opts.skills && { skills: opts.skills }) };
   const configFile = config.extensions.configFile;
+  const pinAudit = auditPinChanges(audit, { servers: new Map(config.extensions.servers.map((s) => [s.name, s.pin])), skills: config.extensions.skillPins });
   const initialFile = configFile ? rereadConfigFile(configFile) : undefined;
   const reloader = configFile
     ? createConfigReload({
@@ -201,11 +213,22 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
         log,
         ...((mcp || opts.skills) && {
           onPins: (pins) => {
+            void pinAudit(pins);
             mcp?.setPins(pins.servers);
             opts.skills?.setPins(pins.skills);
           },
         }),
-        onReload: (e) => opts.onReload?.(e),
+        onReload: (e) => {
+          // The audit keeps every reload, the rejected ones with why.
+          void audit.record({
+            kind: 'config',
+            outcome: e.result.ok ? 'reloaded' : 'reload_rejected',
+            detail: e.result.ok
+              ? { trigger: e.trigger, fileHash: e.result.hash, changed: e.result.changed, needsRestart: e.result.needsRestart, configFile: e.file }
+              : { trigger: e.trigger, errors: e.result.errors.slice(0, 5), configFile: e.file },
+          });
+          opts.onReload?.(e);
+        },
       })
     : undefined;
   // One watch on the file: pins and channel policies are read again together.
@@ -238,6 +261,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     grounding: config.limits.grounding,
     ...(opts.skills && { skills: opts.skills.list }),
     policies,
+    audit,
     canReadHistory: (c) => gateway.port(c.platform)?.reader !== undefined,
     toolContext: (state, signal, toolName, call) => {
       const reader = gateway.port(state.conversation.platform)?.reader;
@@ -248,7 +272,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
         return { ...r, create: async (text: string, dueAt: number) => { const made = await r.create(text, dueAt); timer?.poke(); return made; } };
       });
       const userSchedules = once(() => {
-        const r = schedules.forUser(state.speaker, state.conversation, state.replyTo);
+        const r = schedulesAudited.forUser(state.speaker, state.conversation, state.replyTo);
         return { ...r, create: async (input: Parameters<typeof r.create>[0]) => { const v = await r.create(input); timer?.poke(); return v; } };
       });
       const toolLog = once(() => log.child({ tool: toolName, turnId: state.turnId }));
@@ -294,16 +318,20 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     store, sessions, approvals, facts, turn, clock, log,
     admins: config.admins,
     access,
+    audit,
     maxConcurrentTurns: config.limits.maxConcurrentTurns,
     governor,
     database,
     work,
     progressDelayMs: config.limits.progressDelayMs,
     streaming: config.model.streaming,
+    // One mode everywhere for now; a channel policy's busy_mode can answer per conversation here.
+    // The channel policy's busy_mode where one is set, HERMES_BUSY_MODE elsewhere (asked per message).
+    busyMode: (c) => policies.at(c).busyMode ?? config.busyMode,
     status: (speaker, isAdmin) => status.text(speaker, isAdmin, gateway.queueSize()),
     // A batch of thread context may take about half the prompt budget (≈ 4 characters a token).
     context: createConversationContext({ store, clock, log, limit: config.limits.threadContextMessages, maxChars: config.limits.contextTokens * 2 }),
-    schedules,
+    schedules: schedulesAudited,
     policies,
     botDailyTokens: config.usage.botDailyTokens,
     intake: (msg, sessionId, port) =>
@@ -344,10 +372,11 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     allowed: async (speaker, conversation) => (await access.checkAccess({ speaker, conversation }, 'schedule')) === undefined,
   });
   // One timer for every kind of due item (see src/state/timers/due-timer.ts).
-  timer = createDueTimer({ clock, log, sources: [reminderSource, scheduleSource] });
+  const auditRetention = createAuditRetention({ audit, clock, log, days: config.audit.days });
+  timer = createDueTimer({ clock, log, sources: [reminderSource, scheduleSource, auditRetention] });
 
   return {
-    gateway, store, database, config, log, registry, access, extensions, policies,
+    gateway, store, database, config, log, registry, access, extensions, audit, policies,
     reloadConfig: (trigger = 'signal') => reloader?.reload(trigger),
     leadership(name) {
       if (!opened.shared) return undefined;
@@ -356,6 +385,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
       return l;
     },
     async start() {
+      await audit.record({ kind: 'config', outcome: 'start', detail: { configHash: configHash(config), instance: self, ...(configFile && { configFile }) } });
       await gateway.recover();
       if (opts.reminders !== false) await timer?.start();
     },

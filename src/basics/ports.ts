@@ -96,16 +96,21 @@ export interface AnswerStream {
    * adapter shows `markdown` instead of what was streamed.
    */
   finish(markdown: string): Promise<void>;
-  /** The turn ended without an answer: whatever was shown stays; progress and buttons go. */
-  end(): Promise<void>;
+  /**
+   * The turn ended without an answer: whatever was shown stays; progress and buttons go. `note`
+   * (Markdown, one line: why it ended, "Stopped by …") is shown after the text when anything was.
+   */
+  end(note?: string): Promise<void>;
   /** Whether anything reached the person yet (an answer that failed before it began posts nothing). */
   readonly started: boolean;
 }
 
 export interface AnswerStreamOptions {
   replyTo?: string;
-  /** The requester, for platforms that stream to one recipient (Slack's recipient_user_id). */
+  /** The requester, for platforms that stream to one recipient (Slack's recipient_user_id), and whom Stop names. */
   recipientId?: string;
+  /** The turn the answer belongs to: its Stop and feedback buttons carry it back to the gateway. */
+  turnId?: string;
 }
 
 /**
@@ -117,9 +122,11 @@ export interface OutboundPort {
   readonly platform: Platform;
   /**
    * `notify`: the one user this message may ping (a reminder's owner). Everything else in the
-   * text stays silent, whatever mentions the model wrote.
+   * text stays silent, whatever mentions the model wrote. `feedbackFor`: the text is a turn's
+   * final answer (that turn's id); its last message carries the feedback buttons where the
+   * platform has them.
    */
-  sendText(conversation: Conversation, markdown: string, opts?: { replyTo?: string; notify?: string }): Promise<void>;
+  sendText(conversation: Conversation, markdown: string, opts?: { replyTo?: string; notify?: string; feedbackFor?: string }): Promise<void>;
   showApproval(conversation: Conversation, view: ApprovalView, opts?: { replyTo?: string }): Promise<MessageRef>;
   resolveApproval(conversation: Conversation, ref: MessageRef, view: ApprovalView, resolution: ApprovalResolution): Promise<void>;
   /** Shows that a turn is running; the returned function clears it (called in every case). */
@@ -130,6 +137,11 @@ export interface OutboundPort {
    * cannot show it privately (then nothing is shown).
    */
   sendPrivate?(conversation: Conversation, userId: string, markdown: string, opts?: { replyTo?: string }): Promise<boolean>;
+  /**
+   * Optional: marks a person's message as seen by the running turn (a message that steers it):
+   * Slack the `eyes` reaction, Discord the same emoji. `messageId` is the message's `replyTo`.
+   */
+  markSeen?(conversation: Conversation, messageId: string): Promise<void>;
   /** Optional: a short note while a turn runs, e.g. "running fetch_url" (the terminal shows it). */
   showProgress?(conversation: Conversation, note: string): Promise<void>;
   /**
@@ -197,6 +209,37 @@ export interface ApprovalDecisionInput {
   roles?: string[];
 }
 
+/** A click on a Stop button. `turnId` and `requesterId` are what the button carries. */
+export interface StopTurnInput {
+  turnId: string;
+  /** The turn's requester as the button names them: decides who may stop a turn running on another instance. */
+  requesterId: string;
+  /** Where the click happened (the turn's conversation, as the adapter reads it from the verified payload). */
+  conversation: Conversation;
+  by: Speaker;
+  roles?: string[];
+}
+
+/** `text`: what the clicker alone is told (absent when the stopped answer says it). */
+export type StopTurnResult =
+  | { kind: 'stopped' }
+  | { kind: 'not_allowed'; text: string }
+  | { kind: 'not_running'; text: string };
+
+export type Vote = 'up' | 'down';
+
+/** A click on a feedback button of a turn's final answer. */
+export interface FeedbackInput {
+  turnId: string;
+  vote: Vote;
+  voter: Speaker;
+  conversation: Conversation;
+  roles?: string[];
+}
+
+/** `text` goes to the voter alone. */
+export type FeedbackResult = { kind: 'recorded' | 'changed' | 'same' | 'refused'; text: string };
+
 /** What adapters call. Implemented by the gateway. */
 export interface GatewayApi {
   /** Returns at once after the message is durably queued (or rejected); the turn runs later. */
@@ -209,6 +252,10 @@ export interface GatewayApi {
   decideApproval(input: ApprovalDecisionInput): Promise<DecisionResult>;
   /** Adapters register their outbound side once, before they connect. */
   registerPort(port: OutboundPort): void;
+  /** A Stop button was clicked (the requester or an admin may stop; src/gateway/turn-stop.ts). Never throws. */
+  stopTurn?(input: StopTurnInput): Promise<StopTurnResult>;
+  /** A feedback button was clicked: the vote is stored (a second vote by the same person replaces the first). */
+  recordFeedback?(input: FeedbackInput): Promise<FeedbackResult>;
   /** A message noted as thread context was edited (`text`) or deleted (null) before the bot's next turn; never throws. */
   reviseContext?(conversation: Conversation, id: string, text: string | null): Promise<void>;
 }

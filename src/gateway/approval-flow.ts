@@ -10,8 +10,10 @@ import type { Clock } from '../basics/clock.js';
 import type { Store } from '../state/store/store.js';
 import type { SessionStore } from '../state/sessions/session-store.js';
 import type { ApprovalStore } from '../state/approvals/approval-store.js';
+import type { Tx } from '../state/store/database.js';
 import type { TurnDeps } from '../agent/turn-runner.js';
 import type { Gatekeeper } from './access/gatekeeper.js';
+import type { AuditLog } from '../state/audit/audit-log.js';
 import * as say from './user-messages.js';
 import type { PolicyBook } from '../settings/policy-book.js';
 import { personListed } from '../settings/channel-policies.js';
@@ -25,12 +27,11 @@ interface FlowDeps {
   clock: Clock;
   log: Logger;
   access: Gatekeeper;
+  audit: Pick<AuditLog, 'record'>;
   portFor(c: Conversation): OutboundPort | undefined;
   isAdmin(s: Speaker): boolean;
   /** Channel policies: their `approvers` may decide requests there too. */
   policies?: PolicyBook;
-  /** A refused click, for the audit record. */
-  onRefusedDecision?(r: ApprovalRecord, by: Speaker, why: 'not_approver'): void;
   /** Continues a turn; `before` runs first inside the slot and may stop it by returning false. */
   drive(state: TurnState, before?: (signal: AbortSignal) => Promise<boolean>): Promise<void>;
   /**
@@ -38,6 +39,10 @@ interface FlowDeps {
    * the same approval is not added), run in the conversation's lane by runJob below.
    */
   resumeLater(r: ApprovalRecord, outcome: ApprovalOutcome, by?: Speaker): Promise<void>;
+  /** The same row written inside the decision's own transaction (statements only). */
+  resumeIn(tx: Tx, r: ApprovalRecord, outcome: ApprovalOutcome, by?: Speaker): Promise<void>;
+  /** Tells the work queue a resume row committed (after the transaction). */
+  wake(r: ApprovalRecord): void;
 }
 
 const OPEN = new Set(['pending', 'approved', 'running']);
@@ -45,7 +50,8 @@ const OPEN = new Set(['pending', 'approved', 'running']);
 /**
  * The approval life cycle around the store's compare-and-set: show, decide (requester or admin,
  * exactly once), expire, supersede, cancel, and pick up where a restart left off. The decision
- * itself is durable before anything else happens, so a click is never lost and never applied twice.
+ * and its resume row are one transaction, durable before anything else happens, so a click is
+ * never lost, never applied twice, and never applied without the turn going on.
  */
 export function createApprovalFlow(deps: FlowDeps) {
   const timers = new Map<string, () => void>();
@@ -90,8 +96,14 @@ export function createApprovalFlow(deps: FlowDeps) {
     );
   }
 
-  function trace(r: ApprovalRecord, status: string, by?: Speaker) {
-    deps.turn.tracer.record({ type: 'approval', turnId: r.turnId, approvalId: r.id, tool: r.toolName, status, by: by ? speakerKey(by) : undefined });
+  /** Every decision (and every click refused) is traced and audited here, and nowhere else. */
+  async function trace(r: ApprovalRecord, status: string, by?: Speaker, why?: string) {
+    if (status !== 'refused') deps.turn.tracer.record({ type: 'approval', turnId: r.turnId, approvalId: r.id, tool: r.toolName, status, by: by ? speakerKey(by) : undefined });
+    await deps.audit.record({
+      kind: 'approval', outcome: status, tool: r.toolName, argsHash: r.argsHash, conversation: r.conversation,
+      ...(by && { actor: by }),
+      detail: { approvalId: r.id, requester: `${r.requester.platform}:${r.requester.userId}`, ...(why && { why }) },
+    });
   }
 
   /**
@@ -118,6 +130,16 @@ export function createApprovalFlow(deps: FlowDeps) {
     await deps.resumeLater(r, outcome, by).catch((err: Error) => log.error({ err: err.message, approvalId: r.id }, 'queueing an approval continuation failed; a restart resumes it'));
   }
 
+  /**
+   * The decision and its continuation row in one transaction: a crash leaves either a pending
+   * request (decided again later) or the decision with its queued resume, never one without the other.
+   */
+  async function decideAndResume(id: string, to: 'approved' | 'denied' | 'expired' | 'cancelled', by?: Speaker): Promise<{ applied: boolean; record: ApprovalRecord | undefined }> {
+    const result = await deps.approvals.decide(id, to, by, (tx, rec) => deps.resumeIn(tx, rec, to, by));
+    if (result.applied && result.record) deps.wake(result.record);
+    return result;
+  }
+
   /** The continuation itself; runs inside the session's slot. */
   async function continueTurn(r: ApprovalRecord, outcome: ApprovalOutcome, by?: Speaker): Promise<void> {
     const state = await stateOrReport(r);
@@ -128,7 +150,7 @@ export function createApprovalFlow(deps: FlowDeps) {
         await deps.portFor(r.conversation)?.showProgress?.(r.conversation, `running ${r.toolName}`).catch(() => undefined);
         const result = await runApprovedCall(deps.turn, state, r, signal);
         await deps.approvals.markDone(r.id, result.content.slice(0, 500));
-        trace(r, result.ok ? 'done' : 'failed');
+        await trace(r, result.ok ? 'done' : 'failed');
         await answerCall(r.sessionId, r.toolCallId, r.toolName, result.content, result.outsideSource);
       } else {
         await answerCall(r.sessionId, r.toolCallId, r.toolName, actionNotRun(r.toolName, outcome, by?.displayName ?? by?.userId));
@@ -151,11 +173,10 @@ export function createApprovalFlow(deps: FlowDeps) {
   async function expire(id: string): Promise<void> {
     timers.get(id)?.();
     timers.delete(id);
-    const { applied, record } = await deps.approvals.decide(id, 'expired');
+    const { applied, record } = await decideAndResume(id, 'expired');
     if (!applied || !record) return;
-    trace(record, 'expired');
+    await trace(record, 'expired');
     await editPrompt(record, 'expired');
-    await resume(record, 'expired');
   }
 
   function arm(r: ApprovalRecord): void {
@@ -193,6 +214,7 @@ export function createApprovalFlow(deps: FlowDeps) {
       if (!r || r.tampered) return { kind: 'unknown', text: say.APPROVAL_UNKNOWN };
       if (input.decidedBy.platform !== r.conversation.platform || (input.channelId !== undefined && input.channelId !== r.conversation.channelId)) {
         log.warn({ approvalId: r.id, channelId: input.channelId }, 'approval click from another conversation refused');
+        await trace(r, 'refused', input.decidedBy, 'other_conversation');
         return { kind: 'not_allowed', text: say.APPROVAL_OTHER_CONVERSATION };
       }
       // Someone HERMES_ALLOW does not admit never decides, not even their own earlier request.
@@ -204,7 +226,7 @@ export function createApprovalFlow(deps: FlowDeps) {
       const approvers = deps.policies?.at(r.conversation).approvers ?? [];
       const isApprover = personListed(approvers, input.decidedBy.platform, input.decidedBy.userId, input.roles);
       if (!isRequester && !deps.isAdmin(input.decidedBy) && !isApprover) {
-        deps.onRefusedDecision?.(r, input.decidedBy, 'not_approver');
+        await trace(r, 'refused', input.decidedBy, approvers.length ? 'not_requester_admin_or_approver' : 'not_requester_or_admin');
         return { kind: 'not_allowed', text: approvers.length ? say.NOT_AN_APPROVER : say.NOT_YOUR_APPROVAL };
       }
       if (r.status === 'pending' && deps.clock.now() >= r.expiresAt) {
@@ -212,7 +234,7 @@ export function createApprovalFlow(deps: FlowDeps) {
         return { kind: 'already', outcome: 'expired' };
       }
       const to = input.decision === 'approve' ? 'approved' : 'denied';
-      const { applied, record } = await deps.approvals.decide(r.id, to, input.decidedBy);
+      const { applied, record } = await decideAndResume(r.id, to, input.decidedBy);
       if (!applied || !record) {
         const status = record?.status ?? r.status;
         const outcome: ApprovalOutcome = status === 'denied' || status === 'expired' || status === 'cancelled' ? status : 'approved';
@@ -220,12 +242,10 @@ export function createApprovalFlow(deps: FlowDeps) {
       }
       timers.get(r.id)?.();
       timers.delete(r.id);
-      trace(record, to, input.decidedBy);
-      // The decision is durable now. Editing the prompt is a platform call and must not hold up the
-      // adapter's acknowledgement of the click (recover() repeats it after a crash); queueing the
-      // continuation is one row in our own database, and once decide returns the turn is known to go on.
+      await trace(record, to, input.decidedBy);
+      // The decision and its resume row are durable now. Editing the prompt is a platform call and
+      // must not hold up the adapter's acknowledgement of the click (recover() repeats it after a crash).
       void editPrompt(record, to, input.decidedBy);
-      await resume(record, to, input.decidedBy);
       return { kind: 'applied', outcome: to };
     },
 
@@ -236,7 +256,7 @@ export function createApprovalFlow(deps: FlowDeps) {
         const { applied, record } = await deps.approvals.decide(r.id, 'cancelled');
         if (!applied || !record) continue;
         timers.get(r.id)?.();
-        trace(record, 'cancelled');
+        await trace(record, 'cancelled');
         await editPrompt(record, 'cancelled');
         await answerCall(sessionId, r.toolCallId, r.toolName, actionNotRun(r.toolName, 'cancelled'));
       }
@@ -247,13 +267,12 @@ export function createApprovalFlow(deps: FlowDeps) {
       let n = 0;
       for (const r of await deps.approvals.openForSession(sessionId)) {
         if (r.status !== 'pending') continue;
-        const { applied, record } = await deps.approvals.decide(r.id, 'cancelled', by);
+        const { applied, record } = await decideAndResume(r.id, 'cancelled', by);
         if (!applied || !record) continue;
         n++;
         timers.get(r.id)?.();
-        trace(record, 'cancelled', by);
+        await trace(record, 'cancelled', by);
         await editPrompt(record, 'cancelled', by);
-        await resume(record, 'cancelled', by);
       }
       return n;
     },
@@ -317,7 +336,7 @@ export function createApprovalFlow(deps: FlowDeps) {
       if (!r || r.tampered) return 'nothing';
       if (r.status === 'running') {
         await deps.approvals.markUnknown(r.id);
-        trace(r, 'unknown');
+        await trace(r, 'unknown');
         await continueAfterLostRun(r);
         return 'ran';
       }

@@ -9,8 +9,8 @@ import type { WorkItem } from '../state/cluster/work-queue.js';
  * Work a round-2 data directory (or database) still holds is moved into the tables, once, at the
  * first start: accepted messages waiting in the key-value inbox (`inbox:<id>`), request bodies
  * acknowledged but not handed over (`receipt:<platform>:<id>`), and on PostgreSQL the rows of the
- * old `hermes_inbox` table. Sessions, facts, approvals, reminders and schedules stay where they
- * are (the key-value store this version still reads), so they need no move.
+ * old `hermes_inbox` table, and approval requests (`approval:record:<id>`) into `hermes_approval`.
+ * Facts stay where they are (the key-value store this version still reads).
  *
  * A moved message is marked as started once (attempts = 1): its turn may have begun before the
  * upgrade, so the job checks the session history before answering, and reports rather than
@@ -35,11 +35,19 @@ export interface CarryOverDeps<J> {
   turnFor(message: InboundMessage): WorkItem<J>;
 }
 
-export async function carryOverRound2<J>(deps: CarryOverDeps<J>): Promise<{ messages: number; receipts: number; sharedRows: number }> {
+export interface CarriedOver {
+  messages: number;
+  receipts: number;
+  sharedRows: number;
+  approvals: number;
+}
+
+export async function carryOverRound2<J>(deps: CarryOverDeps<J>): Promise<CarriedOver> {
   const { store, database } = deps;
   const { db } = database;
   let messages = 0;
   let receipts = 0;
+  const approvals = await moveApprovals(store, database);
   for (const key of await store.keysWithPrefix('inbox:')) {
     const entry = await store.get<OldInboxEntry>(key);
     if (entry?.message) {
@@ -74,10 +82,44 @@ export async function carryOverRound2<J>(deps: CarryOverDeps<J>): Promise<{ mess
     await store.delete(key);
   }
   const sharedRows = database.dialect === 'postgres' ? await moveOldSharedInbox(database) : 0;
-  if (messages + receipts + sharedRows > 0) {
-    deps.log.info({ messages, receipts, sharedRows }, 'carried round-2 work over into the tables (accepted messages, unacknowledged requests, shared inbox rows)');
+  if (messages + receipts + sharedRows + approvals > 0) {
+    deps.log.info({ messages, receipts, sharedRows, approvals }, 'carried round-2 state over into the tables (accepted messages, unacknowledged requests, shared inbox rows, approval requests)');
   }
-  return { messages, receipts, sharedRows };
+  return { messages, receipts, sharedRows, approvals };
+}
+
+/** The part of a round-2 approval record the table keeps in columns. */
+interface OldApproval {
+  id: string;
+  sessionId: string;
+  status: string;
+  expiresAt: number;
+  createdAt: number;
+}
+
+/**
+ * Round 2 kept each approval request as `approval:record:<id>` plus the list `approval:open`.
+ * Every record becomes a row as it was (decided ones too, so an old button still gets "already
+ * decided"); the record keeps its argument hash, checked on every read as before. A row already
+ * there (a crash mid-move) is left as it is.
+ */
+async function moveApprovals(store: Store, database: OpenedDatabase): Promise<number> {
+  let moved = 0;
+  for (const key of await store.keysWithPrefix('approval:record:')) {
+    const r = await store.get<OldApproval & Record<string, unknown>>(key);
+    if (r && typeof r.id === 'string' && typeof r.sessionId === 'string' && typeof r.status === 'string') {
+      const { status, tampered: _t, ...rest } = r;
+      const res = await database.db
+        .insertInto('hermes_approval')
+        .values({ id: r.id, session_id: r.sessionId, status, expires_at: Number(r.expiresAt) || 0, created_at: Number(r.createdAt) || 0, record: JSON.stringify(rest) })
+        .onConflict((c) => c.column('id').doNothing())
+        .executeTakeFirst();
+      if (Number(res.numInsertedOrUpdatedRows ?? 0n) > 0) moved++;
+    }
+    await store.delete(key);
+  }
+  await store.delete('approval:open');
+  return moved;
 }
 
 /** Round 2 on PostgreSQL kept session work in `hermes_inbox`; its rows become work rows, in one statement. */

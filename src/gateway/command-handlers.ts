@@ -3,6 +3,7 @@ import type { FactStore } from '../state/memory/fact-store.js';
 import type { Speaker } from '../basics/types.js';
 import type { CommandInvocation, CommandReply } from '../basics/ports.js';
 import { helpText, type ParsedCommand } from './commands.js';
+import { NOTHING_RUNNING } from './user-messages.js';
 import type { ScheduleStore } from '../state/schedules/schedule-store.js';
 import { scheduleList, unscheduleAnswer } from '../state/schedules/schedule-text.js';
 
@@ -10,7 +11,11 @@ export interface CommandDeps {
   sessions: SessionStore;
   facts: FactStore;
   isAdmin(s: Speaker): boolean;
-  stop(): Promise<{ stoppedTurn: boolean; cancelledApprovals: number }>;
+  /**
+   * Stops what runs here for `/hermes stop` (only the requester or an admin may stop the running
+   * turn; `refused` says so otherwise) and `/hermes new` (whatever runs, whoever started it).
+   */
+  stop(): Promise<{ stoppedTurn: boolean; cancelledApprovals: number; refused?: string }>;
   queueDepth(): number;
   /** Text for `/hermes status`: deployment-wide for admins, the speaker's own usage otherwise. */
   status(speaker: Speaker, isAdmin: boolean): Promise<string>;
@@ -41,7 +46,8 @@ export async function runCommand(parsed: Exclude<ParsedCommand, { kind: 'task' }
       const parts = [];
       if (r.stoppedTurn) parts.push('stopped the running task');
       if (r.cancelledApprovals) parts.push(`cancelled ${r.cancelledApprovals} pending approval${r.cancelledApprovals > 1 ? 's' : ''}`);
-      return { kind: 'private', text: parts.length ? `OK: ${parts.join(' and ')}.` : 'Nothing is running here.' };
+      if (r.refused) return { kind: 'private', text: r.cancelledApprovals ? `${r.refused} (Cancelled ${r.cancelledApprovals} pending approval${r.cancelledApprovals > 1 ? 's' : ''} of yours.)` : r.refused };
+      return { kind: 'private', text: parts.length ? `OK: ${parts.join(' and ')}.` : NOTHING_RUNNING };
     }
     case 'memory': {
       const facts = await deps.facts.list(cmd.speaker);

@@ -92,9 +92,10 @@ export function createEditedAnswer<Ref>(ops: EditedMessageOps<Ref>, opts: Edited
       note = undefined;
       await render(true);
     },
-    async end() {
+    async end(why) {
       await throttle.close();
       note = undefined;
+      if (why && refs.length > 0) text = `${text.trimEnd()}${text.trim() ? '\n\n' : ''}${why}`;
       if (refs.length > 0) await render(true, true).catch((err: Error) => opts.log.warn({ err: err.message }, 'ending the answer being written failed'));
     },
     get started() {

@@ -2,15 +2,15 @@ import type { Logger } from 'pino';
 import type { Clock } from '../basics/clock.js';
 import type { Store } from '../state/store/store.js';
 import { StoreWriteError } from '../state/store/store.js';
-import type { Conversation, ImageRef, InboundMessage, Platform, Speaker } from '../basics/types.js';
+import type { ChatMessage, Conversation, ImageRef, InboundMessage, Platform, Speaker } from '../basics/types.js';
 import { conversationKey, speakerKey } from '../basics/types.js';
 import type { SessionStore } from '../state/sessions/session-store.js';
-import type { ApprovalStore } from '../state/approvals/approval-store.js';
+import type { ApprovalRecord, ApprovalStore } from '../state/approvals/approval-store.js';
 import type { FactStore } from '../state/memory/fact-store.js';
 import type { TurnDeps } from '../agent/turn-runner.js';
 import { newTurnState } from '../agent/turn-runner.js';
 import { tagUserText } from '../agent/system-prompt.js';
-import type { ApprovalOutcome, CommandInvocation, CommandReply, DecisionResult, GatewayApi, OutboundPort } from '../basics/ports.js';
+import type { ApprovalOutcome, CommandInvocation, CommandReply, DecisionResult, FeedbackResult, GatewayApi, OutboundPort, StopTurnResult } from '../basics/ports.js';
 import type { WorkContext, WorkItem, WorkQueue } from '../state/cluster/work-queue.js';
 import type { OpenedDatabase } from '../state/store/database.js';
 import { fixedLimit, type LoadGovernor } from './load-governor.js';
@@ -31,6 +31,11 @@ import type { Gatekeeper, Refusal, Requester } from './access/gatekeeper.js';
 import type { PolicyBook } from '../settings/policy-book.js';
 import { policyText } from './policy-text.js';
 import type { DailyUsage } from '../state/usage/usage-meter.js';
+import { DEFAULT_BUSY_MODE, type BusyMode } from '../settings/busy-mode.js';
+import { createSteering } from './steering.js';
+import type { AuditLog } from '../state/audit/audit-log.js';
+import { createTurnStopper, type StopRequest } from './turn-stop.js';
+import { createFeedbackStore } from '../state/feedback/feedback-store.js';
 
 export interface GatewayDeps {
   store: Store;
@@ -43,6 +48,8 @@ export interface GatewayDeps {
   admins: string[];
   /** HERMES_ALLOW, rate and daily tokens: asked before anything becomes a turn. */
   access: Gatekeeper;
+  /** The append-only audit record: approvals, refusals, stops, commands (see docs/access-and-limits.md "Audit"). */
+  audit: AuditLog;
   maxConcurrentTurns: number;
   /**
    * Adapts how many of those may run at once to the event loop's load (load-governor.ts), so a
@@ -68,19 +75,28 @@ export interface GatewayDeps {
   policies?: PolicyBook;
   /** HERMES_DAILY_TOKENS (0 = none), for `/hermes policy`. */
   botDailyTokens?: number;
-  /** The busy mode in force where no policy sets one (HERMES_BUSY_MODE), for `/hermes policy`. */
-  defaultBusyMode?: string;
+  /**
+   * What a message that arrives while its conversation's turn runs does (steering.ts): asked per
+   * conversation, so a channel policy can set its own; absent → steer.
+   */
+  busyMode?(conversation: Conversation): BusyMode;
   /** Saves a message's attached files into the session's workspace before its turn (files-and-code). */
   intake?(msg: InboundMessage, sessionId: string, port: OutboundPort | undefined): Promise<{ modelNote?: string; userNotice?: string; images?: ImageRef[] }>;
 }
 
 /** Session work as data, so any instance (or this one after a restart) can run it. */
 export type SessionJob =
-  | { kind: 'message'; message: InboundMessage }
+  /** `takenIn`: a running turn already added the message to the session (steering.ts); answer it without adding it again. */
+  | { kind: 'message'; message: InboundMessage; takenIn?: boolean }
   | { kind: 'resume'; approvalId: string; outcome: ApprovalOutcome; by?: Speaker };
 
 export interface Gateway extends GatewayApi {
   port(platform: Platform): OutboundPort | undefined;
+  /**
+   * Stops the turn running in a conversation on someone's behalf (requester or admin only):
+   * the Stop button, `/hermes stop`, and a busy-mode interrupt all come through here.
+   */
+  stopRunning(req: StopRequest): Promise<StopTurnResult>;
   /** Re-queues work a crash or restart interrupted and re-arms approval expiry. Call once ports are registered. */
   recover(): Promise<void>;
   /** Resolves when no turn is queued or running. */
@@ -95,6 +111,16 @@ export interface Gateway extends GatewayApi {
 }
 
 const DEFAULT_MAX_INBOUND = 40_000;
+
+/**
+ * Commands that only show something are not audited; every other one is (a command added later is
+ * audited unless it is listed here). `stop` has its own kind, written by stopConversation.
+ */
+const UNAUDITED_COMMANDS: ReadonlySet<string> = new Set(['help', 'memory', 'status', 'schedules', 'stop']);
+
+function auditedCommand(parsed: ReturnType<typeof parseCommand>): parsed is Extract<ReturnType<typeof parseCommand>, { kind: 'command' }> {
+  return parsed.kind === 'command' && !UNAUDITED_COMMANDS.has(parsed.name);
+}
 /** How often an instance looks for approval requests it has no expiry timer for (posted elsewhere). */
 const EXPIRY_WATCH_MS = 30_000;
 
@@ -113,26 +139,66 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const portFor = (c: Conversation) => ports.get(c.platform);
 
   const turns = createTurnDriver({ ...deps, portFor, showApproval: (r) => approvals.show(r) });
-  const { drive, send } = turns;
+  const { send } = turns;
+  const busyMode = (c: Conversation): BusyMode => deps.busyMode?.(c) ?? DEFAULT_BUSY_MODE;
+  const steering = createSteering<SessionJob>({
+    database: deps.database,
+    clock: deps.clock,
+    log,
+    busyMode,
+    portFor,
+    messageOf: (job) => (job.kind === 'message' ? { message: job.message, takenIn: job.takenIn === true } : undefined),
+    markTakenIn: (job) => ({ ...job, takenIn: true }),
+    append: async (msg, sessionId) => {
+      await deps.sessions.append(sessionId, [await userEntry(msg, sessionId)]);
+    },
+  });
+  /** Every turn of a conversation's job listens for messages that steer it. */
+  const drive: typeof turns.drive = (state, before) => turns.drive(state, before, steering.hookFor(conversationKey(state.conversation), state.sessionId));
+  const stopper = createTurnStopper({
+    runningIn: turns.runningIn,
+    runningTurn: turns.runningTurn,
+    stopElsewhere: (lane) => work.stopElsewhere(lane),
+    isAdmin,
+    mention: (c, userId) => portFor(c)?.mention(userId) ?? userId,
+    log,
+  });
+  const feedback = createFeedbackStore(deps.database.db);
+
+  /** The continuation of a decided approval: its id is the approval's, so it is never queued twice. */
+  const resumeFor = (r: ApprovalRecord, outcome: ApprovalOutcome, by?: Speaker): WorkItem<SessionJob> => ({
+    id: `resume:${r.id}`, kind: 'resume', lane: conversationKey(r.conversation), order: clockOrderKey(deps.clock.now(), r.id), job: { kind: 'resume', approvalId: r.id, outcome, by },
+  });
 
   const approvals = createApprovalFlow({
     ...deps,
-    onRefusedDecision: (r, by) => {
-      deps.turn.tracer.record({ type: 'refusal', turnId: r.turnId, reason: 'not_approver', source: 'click', platform: by.platform, userKey: speakerKey(by) });
-      log.info({ approvalId: r.id, tool: r.toolName, person: `${by.platform}:${by.userId}` }, 'approval click refused: not the requester, an admin or an approver here');
-    },
     portFor,
     isAdmin,
     drive: async (state, before) => {
       await drive(state, before);
     },
     resumeLater: async (r, outcome, by) => {
-      await work.add({ id: `resume:${r.id}`, kind: 'resume', lane: conversationKey(r.conversation), order: clockOrderKey(deps.clock.now(), r.id), job: { kind: 'resume', approvalId: r.id, outcome, by } });
+      await work.add(resumeFor(r, outcome, by));
     },
+    resumeIn: async (tx, r, outcome, by) => {
+      await work.addIn(tx, resumeFor(r, outcome, by));
+    },
+    wake: (r) => work.wake(conversationKey(r.conversation)),
   });
 
-  /** One job of a session, run by whichever worker claimed its row. */
+  /** One job of a session, run by whichever worker claimed its row; messages that steer it end with it. */
   async function runJob(job: SessionJob, ctx: WorkContext): Promise<void | 'interrupted'> {
+    const steered = steering.open(ctx.lane, ctx.id);
+    let verdict: void | 'interrupted' = 'interrupted';
+    try {
+      verdict = await runSessionJob(job, ctx);
+      return verdict;
+    } finally {
+      await steered.close(verdict === 'interrupted' ? 'cut_off' : 'done');
+    }
+  }
+
+  async function runSessionJob(job: SessionJob, ctx: WorkContext): Promise<void | 'interrupted'> {
     if (job.kind === 'resume') {
       const result = await approvals.runJob(job.approvalId, job.outcome, job.by, ctx.startedBefore);
       if (result === 'interrupted') {
@@ -153,10 +219,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
     }
     const key = conversationKey(msg.conversation);
     // Losing the claim (this instance stalled) or shutting down stops the turn here.
-    const stop = () => turns.runningIn(key)?.abort();
+    const stop = () => turns.runningIn(key)?.controller.abort();
     ctx.signal.addEventListener('abort', stop, { once: true });
     try {
-      const end = await processMessage(msg);
+      const end = await processMessage(msg, job.takenIn === true);
       return end === 'aborted' && ctx.signal.aborted ? 'interrupted' : undefined;
     } finally {
       ctx.signal.removeEventListener('abort', stop);
@@ -169,26 +235,34 @@ export function createGateway(deps: GatewayDeps): Gateway {
     return recent.some((m) => m.role === 'user' && m.inboundId === msg.id);
   }
 
-  /** The queued job for one user message. */
-  async function processMessage(msg: InboundMessage): Promise<DriveEnd> {
+  /**
+   * The message as the session stores it: its files saved into the workspace (the model is told
+   * of them, images travel as references), shared conversations tagged with the verified author.
+   */
+  async function userEntry(msg: InboundMessage, sessionId: string): Promise<ChatMessage> {
+    const files = msg.attachments?.length && deps.intake ? await deps.intake(msg, sessionId, portFor(msg.conversation)) : undefined;
+    if (files?.userNotice) await send(msg.conversation, files.userNotice, msg.replyTo);
+    const said = msg.text.trim() === '' ? '(sent only files)' : msg.text;
+    const text = files?.modelNote ? `${said}\n\n${files.modelNote}` : said;
+    // Attached images travel as references (src/runtime/vision): the model is shown them if it can see.
+    return { role: 'user', content: tagUserText(msg.conversation, msg.speaker, text), speaker: msg.speaker, inboundId: msg.id, ...(files?.images && { images: files.images }) };
+  }
+
+  /** The queued job for one user message; `takenIn`: a turn cut off by a crash had already added it to the session. */
+  async function processMessage(msg: InboundMessage, takenIn: boolean): Promise<DriveEnd> {
     try {
       // The bot is about to answer in this thread: from now on it is part of it.
       if (msg.conversation.threadId) await deps.sessions.markJoined(msg.conversation);
       const session = await deps.sessions.current(msg.conversation);
       await approvals.supersede(session.id);
       await approvals.repairHistory(session.id);
-      if (deps.context) {
+      if (deps.context && !takenIn) {
         const gathered = await deps.context.gather(msg, () => deps.sessions.history(session.id), portFor(msg.conversation));
         if (gathered.userNote) await send(msg.conversation, gathered.userNote, msg.replyTo);
         if (gathered.messages.length) await deps.sessions.append(session.id, gathered.messages);
         await deps.context.clearNoted(msg, gathered.notedIds);
       }
-      const files = msg.attachments?.length && deps.intake ? await deps.intake(msg, session.id, portFor(msg.conversation)) : undefined;
-      if (files?.userNotice) await send(msg.conversation, files.userNotice, msg.replyTo);
-      const said = msg.text.trim() === '' ? '(sent only files)' : msg.text;
-      const text = files?.modelNote ? `${said}\n\n${files.modelNote}` : said;
-      // Attached images travel as references (src/runtime/vision): the model is shown them if it can see.
-      await deps.sessions.append(session.id, [{ role: 'user', content: tagUserText(msg.conversation, msg.speaker, text), speaker: msg.speaker, inboundId: msg.id, ...(files?.images && { images: files.images }) }]);
+      if (!takenIn) await deps.sessions.append(session.id, [await userEntry(msg, session.id)]);
       const state = newTurnState({ sessionId: session.id, conversation: msg.conversation, speaker: msg.speaker, isAdmin: isAdmin(msg.speaker), replyTo: msg.replyTo }, deps.clock.now());
       deps.turn.tracer.record({ type: 'turn_start', turnId: state.turnId, sessionId: session.id, platform: msg.conversation.platform, userKey: speakerKey(msg.speaker), text: msg.text });
       return await drive(state);
@@ -216,6 +290,41 @@ export function createGateway(deps: GatewayDeps): Gateway {
    */
   function accept(msg: InboundMessage, dedupeId = msg.id): Promise<boolean> {
     return inbox.accept(msg.conversation.platform, dedupeId, turnFor(msg));
+  }
+
+  /** Stops the turn running in a conversation, here or (on a shared database) on another instance. True if one was asked to stop. */
+  async function stopRunning(key: string): Promise<boolean> {
+    const running = turns.runningIn(key);
+    running?.controller.abort();
+    // On a shared database the turn may be running on another instance: it is told too.
+    const elsewhere = await work.stopElsewhere(key).catch(() => false);
+    return running !== undefined || elsewhere;
+  }
+
+  /**
+   * `/hermes stop` (only the requester or an admin stops the running turn; `refused` says so
+   * otherwise) and `/hermes new` (the session is replaced under whatever runs, whoever started
+   * it). Either cancels the speaker's pending approvals here.
+   */
+  async function stopConversation(conversation: Conversation, by: Speaker, via: 'command' | 'new'): Promise<{ stoppedTurn: boolean; cancelledApprovals: number; refused?: string }> {
+    let stopped: StopTurnResult;
+    if (via === 'new') {
+      stopped = (await stopRunning(conversationKey(conversation))) ? { kind: 'stopped' } : { kind: 'not_running', text: say.NOTHING_RUNNING };
+    } else {
+      stopped = await stopper.stop({ conversation, by, via: 'command' });
+    }
+    const session = await deps.sessions.current(conversation);
+    const cancelled = await approvals.cancelForSession(session.id, by);
+    const stoppedTurn = stopped.kind === 'stopped';
+    // Each stop (these two and the Stop button) is audited once, here or in stopTurn.
+    await auditStop(conversation, by, via, stopped, { cancelledApprovals: cancelled });
+    return { stoppedTurn, cancelledApprovals: cancelled, ...(stopped.kind === 'not_allowed' && { refused: stopped.text }) };
+  }
+
+  async function auditStop(conversation: Conversation, by: Speaker, via: 'command' | 'new' | 'button', stopped: StopTurnResult, detail: Record<string, unknown> = {}): Promise<void> {
+    const cancelled = typeof detail.cancelledApprovals === 'number' ? detail.cancelledApprovals : 0;
+    const outcome = stopped.kind === 'not_allowed' ? 'refused' : stopped.kind === 'stopped' || cancelled > 0 ? 'stopped' : 'nothing_running';
+    await deps.audit.record({ kind: 'stop', outcome, actor: by, conversation, detail: { via, ...detail } });
   }
 
   const requester = (m: { speaker: Speaker; conversation: Conversation; roles?: readonly string[] }): Requester => ({ speaker: m.speaker, conversation: m.conversation, roles: m.roles });
@@ -262,7 +371,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       withheld,
       ...(policy.dailyTokens > 0 && { channelUsage: await pool(channelKey, policy.dailyTokens, 'channel') }),
       ...((deps.botDailyTokens ?? 0) > 0 && { botUsage: await pool('bot', deps.botDailyTokens!, 'bot') }),
-      busyMode: policy.busyMode ?? deps.defaultBusyMode ?? 'steer',
+      busyMode: deps.busyMode?.(conversation) ?? DEFAULT_BUSY_MODE,
       model: policy.model ?? deps.turn.provider.model,
     });
   }
@@ -313,7 +422,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
           await send(msg.conversation, answer, msg.replyTo);
           return 'queued';
         }
-        return (await accept(msg)) ? 'queued' : 'duplicate';
+        if (!(await accept(msg))) return 'duplicate';
+        if (busyMode(msg.conversation) === 'interrupt') await stopRunning(conversationKey(msg.conversation));
+        return 'queued';
       } catch (err) {
         log.error({ err: (err as Error).message }, 'store failed while accepting a message');
         if (msg.conversation.isDm || msg.mentioned) await send(msg.conversation, say.STORE_FAILED, msg.replyTo);
@@ -333,28 +444,50 @@ export function createGateway(deps: GatewayDeps): Gateway {
         if (!(await accept(msg))) return { kind: 'task', text: say.TASK_ALREADY_ACCEPTED };
         return { kind: 'task', text: `Working on it: ${parsed.text.length > 200 ? `${parsed.text.slice(0, 200)}…` : parsed.text}` };
       }
-      const key = conversationKey(cmd.conversation);
-      return runCommand(parsed, cmd, {
+      const reply = await runCommand(parsed, cmd, {
         sessions: deps.sessions,
         facts: deps.facts,
         status: deps.status,
         isAdmin,
-        stop: async () => {
-          const controller = turns.runningIn(key);
-          controller?.abort();
-          // On a shared database the turn may be running on another instance: it is told too.
-          const elsewhere = await work.stopElsewhere(key).catch(() => false);
-          const session = await deps.sessions.current(cmd.conversation);
-          const cancelled = await approvals.cancelForSession(session.id, cmd.speaker);
-          return { stoppedTurn: controller !== undefined || elsewhere, cancelledApprovals: cancelled };
-        },
+        stop: () => stopConversation(cmd.conversation, cmd.speaker, parsed.kind === 'command' && parsed.name === 'new' ? 'new' : 'command'),
         queueDepth: () => queue.size() + work.active(),
         schedules: deps.schedules,
         policy: (c) => describePolicy(c.conversation, c.speaker),
       });
+      if (auditedCommand(parsed)) {
+        await deps.audit.record({ kind: 'admin_command', outcome: 'done', actor: cmd.speaker, conversation: cmd.conversation, detail: { command: parsed.name, ...(parsed.arg && { arg: parsed.arg.slice(0, 200) }) } });
+      }
+      return reply;
     },
 
     decideApproval: (input): Promise<DecisionResult> => approvals.decide(input),
+
+    stopRunning: (req) => stopper.stop(req),
+
+    async stopTurn(input): Promise<StopTurnResult> {
+      try {
+        const refusal = await deps.access.checkAccess(requester({ speaker: input.by, conversation: input.conversation, roles: input.roles }), 'click');
+        if (refusal) return { kind: 'not_allowed', text: say.NOT_ALLOWED };
+        const stopped = await stopper.stop({ conversation: input.conversation, by: input.by, via: 'button', turnId: input.turnId, requesterId: input.requesterId });
+        await auditStop(input.conversation, input.by, 'button', stopped, { turnId: input.turnId });
+        return stopped;
+      } catch (err) {
+        log.error({ err: (err as Error).message }, 'stopping a turn failed');
+        return { kind: 'not_running', text: say.UNEXPECTED_ERROR };
+      }
+    },
+
+    async recordFeedback(input): Promise<FeedbackResult> {
+      try {
+        const refusal = await deps.access.checkAccess(requester({ speaker: input.voter, conversation: input.conversation, roles: input.roles }), 'click');
+        if (refusal) return { kind: 'refused', text: say.NOT_ALLOWED };
+        const outcome = await feedback.vote({ turnId: input.turnId, voter: speakerKey(input.voter), vote: input.vote, platform: input.conversation.platform, conversation: conversationKey(input.conversation), votedAt: deps.clock.now() });
+        return { kind: outcome, text: say.feedbackRecorded(input.vote, outcome === 'changed') };
+      } catch (err) {
+        log.error({ err: (err as Error).message }, 'storing a vote failed');
+        return { kind: 'refused', text: say.FEEDBACK_FAILED };
+      }
+    },
 
     async reviseContext(conversation, id, text) {
       try {
@@ -375,7 +508,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
         await deps.sessions.append(session.id, [{ role: 'user', content: tagUserText(run.conversation, run.speaker, run.text), speaker: run.speaker, inboundId: run.runId }]);
         const state = newTurnState({ sessionId: session.id, conversation: run.conversation, speaker: run.speaker, isAdmin: isAdmin(run.speaker), replyTo: run.replyTo, header: run.header }, deps.clock.now());
         deps.turn.tracer.record({ type: 'turn_start', turnId: state.turnId, sessionId: session.id, platform: run.conversation.platform, userKey: speakerKey(run.speaker), text: run.text });
-        const end = await drive(state);
+        // Not `drive`: people's messages in the conversation are no part of a scheduled run.
+        const end = await turns.drive(state);
         if (end === 'answered') return 'answered';
         if (end === 'paused') return 'waiting_for_approval';
         // Aborted by shutdown: the run did not finish, and after the restart it is reported so.
@@ -385,11 +519,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
     },
 
     async recover() {
-      // Approvals first: a decided one gets its resume row back before the queue starts running rows.
-      await approvals.recover();
       // Once, on the first start of this version over round-2 data (later starts find nothing).
       await carryOverRound2({ store: deps.store, database: deps.database, log, turnFor });
-      await work.start(runJob, (lane) => turns.runningIn(lane)?.abort());
+      // Approvals next: a decided one gets its resume row back before the queue starts running rows.
+      await approvals.recover();
+      await work.start(runJob, (lane) => turns.runningIn(lane)?.controller.abort());
       const sweep = await inbox.sweep().catch((err: Error) => {
         log.warn({ err: err.message }, 'could not sweep old inbound marks');
         return 0;

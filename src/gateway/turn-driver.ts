@@ -15,6 +15,7 @@ import { answerSink, type AnswerSink } from './answer-sink.js';
 import { startProgress } from './progress.js';
 import { startStatusLine } from './status-line.js';
 import * as say from './user-messages.js';
+import { isStopReason } from './stop-reason.js';
 
 /**
  * Runs a turn in the slot the gateway gave it and tells the person how it ended: the working
@@ -40,28 +41,41 @@ export interface TurnDriverDeps {
 export type DriveEnd = TurnEnd['kind'] | 'error' | 'not_started';
 
 export interface TurnDriver {
-  /** Runs (or resumes) a turn; `before` may decline to start it once its signal exists. */
-  drive(state: TurnState, before?: (signal: AbortSignal) => Promise<boolean>): Promise<DriveEnd>;
+  /**
+   * Runs (or resumes) a turn; `before` may decline to start it once its signal exists;
+   * `beforeModelCall` adds messages that arrived meanwhile (steering.ts).
+   */
+  drive(state: TurnState, before?: (signal: AbortSignal) => Promise<boolean>, beforeModelCall?: () => Promise<void>): Promise<DriveEnd>;
   /** Posts text in a conversation; a failure is logged, never thrown (the user already waits). */
   send(c: Conversation, text: string, replyTo?: string): Promise<void>;
   /** The turn running in a conversation (by conversation key), to stop it. */
-  runningIn(key: string): AbortController | undefined;
+  runningIn(key: string): RunningTurn | undefined;
+  /** The turn running here with this id (a Stop button names it). */
+  runningTurn(turnId: string): RunningTurn | undefined;
   /** Stops every running turn (shutdown). */
   abortAll(): void;
 }
 
+/** A turn running in this process: its cancel switch and whose it is. */
+export interface RunningTurn {
+  controller: AbortController;
+  state: TurnState;
+}
+
 export function createTurnDriver(deps: TurnDriverDeps): TurnDriver {
   const { log } = deps;
-  const running = new Map<string, AbortController>();
+  const running = new Map<string, RunningTurn>();
+  const byTurnId = new Map<string, RunningTurn>();
 
-  async function send(c: Conversation, text: string, replyTo?: string): Promise<void> {
+  /** `feedbackFor`: the text is this turn's final answer (its last message gets feedback buttons). */
+  async function send(c: Conversation, text: string, replyTo?: string, feedbackFor?: string): Promise<void> {
     const port = deps.portFor(c);
     if (!port) {
       log.error({ platform: c.platform }, 'no adapter registered for platform; answer dropped');
       return;
     }
     try {
-      await port.sendText(c, text, { replyTo });
+      await port.sendText(c, text, { replyTo, ...(feedbackFor !== undefined && { feedbackFor }) });
       if (c.threadId) await deps.sessions.markJoined(c);
     } catch (err) {
       log.error({ err: (err as Error).message, platform: c.platform }, 'sending an answer failed');
@@ -77,7 +91,7 @@ export function createTurnDriver(deps: TurnDriverDeps): TurnDriver {
   function openStream(state: TurnState, port: OutboundPort | undefined): { answer: AnswerStream; sink: AnswerSink } | undefined {
     // A scheduled run's posts start with its header, which a stream cannot put first.
     if (!deps.streaming || !port?.openAnswer || state.header) return undefined;
-    const answer = port.openAnswer(state.conversation, { replyTo: state.replyTo, recipientId: state.speaker.userId });
+    const answer = port.openAnswer(state.conversation, { replyTo: state.replyTo, recipientId: state.speaker.userId, turnId: state.turnId });
     return { answer, sink: answerSink(answer, (names) => `running ${names.join(', ')}`) };
   }
 
@@ -86,7 +100,7 @@ export function createTurnDriver(deps: TurnDriverDeps): TurnDriver {
    * not take it) posted the ordinary way, so no answer is lost; any other end closes the stream
    * and is told as usual.
    */
-  async function closeStream(stream: { answer: AnswerStream; sink: AnswerSink }, state: TurnState, end: TurnEnd | undefined): Promise<boolean> {
+  async function closeStream(stream: { answer: AnswerStream; sink: AnswerSink }, state: TurnState, end: TurnEnd | undefined, note?: string): Promise<boolean> {
     if (end?.kind === 'answered' && end.text) {
       try {
         await stream.answer.finish(stream.sink.document(end.text));
@@ -96,12 +110,20 @@ export function createTurnDriver(deps: TurnDriverDeps): TurnDriver {
         log.warn({ err: (err as Error).message, platform: state.conversation.platform }, 'finishing the streamed answer failed; posting it instead');
       }
     }
-    await stream.answer.end();
+    await stream.answer.end(note);
     return false;
   }
 
-  async function finish(state: TurnState, end: TurnEnd, stream?: { answer: AnswerStream; sink: AnswerSink }): Promise<void> {
-    if (stream && (await closeStream(stream, state, end))) {
+  /** Why a stopped turn ended, as the answer being written says it ("Stopped by @ann"). */
+  function stopNote(state: TurnState, signal: AbortSignal): string | undefined {
+    if (!isStopReason(signal.reason)) return undefined;
+    const port = deps.portFor(state.conversation);
+    return say.stoppedBy(port ? port.mention(signal.reason.by.userId) : (signal.reason.by.displayName ?? signal.reason.by.userId));
+  }
+
+  async function finish(state: TurnState, end: TurnEnd, stream?: { answer: AnswerStream; sink: AnswerSink }, signal?: AbortSignal): Promise<void> {
+    const note = end.kind === 'aborted' && signal ? stopNote(state, signal) : undefined;
+    if (stream && (await closeStream(stream, state, end, note))) {
       traceEnd(state, end);
       if (state.paused) await deps.store.delete(`turn:${state.turnId}`);
       return;
@@ -115,11 +137,14 @@ export function createTurnDriver(deps: TurnDriverDeps): TurnDriver {
     }
     if (state.paused) await deps.store.delete(`turn:${state.turnId}`);
     if (end.kind === 'budget_exhausted') {
-      deps.access.traceRefusal(state.speaker, { reason: 'daily_tokens', usage: end.usage }, 'turn');
+      deps.access.traceRefusal(state.speaker, { reason: 'daily_tokens', usage: end.usage }, 'turn', state.conversation);
       await deps.sessions.append(state.sessionId, [{ role: 'user', content: `[system note] ${budgetStopped(end.usage.scope)}` }]);
       await sendEnd(state, say.budgetStopped(end.usage, state.stepsUsed, deps.clock.now()), true);
     }
-    if (end.kind === 'answered') await sendEnd(state, end.text || say.EMPTY_ANSWER, !end.text);
+    if (end.kind === 'answered') {
+      if (end.text) await send(state.conversation, state.header ? withHeader(state.header, end.text, false) : end.text, state.replyTo, state.turnId);
+      else await sendEnd(state, say.EMPTY_ANSWER, true);
+    }
     else if (end.kind === 'step_limit') await sendEnd(state, say.stepLimitReached(deps.turn.limits.maxSteps), true);
     else if (end.kind === 'model_error') await sendEnd(state, say.modelFailed(end.error), true);
   }
@@ -130,10 +155,12 @@ export function createTurnDriver(deps: TurnDriverDeps): TurnDriver {
     if (end.kind !== 'paused') deps.turn.tracer.record({ type: 'turn_end', turnId: state.turnId, outcome: end.kind === 'model_error' ? `model_error:${end.error.kind}` : end.kind, steps: state.stepsUsed, durationMs: deps.clock.now() - state.startedAt, promptTokens: state.promptTokens, completionTokens: state.completionTokens });
   }
 
-  async function drive(state: TurnState, before?: (signal: AbortSignal) => Promise<boolean>): Promise<DriveEnd> {
+  async function drive(state: TurnState, before?: (signal: AbortSignal) => Promise<boolean>, beforeModelCall?: () => Promise<void>): Promise<DriveEnd> {
     const key = conversationKey(state.conversation);
     const controller = new AbortController();
-    running.set(key, controller);
+    const entry: RunningTurn = { controller, state };
+    running.set(key, entry);
+    byTurnId.set(state.turnId, entry);
     const port = deps.portFor(state.conversation);
     const progress = startProgress(port, state.conversation, state.replyTo, { delayMs: deps.progressDelayMs ?? 0, clock: deps.clock, log });
     const notes = startStatusLine(port, state.conversation, state.replyTo, { clock: deps.clock, log });
@@ -141,13 +168,14 @@ export function createTurnDriver(deps: TurnDriverDeps): TurnDriver {
     try {
       if (before && !(await before(controller.signal))) return 'not_started';
       stream = openStream(state, port);
-      const end = await runSteps(deps.turn, state, controller.signal, stream?.sink ?? {
-        toolsStarting: (names) => {
+      const shown = stream?.sink ?? {
+        toolsStarting: (names: string[]) => {
           port?.showProgress?.(state.conversation, `running ${names.join(', ')}`).catch(() => undefined);
         },
-        progress: (note) => notes.show(note),
-      });
-      await finish(state, end, stream);
+        progress: (note: string) => notes.show(note),
+      };
+      const end = await runSteps(deps.turn, state, controller.signal, beforeModelCall ? { ...shown, beforeModelCall } : shown);
+      await finish(state, end, stream, controller.signal);
       return end.kind;
     } catch (err) {
       log.error({ err: (err as Error).message, stack: (err as Error).stack, turnId: state.turnId }, 'turn failed');
@@ -156,7 +184,8 @@ export function createTurnDriver(deps: TurnDriverDeps): TurnDriver {
       deps.turn.tracer.record({ type: 'turn_end', turnId: state.turnId, outcome: 'error', steps: state.stepsUsed, durationMs: deps.clock.now() - state.startedAt, promptTokens: state.promptTokens, completionTokens: state.completionTokens });
       return 'error';
     } finally {
-      if (running.get(key) === controller) running.delete(key);
+      if (running.get(key) === entry) running.delete(key);
+      if (byTurnId.get(state.turnId) === entry) byTurnId.delete(state.turnId);
       await progress.stop();
       await notes.stop();
     }
@@ -166,8 +195,9 @@ export function createTurnDriver(deps: TurnDriverDeps): TurnDriver {
     drive,
     send,
     runningIn: (key) => running.get(key),
+    runningTurn: (turnId) => byTurnId.get(turnId),
     abortAll: () => {
-      for (const c of running.values()) c.abort();
+      for (const t of running.values()) t.controller.abort();
     },
   };
 }

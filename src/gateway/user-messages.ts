@@ -163,3 +163,26 @@ export function usageLines(report: UsageReport, now: number): string[] {
   }
   return lines;
 }
+
+/** Stop: a click (or `/hermes stop`) by someone who is neither the requester nor an admin. */
+export function onlyRequesterMayStop(requester: string): string {
+  return `Only ${requester} (who asked) or an admin can stop this task.`;
+}
+
+export const TURN_ALREADY_ENDED = 'This task has already finished.';
+
+export const NOTHING_RUNNING = 'Nothing is running here.';
+
+/** The last line of an answer cut short by Stop. */
+export function stoppedBy(who: string): string {
+  return `_Stopped by ${who}._`;
+}
+
+/** Feedback on an answer, told to the voter alone. */
+export function feedbackRecorded(vote: 'up' | 'down', changed: boolean): string {
+  const mark = vote === 'up' ? '👍' : '👎';
+  if (changed) return `Changed your vote on this answer to ${mark}.`;
+  return vote === 'up' ? `Thanks for the ${mark}.` : `Thanks for the ${mark}: this answer is marked for review.`;
+}
+
+export const FEEDBACK_FAILED = 'Sorry, your vote could not be saved right now. Please try again in a moment.';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BUSY_MODES, type BusyMode } from './busy-mode.js';
 
 /**
  * The `channels:` section of hermes.config.yaml (docs/access-and-limits.md): what the bot may do in
@@ -17,9 +18,6 @@ import { z } from 'zod';
  * it does not drop them). Inside `tools`, `allow` and `deny` are fields of their own: a channel
  * that gives only `deny` keeps the default's `allow`; `deny: []` clears an inherited deny list.
  */
-
-export const BUSY_MODES = ['steer', 'queue', 'interrupt'] as const;
-export type BusyMode = (typeof BUSY_MODES)[number];
 
 const POLICY_KEY = /^(?:default|dm|slack:[CGD][A-Z0-9]{2,}|discord:(?:guild|channel):\d{15,21})$/;
 export const POLICY_KEY_FIX = 'use default, dm, slack:<channel id> (C…), discord:guild:<server id> or discord:channel:<channel id>';

@@ -10,6 +10,8 @@ import { dashboardEnv, type DashboardConfig } from './dashboard-config.js';
 import { agentsFileSchema, resolveProfiles, type AgentProfiles } from './agent-profiles.js';
 import { mcpServersFileSchema, resolveMcpServers, skillsFileSchema, type McpServerConfig } from './mcp-servers.js';
 import { channelsFileSchema, type ChannelsFile } from './channel-policies.js';
+import { slackFileSchema, suggestedPrompts, type SuggestedPrompt } from './slack-file.js';
+import { BUSY_MODES, DEFAULT_BUSY_MODE, type BusyMode } from './busy-mode.js';
 
 /**
  * Every setting, validated once at start. Env is the primary interface; an optional
@@ -42,6 +44,8 @@ const fileSchema = z
     skills: skillsFileSchema.optional(),
     /** Per-channel policies (docs/access-and-limits.md); reloaded on SIGHUP and on a change of the file. */
     channels: channelsFileSchema.optional(),
+    /** What the Slack app shows in assistant threads (docs/slack.md "Assistant threads"). */
+    slack: slackFileSchema.optional(),
   })
   .strict();
 
@@ -61,6 +65,10 @@ export interface Config {
     streaming: boolean;
   };
   slack?: { botToken: string; signingSecret?: string; appToken?: string; apiUrl?: string };
+  /** hermes.config `slack:`: the suggested prompts of a new assistant thread (defaults when unset). */
+  slackAssistant: { suggestedPrompts: SuggestedPrompt[] };
+  /** HERMES_BUSY_MODE: a message that arrives while its conversation's turn runs steers it, waits, or interrupts it. */
+  busyMode: BusyMode;
   discord?: { token: string; apiUrl?: string; guildId?: string };
   port: number;
   dataDir: string;
@@ -127,6 +135,8 @@ export interface Config {
   telemetry?: TelemetryConfig;
   /** MCP servers and skills (docs/mcp-and-skills.md). */
   extensions: ExtensionsConfig;
+  /** The audit record (docs/access-and-limits.md "Audit"): HERMES_AUDIT_DAYS it is kept. */
+  audit: { days: number };
 }
 
 export interface ExtensionsConfig {
@@ -323,8 +333,15 @@ const miscEnv = z
   .object({
     HERMES_TIMEZONE: timeZone('UTC'),
     LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info', 'use one of fatal, error, warn, info, debug, trace, silent.'),
+    HERMES_BUSY_MODE: oneOf(BUSY_MODES, DEFAULT_BUSY_MODE, 'use "steer" (a message sent while a task runs is added to it, the default), "queue" (it waits for its own turn) or "interrupt" (it stops the running task and starts its own).'),
   })
-  .transform((e): Pick<Config, 'timezone' | 'logLevel'> => ({ timezone: e.HERMES_TIMEZONE, logLevel: e.LOG_LEVEL }));
+  .transform((e): Pick<Config, 'timezone' | 'logLevel' | 'busyMode'> => ({ timezone: e.HERMES_TIMEZONE, logLevel: e.LOG_LEVEL, busyMode: e.HERMES_BUSY_MODE }));
+
+const auditEnv = z
+  .object({
+    HERMES_AUDIT_DAYS: wholeNumber(365, { min: 1, max: 36_500, fix: 'is not valid: days the audit record is kept, a whole number from 1 to 36500 (default 365).' }),
+  })
+  .transform((e): Config['audit'] => ({ days: e.HERMES_AUDIT_DAYS }));
 
 const extensionsEnv = (cwd: string) =>
   z
@@ -364,8 +381,9 @@ const envSchema = (cwd: string) =>
       dashboard: dashboardEnv(cwd),
       telemetry: telemetryEnv,
       extensions: extensionsEnv(cwd),
+      audit: auditEnv,
     })
-    .transform(({ state, access, misc, telemetry, extensions, ...rest }) => ({ config: { ...rest, ...state, ...access, ...misc, ...(telemetry && { telemetry }) } satisfies Omit<Config, 'tools' | 'agents' | 'extensions' | 'channels'>, extensions }));
+    .transform(({ state, access, misc, telemetry, extensions, ...rest }) => ({ config: { ...rest, ...state, ...access, ...misc, ...(telemetry && { telemetry }) } satisfies Omit<Config, 'tools' | 'agents' | 'extensions' | 'slackAssistant' | 'channels'>, extensions }));
 
 /** Reads and validates the environment (and the optional config file). Pure apart from reading that file. */
 export function loadConfig(env: Env, cwd = process.cwd()): ConfigResult {
@@ -388,7 +406,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): ConfigResult {
     ...(configFile && { configFile }),
     secrets: mcp.secrets,
   };
-  return { ok: true, config: { ...parsed.data.config, tools: file?.tools ?? {}, agents: resolveProfiles(file?.agents), extensions, channels: file?.channels ?? {} }, warnings: [...unusedSettings(present), ...unknownSettingWarnings(present, knownEnvNames())] };
+  return { ok: true, config: { ...parsed.data.config, tools: file?.tools ?? {}, agents: resolveProfiles(file?.agents), slackAssistant: { suggestedPrompts: suggestedPrompts(file?.slack) }, extensions, channels: file?.channels ?? {} }, warnings: [...unusedSettings(present), ...unknownSettingWarnings(present, knownEnvNames())] };
 }
 
 /** Names read outside the zod areas: the config file's path. */
@@ -463,6 +481,7 @@ function readConfigFile(file: string | undefined, errors: string[]): z.infer<typ
         issue.path[0] === 'agents' ? 'docs/sub-agents.md "Agent profiles"'
         : issue.path[0] === 'mcp_servers' || issue.path[0] === 'skills' ? 'docs/mcp-and-skills.md'
         : issue.path[0] === 'channels' ? 'docs/access-and-limits.md "Channel policies"'
+        : issue.path[0] === 'slack' ? 'docs/slack.md "Assistant threads"'
         : 'docs/tools.md "Per-tool settings"';
       // A bad record key (zod: "Invalid key in record") carries the key rule's own message inside.
       const message = issue.code === 'invalid_key' ? (issue.issues[0]?.message ?? issue.message) : issue.message;

@@ -11,8 +11,9 @@ export interface DashboardConfig {
   /** Where `npm run eval` writes its result files (evals/results under the working folder). */
   evalsDir: string;
   /**
-   * HERMES_DASHBOARD_HOST: the address the dashboard's own server binds (default 127.0.0.1, this
-   * machine only). In Slack HTTP mode the dashboard shares Slack's public port and this is unused.
+   * HERMES_DASHBOARD_HOST: the address the bot's HTTP server binds when only the dashboard needs it
+   * (default 127.0.0.1, this machine only). In Slack HTTP mode the server listens on every
+   * interface for Slack's events and this is unused (src/app/bot-http.ts `listenHost`).
    */
   host: string;
 }

@@ -1,13 +1,16 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/basics/clock.js';
 import type { Conversation, Speaker } from '../../src/basics/types.js';
-import { createSqliteStore } from '../../src/state/store/sqlite-store.js';
-import { createMemoryStore } from '../../src/state/store/memory-store.js';
-import { storeKey, type Store } from '../../src/state/store/store.js';
+import { createPgPool } from '../../src/state/store/postgres-store.js';
+import { openPostgresDatabase, openSqliteDatabase, type OpenedDatabase } from '../../src/state/store/database.js';
 import { canonicalJson, createApprovalStore, hashArgs, type NewApproval } from '../../src/state/approvals/approval-store.js';
+import { freshSchema, postgresForTests } from '../helpers/postgres.js';
+
+/** The approval table on each engine: a SQLite file, and the real PostgreSQL when there is one. */
+const pgUrl = await postgresForTests();
 
 function manualClock(start = 1_700_000_000_000): Clock & { advance(ms: number): void } {
   let now = start;
@@ -32,32 +35,64 @@ function input(clock: Clock, over: Partial<NewApproval> = {}): NewApproval {
   };
 }
 
-let dir: string;
-const open: Store[] = [];
-beforeEach(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-approvals-'));
-});
+const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close().catch(() => undefined)));
-  await rm(dir, { recursive: true, force: true });
+  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 });
 
-describe('approval store', () => {
+interface Place {
+  database: OpenedDatabase;
+  /** Another handle on the same tables: a restart, or on PostgreSQL another instance. */
+  reopen(): Promise<OpenedDatabase>;
+}
+
+const engines: Array<{ name: string; open(): Promise<Place> }> = [
+  {
+    name: 'sqlite',
+    async open() {
+      const dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-approvals-'));
+      cleanups.push(() => rm(dir, { recursive: true, force: true }));
+      const file = path.join(dir, 'hermes.sqlite');
+      const opened = async () => {
+        const db = await openSqliteDatabase(file);
+        cleanups.push(() => db.close());
+        return db;
+      };
+      return { database: await opened(), reopen: opened };
+    },
+  },
+];
+if (pgUrl) {
+  engines.push({
+    name: 'postgres',
+    async open() {
+      const schema = await freshSchema(pgUrl);
+      cleanups.push(() => schema.drop());
+      const opened = async () => {
+        const pool = createPgPool(schema.url, { max: 4 });
+        cleanups.push(() => pool.end());
+        const db = await openPostgresDatabase(pool);
+        cleanups.push(() => db.close());
+        return db;
+      };
+      return { database: await opened(), reopen: opened };
+    },
+  });
+}
+
+describe.each(engines)('approval store ($name)', ({ name, open }) => {
   it('stores a pending record that survives a reopen and is decided exactly once after it', async () => {
-    const file = path.join(dir, 'hermes.sqlite');
     const clock = manualClock();
-    const first = await createSqliteStore({ file });
-    const created = await createApprovalStore(first, clock).create(input(clock));
+    const place = await open();
+    const created = await createApprovalStore(place.database, clock).create(input(clock));
     expect(created.id).toMatch(/^[A-Za-z0-9_-]{22}$/);
     expect(created.status).toBe('pending');
     expect(created.createdAt).toBe(clock.now());
     expect(created.argsHash).toBe(hashArgs(created.args));
     expect(created.argsHash).toMatch(/^[0-9a-f]{64}$/);
-    await first.close();
+    await place.database.close();
 
-    const second = await createSqliteStore({ file });
-    open.push(second);
-    const approvals = createApprovalStore(second, clock);
+    const approvals = createApprovalStore(await place.reopen(), clock);
     const read = await approvals.get(created.id);
     expect(read).toEqual(created);
     expect(read?.tampered).toBeUndefined();
@@ -70,26 +105,53 @@ describe('approval store', () => {
     expect(again).toMatchObject({ applied: false, record: { status: 'approved', decidedBy: bob } });
   });
 
-  it('applies exactly one of 50 concurrent decisions', async () => {
+  it('applies exactly one of 50 concurrent decisions, from two handles (two instances on PostgreSQL)', async () => {
     const clock = manualClock();
-    const store = await createSqliteStore({ file: path.join(dir, 'hermes.sqlite') });
-    open.push(store);
-    const approvals = createApprovalStore(store, clock);
-    const { id } = await approvals.create(input(clock));
+    const place = await open();
+    const one = createApprovalStore(place.database, clock);
+    // One process owns a SQLite file (one handle); instances share a PostgreSQL database.
+    const two = createApprovalStore(name === 'postgres' ? await place.reopen() : place.database, clock);
+    const { id } = await one.create(input(clock));
     const deciders = Array.from({ length: 50 }, (_, i): Speaker => ({ ...bob, userId: `U${i}` }));
-    const results = await Promise.all(
-      deciders.map((by, i) => approvals.decide(id, i % 2 ? 'denied' : 'approved', by)),
-    );
+    const results = await Promise.all(deciders.map((by, i) => (i % 3 ? one : two).decide(id, i % 2 ? 'denied' : 'approved', by)));
     const winners = results.filter((r) => r.applied);
     expect(winners).toHaveLength(1);
-    const final = await approvals.get(id);
+    const final = await one.get(id);
     expect(final?.status).toBe(winners[0]!.record!.status);
     expect(final?.decidedBy).toEqual(winners[0]!.record!.decidedBy);
   });
 
+  it('commits the decision with what it sets off, or neither', async () => {
+    const clock = manualClock();
+    const place = await open();
+    const approvals = createApprovalStore(place.database, clock);
+    const { id } = await approvals.create(input(clock));
+    const { db } = place.database;
+    // What it sets off fails (a crash mid-transaction has the same effect): the decision is not kept.
+    await expect(
+      approvals.decide(id, 'approved', alice, async (tx) => {
+        await tx.insertInto('hermes_inbound').values({ platform: 't', id: 'marker', outcome: 'queued', accepted_at: 1 }).execute();
+        throw new Error('cut off');
+      }),
+    ).rejects.toThrow('cut off');
+    expect((await approvals.get(id))?.status).toBe('pending');
+    expect(await db.selectFrom('hermes_inbound').selectAll().execute()).toEqual([]);
+    // It succeeds: both are there. A second decision sets nothing off.
+    const calls: string[] = [];
+    const decide = (by: Speaker) =>
+      approvals.decide(id, 'approved', by, async (tx, r) => {
+        calls.push(r.status);
+        await tx.insertInto('hermes_inbound').values({ platform: 't', id: `resume:${r.id}`, outcome: 'queued', accepted_at: 1 }).execute();
+      });
+    expect((await decide(alice)).applied).toBe(true);
+    expect((await decide(bob)).applied).toBe(false);
+    expect(calls).toEqual(['approved']);
+    expect((await db.selectFrom('hermes_inbound').select('id').execute()).map((r) => r.id)).toEqual([`resume:${id}`]);
+  });
+
   it('lets the gateway see an expiry that has passed, and expire it once', async () => {
     const clock = manualClock();
-    const approvals = createApprovalStore(createMemoryStore(clock), clock);
+    const approvals = createApprovalStore((await open()).database, clock);
     const created = await approvals.create(input(clock, { expiresAt: clock.now() + 1_000 }));
     clock.advance(1_001);
     const read = await approvals.get(created.id);
@@ -102,7 +164,7 @@ describe('approval store', () => {
 
   it('runs an approved call at most once: markRunning twice gives false the second time', async () => {
     const clock = manualClock();
-    const approvals = createApprovalStore(createMemoryStore(clock), clock);
+    const approvals = createApprovalStore((await open()).database, clock);
     const { id } = await approvals.create(input(clock));
     expect(await approvals.markRunning(id)).toBe(false); // still pending
     await approvals.decide(id, 'approved', alice);
@@ -117,7 +179,7 @@ describe('approval store', () => {
 
   it('turns an interrupted run into unknown and never back into running', async () => {
     const clock = manualClock();
-    const approvals = createApprovalStore(createMemoryStore(clock), clock);
+    const approvals = createApprovalStore((await open()).database, clock);
     const { id } = await approvals.create(input(clock));
     await approvals.decide(id, 'approved', alice);
     await approvals.markRunning(id);
@@ -127,16 +189,15 @@ describe('approval store', () => {
     expect(await approvals.listOpen()).toEqual([]);
   });
 
-  it('keeps the open index right through every kind of decision', async () => {
+  it('lists exactly the open requests through every kind of decision, oldest first', async () => {
     const clock = manualClock();
-    const approvals = createApprovalStore(createMemoryStore(clock), clock);
-    const make = async (sessionId: string) => {
+    const approvals = createApprovalStore((await open()).database, clock);
+    const ids: string[] = [];
+    for (const sessionId of ['s1', 's1', 's1', 's1', 's1', 's1', 's1', 's2']) {
       clock.advance(1);
-      return (await approvals.create(input(clock, { sessionId }))).id;
-    };
-    const [denied, expired, cancelled, approved, running, done, pending, other] = await Promise.all(
-      ['s1', 's1', 's1', 's1', 's1', 's1', 's1', 's2'].map(make),
-    );
+      ids.push((await approvals.create(input(clock, { sessionId }))).id);
+    }
+    const [denied, expired, cancelled, approved, running, done, pending, other] = ids;
     await approvals.decide(denied!, 'denied', alice);
     await approvals.decide(expired!, 'expired');
     await approvals.decide(cancelled!, 'cancelled', alice);
@@ -148,29 +209,19 @@ describe('approval store', () => {
     await approvals.markDone(done!, 'ok');
 
     const listed = await approvals.listOpen();
-    expect(new Set(listed.map((r) => r.id))).toEqual(new Set([approved, running, pending, other]));
-    expect(listed.map((r) => r.createdAt)).toEqual([...listed.map((r) => r.createdAt)].sort((a, b) => a - b));
-    expect(new Set((await approvals.openForSession('s1')).map((r) => r.id))).toEqual(new Set([approved, running, pending]));
+    expect(listed.map((r) => r.id)).toEqual([approved, running, pending, other]);
+    expect((await approvals.openForSession('s1')).map((r) => r.id)).toEqual([approved, running, pending]);
     expect((await approvals.openForSession('s2')).map((r) => r.id)).toEqual([other]);
-  });
-
-  it('prunes index entries whose record is missing or closed', async () => {
-    const clock = manualClock();
-    const store = createMemoryStore(clock);
-    const approvals = createApprovalStore(store, clock);
-    const { id } = await approvals.create(input(clock));
-    await store.update<string[]>(storeKey('approval', 'open'), (ids) => [...(ids ?? []), 'ghost']);
-    expect((await approvals.listOpen()).map((r) => r.id)).toEqual([id]);
-    expect(await store.get(storeKey('approval', 'open'))).toEqual([id]);
   });
 
   it('refuses a record whose stored arguments no longer match their hash', async () => {
     const clock = manualClock();
-    const store = createMemoryStore(clock);
-    const approvals = createApprovalStore(store, clock);
+    const { database } = await open();
+    const approvals = createApprovalStore(database, clock);
     const created = await approvals.create(input(clock));
-    const key = storeKey('approval', 'record', created.id);
-    await store.update<Record<string, unknown>>(key, (r) => ({ ...r, args: { url: 'https://evil.example/', body: {} } }));
+    const row = await database.db.selectFrom('hermes_approval').select('record').where('id', '=', created.id).executeTakeFirstOrThrow();
+    const changed = { ...JSON.parse(row.record), args: { url: 'https://evil.example/', body: {} } };
+    await database.db.updateTable('hermes_approval').set({ record: JSON.stringify(changed) }).where('id', '=', created.id).execute();
 
     const read = await approvals.get(created.id);
     expect(read?.tampered).toBe(true);
@@ -181,16 +232,18 @@ describe('approval store', () => {
     expect((await approvals.listOpen())[0]?.tampered).toBe(true);
   });
 
-  it('stores the prompt message reference, and refuses one for an unknown id', async () => {
+  it('stores the prompt message reference without undoing a decision, and refuses one for an unknown id', async () => {
     const clock = manualClock();
-    const approvals = createApprovalStore(createMemoryStore(clock), clock);
+    const approvals = createApprovalStore((await open()).database, clock);
     const { id } = await approvals.create(input(clock));
-    await approvals.setMessageRef(id, 'C1:1700000000.000100');
-    expect((await approvals.get(id))?.messageRef).toBe('C1:1700000000.000100');
+    await Promise.all([approvals.setMessageRef(id, 'C1:1700000000.000100'), approvals.decide(id, 'approved', alice)]);
+    expect(await approvals.get(id)).toMatchObject({ messageRef: 'C1:1700000000.000100', status: 'approved' });
     await expect(approvals.setMessageRef('nope', 'x')).rejects.toThrow(/does not exist/);
     expect(await approvals.decide('nope', 'approved', alice)).toEqual({ applied: false, record: undefined });
   });
+});
 
+describe('approval arguments', () => {
   it('hashes arguments independently of key order', () => {
     expect(canonicalJson({ b: { y: 1, x: [2, { d: 1, c: 2 }] }, a: 'z' })).toBe('{"a":"z","b":{"x":[2,{"c":2,"d":1}],"y":1}}');
     expect(hashArgs({ a: 1, b: 2 })).toBe(hashArgs({ b: 2, a: 1 }));

@@ -48,7 +48,7 @@ describe('what the approver sees is what runs', () => {
     const shown = await h.port.waitFor(isApproval);
     expect(shown.view.argsJson).toContain('tail-END-visible');
     expect(JSON.parse(shown.view.argsJson)).toEqual({ url: web.url('/sink'), body });
-    const record = await createApprovalStore(h.core.store, systemClock).get(shown.view.id);
+    const record = await createApprovalStore(h.core.database, systemClock).get(shown.view.id);
     expect(shown.view.argsDigest).toBe(record?.argsHash);
     expect(shown.view.argsDigest).toBe(hashArgs({ url: web.url('/sink'), body }));
   });

@@ -22,6 +22,9 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 });
 
+/** The queue's own guarantees are under test here: messages wait for their turns instead of steering the running one. */
+const QUEUE = { HERMES_BUSY_MODE: 'queue' };
+
 type Line = { kind: string; text?: string; id?: string; verdict?: string };
 
 function startInstance(env: Record<string, string>): { child: ChildProcessWithoutNullStreams; lines: Line[]; waitFor(pred: (l: Line) => boolean, ms?: number): Promise<Line> } {
@@ -70,7 +73,7 @@ describe.skipIf(!pgUrl)('an instance killed with -9', () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hermes-kill-a-'));
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
 
-    const a = startInstance({ OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: FAKE_OPENAI_KEY, HERMES_MODEL_RETRIES: '0', HERMES_DATA_DIR: dataDir, HERMES_STORE_URL: schema.url, HERMES_PROGRESS_DELAY_MS: '0' });
+    const a = startInstance({ OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: FAKE_OPENAI_KEY, HERMES_MODEL_RETRIES: '0', HERMES_DATA_DIR: dataDir, HERMES_STORE_URL: schema.url, HERMES_PROGRESS_DELAY_MS: '0', ...QUEUE });
     cleanups.push(async () => a.child.kill('SIGKILL'));
     await a.waitFor((l) => l.kind === 'ready');
     const place = conv('C_kill', { threadId: '3.3' });
@@ -84,7 +87,7 @@ describe.skipIf(!pgUrl)('an instance killed with -9', () => {
     a.child.kill('SIGKILL');
     await new Promise((r) => a.child.once('exit', r));
 
-    const b: Harness = await startHarness({ fake, env: { HERMES_STORE_URL: schema.url }, core: { clusterTiming: { leaseMs: 1_500, pollMs: 200 } } });
+    const b: Harness = await startHarness({ fake, env: { HERMES_STORE_URL: schema.url, ...QUEUE }, core: { clusterTiming: { leaseMs: 1_500, pollMs: 200 } } });
     cleanups.push(() => b.close());
     const answers = await b.port.waitForCount(isText, 3, 30_000);
     expect(answers.map((e) => (e.kind === 'text' ? e.text : ''))).toEqual([RESTART_INTERRUPTED, 'answer to second', 'answer to third']);
@@ -92,7 +95,57 @@ describe.skipIf(!pgUrl)('an instance killed with -9', () => {
     // The interrupted turn was not run again: the slow message reached the model once.
     expect(fake.requests.filter((r) => lastUser(r) === 'slow one')).toHaveLength(1);
   }, 120_000);
+
+  it('loses no steering message: one taken into a turn that is killed is answered, once, by the instance that takes over', async () => {
+    const schema = await freshSchema(pgUrl!);
+    cleanups.push(() => schema.drop());
+    // A's turn: a tool call first (held until the steering message is accepted), so the turn makes a
+    // second model call, before which it takes the steering message in; that call outlives A.
+    let release!: () => void;
+    const accepted = new Promise<void>((r) => (release = r));
+    const fake: FakeOpenAI = await startFakeOpenAI({
+      handler: async (req, i) => {
+        if (i === 0) {
+          await accepted;
+          return { toolCalls: [{ name: 'look_up', arguments: { q: 'x' } }] };
+        }
+        return i === 1 ? { text: 'too late', delayMs: 120_000 } : { text: `answer to ${userTurns(req).join(' + ')}` };
+      },
+    });
+    cleanups.push(() => fake.close());
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hermes-kill-steer-'));
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+
+    const a = startInstance({ OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: FAKE_OPENAI_KEY, HERMES_MODEL_RETRIES: '0', HERMES_DATA_DIR: dataDir, HERMES_STORE_URL: schema.url, HERMES_PROGRESS_DELAY_MS: '0', HERMES_GROUNDING: 'off' });
+    cleanups.push(async () => a.child.kill('SIGKILL'));
+    await a.waitFor((l) => l.kind === 'ready');
+    const place = conv('C_steer', { threadId: '4.4' });
+    const msg = (id: string, text: string): InboundMessage => ({ id, conversation: place, speaker: user('U_S'), text, mentioned: true, replyTo: id });
+    a.child.stdin.write(`${JSON.stringify(msg('s1', 'research x'))}\n`);
+    await waitUntil(() => fake.requests.length === 1);
+    a.child.stdin.write(`${JSON.stringify(msg('s2', 'also check y'))}\n`);
+    await a.waitFor((l) => l.kind === 'accepted' && l.id === 's2');
+    release();
+    // A took the message into its turn (marked seen) and is in the model call after it.
+    await a.waitFor((l) => l.kind === 'seen' && l.id === 's2');
+    await waitUntil(() => fake.requests.length === 2);
+    expect(userTurns(fake.requests[1]!)).toEqual(['research x', 'also check y']);
+    a.child.kill('SIGKILL');
+    await new Promise((r) => a.child.once('exit', r));
+
+    const b: Harness = await startHarness({ fake, env: { HERMES_STORE_URL: schema.url, HERMES_GROUNDING: 'off' }, core: { clusterTiming: { leaseMs: 1_500, pollMs: 200 } } });
+    cleanups.push(() => b.close());
+    const answers = await b.port.waitForCount(isText, 2, 30_000);
+    await b.core.gateway.idle();
+    // The cut-off turn is reported; the steering message is answered, and it is in the history once.
+    expect(answers.map((e) => (e.kind === 'text' ? e.text : ''))).toEqual([RESTART_INTERRUPTED, 'answer to research x + also check y']);
+    expect(fake.requests).toHaveLength(3);
+    expect(a.lines.filter((l) => l.kind === 'text')).toEqual([]);
+  }, 120_000);
 });
+
+const userTurns = (req: ChatCompletionRequestBody): string[] =>
+  req.messages.filter((m) => m.role === 'user' && !String(m.content).startsWith('[system note]')).map((m) => String(m.content).replace(/^\[from [^\]]*\] /, ''));
 
 async function waitUntil(check: () => boolean, ms = 60_000): Promise<void> {
   const until = Date.now() + ms;

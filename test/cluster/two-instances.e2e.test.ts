@@ -1,6 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../../src/capabilities/toolkit/tool-api.js';
+import { createApprovalStore } from '../../src/state/approvals/approval-store.js';
+import { systemClock } from '../../src/basics/clock.js';
 import { reminderTools } from '../../tools/reminders.js';
 import { RESTART_INTERRUPTED } from '../../src/gateway/user-messages.js';
 import type { InboundMessage } from '../../src/basics/types.js';
@@ -37,7 +39,8 @@ async function twoInstances(tools: ReturnType<typeof defineTool>[] = []): Promis
   const start = () =>
     startHarness({
       fake,
-      env: { HERMES_STORE_URL: schema!.url },
+      // Ordering and one-at-a-time per session are under test: messages queue rather than steer.
+      env: { HERMES_STORE_URL: schema!.url, HERMES_BUSY_MODE: 'queue' },
       extraTools: tools,
       core: { clusterTiming: { leaseMs: 1_500, pollMs: 200 } },
     });
@@ -131,7 +134,7 @@ describe.skipIf(!pgUrl)('two instances on one PostgreSQL database', () => {
     await a.core.gateway.handleMessage(msg('do the risky thing'));
     const prompt = await Promise.race([a.port.waitFor(isApproval, 20_000), b.port.waitFor(isApproval, 20_000)]);
     // The buttons exist once the post returned; its reference is stored right after.
-    for (let i = 0; i < 400 && !(await a.core.store.get<{ messageRef?: string }>(`approval:record:${prompt.view.id}`))?.messageRef; i++) {
+    for (let i = 0; i < 400 && !(await createApprovalStore(a.core.database, systemClock).get(prompt.view.id))?.messageRef; i++) {
       await new Promise((r) => setTimeout(r, 25));
     }
     fake.enqueue({ text: 'Done on prod.' });
@@ -189,7 +192,8 @@ describe.skipIf(!pgUrl)('two instances on one PostgreSQL database', () => {
     expect(id).not.toBe('');
     // A third instance started now reads the same due reminder and arms its own timer for it:
     // two schedulers race for it at its due time, and the claim in the database lets one win.
-    const c = await startHarness({ fake, env: { HERMES_STORE_URL: schema!.url }, extraTools: [...reminderTools], core: { clusterTiming: { leaseMs: 1_500, pollMs: 200 } } });
+    const c = await startHarness({ fake, // Ordering and one-at-a-time per session are under test: messages queue rather than steer.
+      env: { HERMES_STORE_URL: schema!.url, HERMES_BUSY_MODE: 'queue' }, extraTools: [...reminderTools], core: { clusterTiming: { leaseMs: 1_500, pollMs: 200 } } });
     running.push(c);
     const all = running;
     const fired = await waitForTexts(all, 2, 20_000);

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { createDashboard, type Dashboard, type DashboardOptions } from '../../src/operations/dashboard/dashboard.js';
-import { createDashboardServer } from '../../src/operations/dashboard/dashboard-server.js';
+import { createBotHttp } from '../../src/app/bot-http.js';
 
 export const TOKEN = 'dashboard-test-token-0123456789';
 
@@ -15,10 +15,11 @@ export interface Served {
   close(): Promise<void>;
 }
 
-/** The real dashboard handler on its own real HTTP server on 127.0.0.1 (a free port). */
+/** The real dashboard handler on the bot's real HTTP server (src/app/bot-http.ts) on 127.0.0.1 (a free port). */
 export async function serveDashboard(opts: Partial<DashboardOptions> & Pick<DashboardOptions, 'tracesDir' | 'evalsDir'>): Promise<Served> {
-  const dashboard = createDashboard({ token: TOKEN, log: pino({ level: process.env.TEST_LOG ?? 'silent' }), ...opts });
-  const server = createDashboardServer(dashboard.handle, () => true);
+  const log = pino({ level: process.env.TEST_LOG ?? 'silent' });
+  const dashboard = createDashboard({ token: TOKEN, log, ...opts });
+  const server = createBotHttp({ log, isReady: () => true, dashboard });
   const port = await server.start(0, '127.0.0.1');
   const base = `http://127.0.0.1:${port}`;
   const get = (p: string, headers: Record<string, string> = {}) => fetch(`${base}${p}`, { redirect: 'manual', headers, signal: AbortSignal.timeout(10_000) });

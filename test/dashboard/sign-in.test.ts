@@ -1,8 +1,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os, { networkInterfaces } from 'node:os';
 import path from 'node:path';
+import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createDashboardServer } from '../../src/operations/dashboard/dashboard-server.js';
+import { createBotHttp, listenHost } from '../../src/app/bot-http.js';
 import { loadConfig } from '../../src/settings/config.js';
 import { formToken, serveDashboard, TOKEN, type Served } from './dashboard-helper.js';
 
@@ -142,9 +143,12 @@ describe('HERMES_DASHBOARD_HOST', () => {
     }
   });
 
-  it('is the only address the dashboard server listens on', async () => {
-    const server = createDashboardServer(() => undefined, () => true);
-    const port = await server.start(0, '127.0.0.1');
+  it('is the only address the bot\'s HTTP server listens on when only the dashboard needs it', async () => {
+    const server = createBotHttp({ log: pino({ level: 'silent' }), isReady: () => true, dashboard: { handle: () => undefined } });
+    expect(listenHost({ slackHttp: false, dashboardHost: '127.0.0.1' })).toBe('127.0.0.1');
+    // Slack must reach its events route: then every interface, whatever HERMES_DASHBOARD_HOST says.
+    expect(listenHost({ slackHttp: true, dashboardHost: '127.0.0.1' })).toBeUndefined();
+    const port = await server.start(0, listenHost({ slackHttp: false, dashboardHost: '127.0.0.1' }));
     try {
       const other = firstNonLoopbackV4();
       // Reachable on loopback; on the machine's other address nothing listens on that port.

@@ -5,7 +5,7 @@ import { startSlackHarness, type SlackHarness } from '../slack/slack-harness.js'
 import { TOKEN } from './dashboard-helper.js';
 
 /**
- * Slack HTTP mode: the dashboard shares Bolt's server (its custom routes) on the same port as
+ * Slack HTTP mode: the dashboard is a route on the bot's one HTTP server, on the same port as
  * POST /slack/events, and a real Slack turn shows up on it. Without a token there is no dashboard.
  */
 
@@ -16,7 +16,7 @@ afterEach(async () => {
 });
 
 describe('dashboard in Slack HTTP mode', { timeout: 60_000 }, () => {
-  it('is served on the Bolt server\'s port and shows a turn that came in through Slack', async () => {
+  it('is served on the Slack events\' port and shows a turn that came in through Slack', async () => {
     h = await startSlackHarness({
       env: { HERMES_DASHBOARD_TOKEN: TOKEN },
       extraTools: [calculator],
@@ -27,7 +27,7 @@ describe('dashboard in Slack HTTP mode', { timeout: 60_000 }, () => {
     await h.slack.waitFor('the answer', () => h!.slack.posts().length === 1, 30_000);
     await h.core.flushTraces();
 
-    // The sign-in form posts through Bolt's server without Slack's timestamp header.
+    // The sign-in form posts to the same server without Slack's timestamp header.
     const signIn = await fetch(`${h.base}/dashboard/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual' });
     expect(signIn.status).toBe(303);
     const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;

@@ -107,7 +107,7 @@ describe('/hermes commands', () => {
     await h.core.gateway.handleMessage({ id: 'r1', conversation: place, speaker: me, text: 'do it', mentioned: true });
     const shown = await h.port.waitFor(isApproval);
     // What a crash right after the side effect started leaves behind:
-    const approvals = createApprovalStore(h.core.store, systemClock);
+    const approvals = createApprovalStore(h.core.database, systemClock);
     expect((await approvals.decide(shown.view.id, 'approved', me)).applied).toBe(true);
     expect(await approvals.markRunning(shown.view.id)).toBe(true);
     h.fake.enqueue({ text: 'I cannot tell whether it ran.' });

@@ -105,8 +105,9 @@ describe('channel policies on slack', () => {
   it('an approval in the channel is decided only by the requester, an admin or a listed approver', async () => {
     h.ai.enqueue({ toolCalls: [{ id: 'call_deploy', name: 'deploy', arguments: { target: 'prod' } }] });
     const root = await h.mention('CENG', 'UDEV', 'deploy prod');
-    await h.slack.waitFor('the approval prompt', () => h.slack.posts({ channel: 'CENG' }).some((p) => Array.isArray(p.args.blocks)));
-    const prompt = h.slack.posts({ channel: 'CENG' }).find((p) => Array.isArray(p.args.blocks))!;
+    const promptOf = () => h.slack.posts({ channel: 'CENG' }).find((p) => Array.isArray(p.args.blocks) && p.args.thread_ts === root && JSON.stringify(p.args.blocks).includes('hermes_approve'));
+    await h.slack.waitFor('the approval prompt', () => promptOf() !== undefined);
+    const prompt = promptOf()!;
     const approvalId = JSON.stringify(prompt.args.blocks).match(/"value":"([^"]+)"/)![1]!;
 
     await h.slack.sendClick(h.target, { actionId: 'hermes_approve', value: approvalId, userId: 'UOTHER', channelId: 'CENG', messageTs: prompt.ts, threadTs: root });

@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { honouringRateLimits, normaliseApiUrl } from '../../adapters/slack/slack-calls.js';
 import { checkScopes } from '../../adapters/slack/startup-check.js';
@@ -50,6 +53,23 @@ describe('startup scope check', () => {
     const r = checkScopes(FULL_SCOPES.filter((s) => s !== 'app_mentions:read' && s !== 'users:read'));
     expect(r.errors).toEqual([expect.stringMatching(/app_mentions:read.*add the bot scope app_mentions:read.*reinstall/)]);
     expect(r.warnings).toEqual([expect.stringMatching(/users:read/)]);
+  });
+  it('the manifest in the repo asks for every scope the check knows, and turns the assistant pane on with its events', () => {
+    const manifest = parseYaml(readFileSync(path.join(import.meta.dirname, '../../adapters/slack/manifest.yaml'), 'utf8')) as {
+      features: { assistant_view?: { assistant_description?: string; suggested_prompts?: Array<{ title: string; message: string }> } };
+      oauth_config: { scopes: { bot: string[] } };
+      settings: { event_subscriptions: { bot_events: string[] } };
+    };
+    expect(checkScopes(manifest.oauth_config.scopes.bot)).toEqual({ errors: [], warnings: [] });
+    expect(manifest.oauth_config.scopes.bot).toContain('assistant:write');
+    expect(manifest.features.assistant_view?.assistant_description).toBeTruthy();
+    expect(manifest.features.assistant_view?.suggested_prompts?.every((p) => p.title && p.message)).toBe(true);
+    expect(manifest.settings.event_subscriptions.bot_events).toEqual(expect.arrayContaining(['app_mention', 'message.im', 'message.channels', 'message.groups', 'assistant_thread_started', 'assistant_thread_context_changed']));
+  });
+  it('a token without assistant:write starts, with one warning that names what is missing and the fix', () => {
+    const r = checkScopes(FULL_SCOPES.filter((s) => s !== 'assistant:write'));
+    expect(r.errors).toEqual([]);
+    expect(r.warnings).toEqual([expect.stringMatching(/lacks the assistant:write scope.*suggested prompts.*rest works without it.*add the bot scope assistant:write/)]);
   });
   it('skips the check with a warning when Slack sends no scope header', () => {
     expect(checkScopes(undefined)).toMatchObject({ errors: [], warnings: [expect.stringMatching(/x-oauth-scopes/)] });

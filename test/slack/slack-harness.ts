@@ -12,6 +12,8 @@ import type { AnyTool } from '../../src/capabilities/toolkit/tool-api.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 import { startFakeSlack, type FakeSlack, type FakeSlackOptions } from '../fakes/slack/fake-slack.js';
 import type { RequestHandler } from '../../src/operations/dashboard/dashboard.js';
+import { createBotHttp } from '../../src/app/bot-http.js';
+import type { HttpServer } from '../../src/basics/http-server.js';
 
 /**
  * The whole bot as it runs in production — real Bolt App and WebClient, real core on SQLite,
@@ -22,6 +24,8 @@ export interface SlackHarness {
   ai: FakeOpenAI;
   core: Core;
   adapter: SlackAdapter;
+  /** The bot's one HTTP server (src/app/bot-http.ts), started in Socket Mode too, to show the adapter adds no route there. */
+  http: HttpServer;
   /** The bot's POST /slack/events URL. */
   target: string;
   base: string;
@@ -54,7 +58,7 @@ export interface HarnessOptions {
   clock?: Clock;
   /** Start the due timer (reminders, scheduled tasks); off by default so nothing fires unasked. */
   dueTimer?: boolean;
-  /** Mounts this handler under /dashboard on the bot's HTTP server (as main.ts does with a token). */
+  /** Serves this handler under /dashboard on the bot's HTTP server (as main.ts does with a token). */
   dashboard?: (core: Core, config: Config) => RequestHandler;
 }
 
@@ -91,24 +95,30 @@ export async function startSlackHarness(opts: HarnessOptions = {}): Promise<Slac
     const core = await createCore({ config, log, extraTools: opts.extraTools, reminders: opts.dueTimer === true, invalidTraces: 'throw', ...(opts.clock ? { clock: opts.clock } : {}) });
     const gateway = opts.wrapGateway ? opts.wrapGateway(core.gateway) : core.gateway;
     // The wrapper must still deliver the port to the real gateway.
-    const adapter = await createSlackAdapter({ config: config.slack!, httpPort: 0, gateway, store: core.store, receipts: createReceiptJournal(core.database, 'slack'), log, isReady: () => h.ready, retries: 0, callTimeoutMs: opts.callTimeoutMs, maxRateLimitWaitMs: opts.maxRateLimitWaitMs, dashboard: opts.dashboard?.(core, config) });
+    // As main.ts wires it: one server on PORT with /healthz (and the dashboard); the adapter adds its route.
+    const handle = opts.dashboard?.(core, config);
+    const http = createBotHttp({ log, isReady: () => h.ready, ...(handle && { dashboard: { handle } }) });
+    const adapter = await createSlackAdapter({ config: config.slack!, http, gateway, store: core.store, receipts: createReceiptJournal(core.database, 'slack'), log, retries: 0, callTimeoutMs: opts.callTimeoutMs, maxRateLimitWaitMs: opts.maxRateLimitWaitMs, suggestedPrompts: config.slackAssistant.suggestedPrompts });
+    const port = await http.start(0, '127.0.0.1');
     await adapter.start();
     await core.start();
     h.ready = true;
-    const base = `http://127.0.0.1:${adapter.listeningPort()}`;
-    Object.assign(h, { core, adapter, base, target: `${base}/slack/events` });
+    const base = `http://127.0.0.1:${port}`;
+    Object.assign(h, { core, adapter, http, base, target: `${base}/slack/events` });
   };
   await open();
 
   h.restart = async (whileDown) => {
     h.ready = false;
     await h.adapter.stop();
+    await h.http.stop();
     await h.core.close();
     await whileDown?.();
     await open();
   };
   h.close = async () => {
     await h.adapter.stop();
+    await h.http.stop();
     await h.core.close();
     await Promise.all([slack.close(), ai.close()]);
     await rm(dataDir, { recursive: true, force: true });

@@ -8,9 +8,10 @@ afterEach(async () => {
 });
 
 describe('slack Socket Mode', () => {
-  it('connects through apps.connections.open at SLACK_API_URL, acks events and answers, with no HTTP server', async () => {
+  it('connects through apps.connections.open at SLACK_API_URL, acks events and answers, with no HTTP route', async () => {
     h = await startSlackHarness({ socketMode: true });
-    expect(h.adapter.listeningPort()).toBeUndefined();
+    // The adapter adds no route to the bot's HTTP server (main.ts runs none for Socket Mode alone).
+    expect((await fetch(h.target, { method: 'POST', body: '{}' })).status).toBe(404);
     expect(h.slack.callsTo('apps.connections.open')).toHaveLength(1);
     await h.slack.waitFor('the socket', () => h!.slack.socketCount() === 1);
     h.ai.enqueue({ text: 'over the socket' });

@@ -4,6 +4,7 @@ import { createSlackAdapter } from '../../adapters/slack/slack-adapter.js';
 import { SlackStartupError } from '../../adapters/slack/startup-check.js';
 import type { GatewayApi, OutboundPort } from '../../src/basics/ports.js';
 import { createMemoryStore } from '../../src/state/store/memory-store.js';
+import { createBotHttp } from '../../src/app/bot-http.js';
 import { FULL_SCOPES, startFakeSlack, type FakeSlack } from '../fakes/slack/fake-slack.js';
 
 let slack: FakeSlack | undefined;
@@ -27,32 +28,42 @@ function logLines() {
 async function create(fake: FakeSlack, token = fake.botToken) {
   const { log, lines } = logLines();
   const ports: OutboundPort[] = [];
+  const http = createBotHttp({ log, isReady: () => false });
   const adapter = await createSlackAdapter({
     config: { botToken: token, signingSecret: fake.signingSecret, apiUrl: fake.apiUrl },
-    httpPort: 0,
+    http,
     gateway: recordingGateway(ports),
     store: createMemoryStore(),
     // Start-up only: nothing is received, so the journal is never asked for pending bodies.
     receipts: { add: async () => undefined, done: async () => undefined, pending: async () => [] },
     log,
-    isReady: () => false,
     retries: 0,
   });
-  return { adapter, ports, lines };
+  return { adapter, http, ports, lines };
 }
 
 describe('slack startup', () => {
   it('checks the token with auth.test, registers its port and warns about degraded scopes', async () => {
     slack = await startFakeSlack({ scopes: FULL_SCOPES.filter((s) => s !== 'reactions:write') });
-    const { adapter, ports, lines } = await create(slack);
+    const { adapter, http, ports, lines } = await create(slack);
     expect(slack.callsTo('auth.test')).toHaveLength(1);
     expect(ports).toHaveLength(1);
     expect(ports[0]!.platform).toBe('slack');
     const warning = lines.find((l) => l.level === 40 && l.msg.includes('reactions:write'));
     expect(warning?.msg).toMatch(/OAuth & Permissions.*reinstall/);
-    await adapter.start();
-    expect((await fetch(`http://127.0.0.1:${adapter.listeningPort()}/healthz`)).status).toBe(503);
-    await adapter.stop();
+    const base = `http://127.0.0.1:${await http.start(0, '127.0.0.1')}`;
+    try {
+      // Before start the bot's server has no Slack route; start adds it, stop takes it away again.
+      expect((await fetch(`${base}/slack/events`, { method: 'POST', body: '{}' })).status).toBe(404);
+      await adapter.start();
+      expect((await fetch(`${base}/healthz`)).status).toBe(503);
+      expect((await fetch(`${base}/slack/events`, { method: 'POST', body: '{}', headers: { 'x-slack-request-timestamp': String(Math.floor(Date.now() / 1000)) } })).status).toBe(401);
+      expect((await fetch(`${base}/slack/events`)).status).toBe(405);
+      await adapter.stop();
+      expect((await fetch(`${base}/slack/events`, { method: 'POST', body: '{}' })).status).toBe(404);
+    } finally {
+      await http.stop();
+    }
     expect(slack.callsTo('auth.test')).toHaveLength(1);
   });
 

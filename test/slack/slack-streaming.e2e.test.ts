@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { getCurrentTime } from '../../tools/get-current-time.js';
+import { CONTROL_TEXT } from '../../adapters/slack/slack-answer-stream.js';
 import { startSlackHarness, type SlackHarness } from './slack-harness.js';
 
 /**
@@ -13,6 +14,9 @@ afterEach(async () => {
 });
 
 const STREAMING = { env: { HERMES_STREAMING: 'on' } };
+
+/** Posts other than the Stop message shown under a stream while it is written. */
+const answerPosts = (filter: { channel?: string; thread_ts?: string }) => h!.slack.posts(filter).filter((p) => p.text !== CONTROL_TEXT);
 
 describe('Slack: streamed answers', () => {
   it('a channel mention is answered by a stream in its thread, with tool progress as a task card and no tool-call text', async () => {
@@ -32,7 +36,11 @@ describe('Slack: streamed answers', () => {
     expect(cards.length).toBeGreaterThan(0);
     expect(new Set(cards.map((c) => c.title))).toEqual(new Set(['running get_current_time']));
     expect(cards.at(-1)!.status).toBe('complete');
-    expect(h.slack.posts({ channel: 'C1' })).toHaveLength(0);
+    expect(answerPosts({ channel: 'C1' })).toHaveLength(0);
+    // The Stop message was there while the answer was written, and is gone.
+    const control = h.slack.posts({ channel: 'C1', thread_ts: ts }).find((p) => p.text === CONTROL_TEXT);
+    expect(control).toBeDefined();
+    await h.slack.waitFor('the Stop message removed', () => h!.slack.callsTo('chat.delete').some((c) => c.args.ts === control!.ts));
     expect(h.ai.requests[0]).toMatchObject({ stream: true });
   });
 
@@ -50,8 +58,8 @@ describe('Slack: streamed answers', () => {
     h = await startSlackHarness(STREAMING);
     h.ai.enqueue({ text: 'Half an answer', stream: { textChunks: ['Half ', 'an answer'], breakAfter: { chunks: 3, how: 'drop' } } });
     const ts = await h.mention('C1', 'U1', 'hello');
-    await h.slack.waitFor('the failure message', () => h!.slack.posts({ channel: 'C1', thread_ts: ts }).length === 1);
+    await h.slack.waitFor('the failure message', () => answerPosts({ channel: 'C1', thread_ts: ts }).length === 1);
     expect(h.slack.streams()[0]).toMatchObject({ state: 'stopped', text: 'Half an answer' });
-    expect(h.slack.posts({ channel: 'C1', thread_ts: ts })[0]!.text).toMatch(/model/i);
+    expect(answerPosts({ channel: 'C1', thread_ts: ts })[0]!.text).toMatch(/model/i);
   });
 });

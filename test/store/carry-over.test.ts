@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { storeKey } from '../../src/state/store/store.js';
+import { systemClock } from '../../src/basics/clock.js';
+import { createApprovalStore, hashArgs } from '../../src/state/approvals/approval-store.js';
 import type { InboundMessage } from '../../src/basics/types.js';
 import { conv, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
 
@@ -39,5 +41,25 @@ describe('carrying a round-2 data directory over', () => {
     await h.core.gateway.idle();
     expect(h.port.events.filter(isText)).toHaveLength(0);
     expect(h.fake.requests).toHaveLength(1);
+  });
+
+  it('moves round-2 approval requests into the table, once, and a pending one can still be decided', async () => {
+    h = await startHarness();
+    const args = { n: 1 };
+    const record = {
+      id: 'OldApprovalId00000000a', sessionId: 'slack:T1:C_OLD#old', conversation: place, turnId: 't-old', toolCallId: 'call_old', toolName: 'risky_action',
+      args, argsHash: hashArgs(args), requester: user('U_OLD'), createdAt: Date.now() - 5_000, expiresAt: Date.now() + 600_000, status: 'pending',
+    };
+    await h.core.store.set(storeKey('approval', 'record', record.id), record);
+    await h.core.store.set(storeKey('approval', 'open'), [record.id]);
+    await h.restart();
+    expect(await h.core.store.keysWithPrefix('approval:')).toEqual([]);
+    const approvals = createApprovalStore(h.core.database, systemClock);
+    expect((await approvals.listOpen()).map((r) => [r.id, r.status, r.tampered])).toEqual([[record.id, 'pending', undefined]]);
+    expect((await approvals.decide(record.id, 'denied', user('U_OLD'))).applied).toBe(true);
+    await h.restart();
+    const after = createApprovalStore(h.core.database, systemClock);
+    expect(await after.listOpen()).toEqual([]);
+    expect((await after.get(record.id))?.status).toBe('denied');
   });
 });

@@ -6,6 +6,7 @@ import type { Conversation, Speaker } from '../../basics/types.js';
 import { speakerKey } from '../../basics/types.js';
 import { matchRule, type AllowRule } from '../../settings/allow-rules.js';
 import { createRateLimiter, type RateLimiter } from './rate-limiter.js';
+import type { AuditLog } from '../../state/audit/audit-log.js';
 import { createUsageMeter, type DailyUsage, type Payer, type Pool, type UsageMeter } from '../../state/usage/usage-meter.js';
 import { personListed, policyAdmits } from '../../settings/channel-policies.js';
 import type { PolicyBook } from '../../settings/policy-book.js';
@@ -68,8 +69,8 @@ export interface Gatekeeper {
   /** Whom a turn's model calls are charged to (the person, the channel's and the bot's budgets), and whether the person's budget binds them. */
   payer(speaker: Speaker, conversation?: Conversation): Payer;
   readonly meter: UsageMeter;
-  /** Records a refusal decided elsewhere (a turn stopped by the budget). */
-  traceRefusal(speaker: Speaker, refusal: Refusal, source: RefusalSource): void;
+  /** Records a refusal decided elsewhere (a turn stopped by the budget): trace, log and audit. */
+  traceRefusal(speaker: Speaker, refusal: Refusal, source: RefusalSource, conversation?: Conversation): void;
   report(speaker: Speaker): Promise<UsageReport>;
 }
 
@@ -78,6 +79,8 @@ export interface GatekeeperDeps {
   clock: Clock;
   tracer: Pick<Tracer, 'record'>;
   log: Logger;
+  /** Every refusal is also an audit row (absent in tests that do not read it). */
+  audit?: Pick<AuditLog, 'record'>;
   admins: readonly string[];
   /** Empty: everyone may use the bot. */
   allow: readonly AllowRule[];
@@ -155,15 +158,23 @@ export function createGatekeeper(deps: GatekeeperDeps): Gatekeeper {
   }
   const payer = (speaker: Speaker, conversation?: Conversation): Payer => ({ person: personOf(speaker), exempt: exempt(speaker), pools: poolsFor(conversation) });
 
-  function traceRefusal(speaker: Speaker, refusal: Refusal, source: RefusalSource): void {
+  function traceRefusal(speaker: Speaker, refusal: Refusal, source: RefusalSource, conversation?: Conversation): void {
     deps.tracer.record({ type: 'refusal', reason: refusal.reason, source, platform: speaker.platform, userKey: speakerKey(speaker) });
     log.info({ reason: refusal.reason, source, person: personOf(speaker) }, 'request refused');
+    // Not awaited: the refusal's answer must not wait on the audit (record never throws).
+    void deps.audit?.record({
+      kind: refusal.reason === 'not_allowed' ? 'access_refused' : 'limit_refused',
+      outcome: refusal.reason,
+      actor: speaker,
+      ...(conversation && { conversation }),
+      detail: { source, ...(refusal.reason === 'rate_limit' && { perMinute: refusal.perMinute }), ...(refusal.reason === 'daily_tokens' && { used: refusal.usage.used, limit: refusal.usage.limit, budget: refusal.usage.scope ?? 'user' }) },
+    });
   }
 
   async function checkAccess(who: Requester, source: RefusalSource): Promise<Refusal | undefined> {
     if (await isAllowed(who)) return undefined;
     const refusal: Refusal = { reason: 'not_allowed' };
-    traceRefusal(who.speaker, refusal, source);
+    traceRefusal(who.speaker, refusal, source, who.conversation);
     return refusal;
   }
 
@@ -181,7 +192,7 @@ export function createGatekeeper(deps: GatekeeperDeps): Gatekeeper {
       const shared = pools.length ? await meter.exhausted({ person: personOf(who.speaker), exempt: true, pools }) : undefined;
       if (shared) {
         const refusal: Refusal = { reason: 'daily_tokens', usage: shared };
-        traceRefusal(who.speaker, refusal, source);
+        traceRefusal(who.speaker, refusal, source, who.conversation);
         return refusal;
       }
       if (exempt(who.speaker)) return undefined;
@@ -192,7 +203,7 @@ export function createGatekeeper(deps: GatekeeperDeps): Gatekeeper {
         const usage = await meter.exhausted({ person: personOf(who.speaker), exempt: false });
         if (usage) refusal = { reason: 'daily_tokens', usage };
       }
-      if (refusal) traceRefusal(who.speaker, refusal, source);
+      if (refusal) traceRefusal(who.speaker, refusal, source, who.conversation);
       return refusal;
     },
     payer,

@@ -5,12 +5,13 @@ import { createOpenAIProvider } from '../../runtime/provider/openai-provider.js'
 import { toToolSpec } from '../../capabilities/toolkit/json-schema.js';
 import type { ToolRegistry } from '../../capabilities/toolkit/registry.js';
 import { createDashboard, type Dashboard } from './dashboard.js';
+import type { AuditLog } from '../../state/audit/audit-log.js';
 
 /**
  * The dashboard as the bot runs it: traces from HERMES_DATA_DIR/traces, eval results from
  * evals/results, and replay against the configured OpenAI-compatible server with any model name.
  */
-export function createBotDashboard(config: Config & { dashboard: NonNullable<Config['dashboard']> }, registry: ToolRegistry, log: Logger): Dashboard {
+export function createBotDashboard(config: Config & { dashboard: NonNullable<Config['dashboard']> }, registry: ToolRegistry, log: Logger, audit?: Pick<AuditLog, 'list'>): Dashboard {
   const quiet = log.child({ component: 'dashboard-replay' });
   return createDashboard({
     token: config.dashboard.token,
@@ -18,6 +19,7 @@ export function createBotDashboard(config: Config & { dashboard: NonNullable<Con
     tracesDir: path.join(config.dataDir, 'traces'),
     evalsDir: config.dashboard.evalsDir,
     log: log.child({ component: 'dashboard' }),
+    ...(audit && { audit }),
     replay: {
       defaultModel: config.model.name,
       provider: (model) => createOpenAIProvider({ ...config.model, model, log: quiet }),

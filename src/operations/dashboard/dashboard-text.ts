@@ -16,4 +16,5 @@ export const REQUEST_TEXT = {
   noReplay: 'Replay is not available here.',
   allTurns: 'All turns',
   backToTurn: 'Back to the turn',
+  noAudit: 'The audit record is not available in this dashboard (it is shown by the running bot).',
 } as const;

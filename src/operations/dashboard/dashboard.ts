@@ -1,4 +1,6 @@
+import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { HttpRoute } from '../../basics/http-server.js';
 import type { Logger } from 'pino';
 import { asset } from './assets.js';
 import { createSessions, createSignInLimiter, tokenMatches, type Sessions, type SignInLimiter } from './auth.js';
@@ -16,12 +18,16 @@ import { turnsPage } from './pages/turns.js';
 import { createReplayRunner, type ReplayDeps, type ReplayRunner } from './replay-runner.js';
 import { createTraceIndex, type TraceIndex } from './trace-index.js';
 import { computeStats, pageOf, parseFilter } from './turn-query.js';
+import { MAX_PAGE, type AuditLog } from '../../state/audit/audit-log.js';
+import { AUDIT_PAGE_SIZE, parseAuditQuery } from './audit-query.js';
+import { AUDIT_CSV_COLUMNS, auditCsvRow, csvRow } from './audit-csv.js';
+import { auditPage } from './pages/audit.js';
+import { redactSecrets } from '../../basics/safety/secrets.js';
 
 /**
- * The dashboard as one platform-free request handler for everything under /dashboard. The bot
- * mounts it on whatever HTTP server runs on PORT: its own (src/operations/dashboard/dashboard-server.ts),
- * or Bolt's in Slack HTTP mode (adapters/slack). docs/dashboard.md describes the pages and the
- * security choices.
+ * The dashboard as one platform-free request handler for everything under /dashboard, which the
+ * bot registers on its one HTTP server on PORT (`dashboardRoute`, src/app/bot-http.ts), next to
+ * Slack's events and /healthz. docs/dashboard.md describes the pages and the security choices.
  */
 
 export interface DashboardOptions {
@@ -37,7 +43,12 @@ export interface DashboardOptions {
   sessionTtlMs?: number;
   /** Failed sign-ins per address before it is refused, and for how long (default 5 in 15 min). */
   signIn?: { maxFailures?: number; windowMs?: number };
+  /** The audit record (/dashboard/audit); absent: the page says it is not available. */
+  audit?: Pick<AuditLog, 'list'>;
 }
+
+/** The most rows one CSV download holds (newest first); narrow the dates for older ones. */
+export const MAX_AUDIT_CSV_ROWS = 100_000;
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -56,9 +67,9 @@ const COOKIE = 'hermes_dashboard';
 
 type Access = { kind: 'session'; id: string } | { kind: 'bearer' } | { kind: 'none' };
 
-export function isDashboardPath(url: string | undefined): boolean {
-  const p = (url ?? '').split('?')[0]!;
-  return p === BASE || p.startsWith(`${BASE}/`);
+/** /dashboard and everything below it, any method (the handler answers what it does not serve). */
+export function dashboardRoute(handle: RequestHandler): HttpRoute {
+  return { path: BASE, prefix: true, handle };
 }
 
 /** Only a path inside the dashboard may be the target after sign-in (never another site). */
@@ -206,11 +217,47 @@ export function createDashboard(opts: DashboardOptions): Dashboard {
       const since = Date.parse(`${new Date(until - (days - 1) * 86_400_000).toISOString().slice(0, 10)}T00:00:00Z`);
       return sendHtml(res, 200, statsPage(computeStats(index.turns(), index.refusals(), since, until), days, chrome(a)));
     }
+    if (p === `${BASE}/audit` || p === `${BASE}/audit.csv`) {
+      if (!opts.audit) return sendHtml(res, 404, layout('Audit', html`<h1>Audit</h1>${notice(T.noAudit, 'error')}`, chrome(a)));
+      const q = parseAuditQuery(url.searchParams);
+      if (p.endsWith('.csv')) return sendAuditCsv(res, opts.audit, q.filter);
+      const result = await opts.audit.list(q.filter, { limit: AUDIT_PAGE_SIZE, offset: (q.page - 1) * AUDIT_PAGE_SIZE });
+      return sendHtml(res, 200, auditPage(result, q, chrome(a)));
+    }
     if (p === `${BASE}/evals`) {
       const pick = { a: url.searchParams.get('a') ?? undefined, b: url.searchParams.get('b') ?? undefined };
       return sendHtml(res, 200, evalsPage(await evals.list(), opts.evalsDir, pick, chrome(a)));
     }
     return sendHtml(res, 404, layout(T.notFound, html`<h1>${T.notFound}</h1><p><a href="${BASE}/turns">${T.allTurns}</a></p>`, chrome(a)));
+  }
+
+  /**
+   * Every row the filter matches, newest first, written as it is read (1,000 rows a query). The
+   * range ends now, so rows recorded during the download cannot shift the pages already read.
+   */
+  async function sendAuditCsv(res: ServerResponse, audit: Pick<AuditLog, 'list'>, filter: Parameters<AuditLog['list']>[0]): Promise<void> {
+    const to = Math.min(filter.to ?? Infinity, now() + 1);
+    const day = new Date(now()).toISOString().slice(0, 10);
+    const clean = (text: string) => redactSecrets(text, known);
+    const first = await audit.list({ ...filter, to }, { limit: MAX_PAGE, offset: 0 });
+    res.writeHead(200, {
+      'content-type': 'text/csv; charset=utf-8',
+      'content-disposition': `attachment; filename="hermes-audit-${day}.csv"`,
+      'x-content-type-options': 'nosniff',
+      'cache-control': 'no-store',
+      ...(first.total > MAX_AUDIT_CSV_ROWS && { 'x-hermes-rows-omitted': String(first.total - MAX_AUDIT_CSV_ROWS) }),
+    });
+    res.write(csvRow(AUDIT_CSV_COLUMNS));
+    let entries = first.entries;
+    for (let offset = 0; entries.length > 0 && offset < MAX_AUDIT_CSV_ROWS; ) {
+      // A slow reader holds the next query back instead of the rows piling up in memory.
+      if (!res.write(entries.slice(0, MAX_AUDIT_CSV_ROWS - offset).map((e) => auditCsvRow(e, clean)).join(''))) await once(res, 'drain');
+      if (res.destroyed) return;
+      offset += entries.length;
+      if (entries.length < MAX_PAGE || offset >= MAX_AUDIT_CSV_ROWS) break;
+      entries = (await audit.list({ ...filter, to }, { limit: MAX_PAGE, offset })).entries;
+    }
+    res.end();
   }
 
   async function runReplay(req: IncomingMessage, res: ServerResponse, a: Access, turnId: string, model: string): Promise<void> {

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { canonicalJson } from '../../basics/canonical-json.js';
 import type { Clock } from '../../basics/clock.js';
 import type { Conversation, Speaker } from '../../basics/types.js';
-import { storeKey, type Store } from '../store/store.js';
+import type { OpenedDatabase, Tx } from '../store/database.js';
 
 /**
  * pending → approved | denied | expired | cancelled   (decide: compare-and-set from pending)
@@ -49,22 +49,25 @@ export interface ApprovalStore {
   create(input: NewApproval): Promise<ApprovalRecord>;
   get(id: string): Promise<ApprovalRecord | undefined>;
   setMessageRef(id: string, ref: string): Promise<void>;
-  /** Compare-and-set from 'pending' only: exactly one caller gets applied:true, ever (double clicks, two approvers, after restart). */
-  decide(id: string, to: 'approved' | 'denied' | 'expired' | 'cancelled', by?: Speaker): Promise<{ applied: boolean; record: ApprovalRecord | undefined }>;
+  /**
+   * Compare-and-set from 'pending' only: exactly one caller gets applied:true, ever (double clicks,
+   * two approvers, after restart). `then` runs inside the same transaction when it applies (the
+   * resume work row), so the decision and what it sets off commit together or not at all; it
+   * must hold only statements on `tx`.
+   */
+  decide(id: string, to: 'approved' | 'denied' | 'expired' | 'cancelled', by?: Speaker, then?: (tx: Tx, record: ApprovalRecord) => Promise<void>): Promise<{ applied: boolean; record: ApprovalRecord | undefined }>;
   /** 'approved' → 'running' (CAS) before the side effect; false if it is not 'approved' (already ran, running, or tampered). */
   markRunning(id: string): Promise<boolean>;
   /** 'running' → 'done'; does nothing from any other status. */
   markDone(id: string, resultSummary: string): Promise<void>;
   /** 'running' → 'unknown', for a run a restart interrupted; does nothing from any other status. */
   markUnknown(id: string): Promise<void>;
-  /** pending, approved-not-yet-run and running records, oldest first, read through an index key. */
+  /** pending, approved-not-yet-run and running records, oldest first (an indexed query on status). */
   listOpen(): Promise<ApprovalRecord[]>;
   openForSession(sessionId: string): Promise<ApprovalRecord[]>;
 }
 
-const OPEN_STATUSES: ReadonlySet<ApprovalStatus> = new Set(['pending', 'approved', 'running']);
-const OPEN_INDEX_KEY = storeKey('approval', 'open');
-const recordKey = (id: string) => storeKey('approval', 'record', id);
+const OPEN_STATUSES: readonly ApprovalStatus[] = ['pending', 'approved', 'running'];
 
 /** Kept here too: the hash's definition is read next to the records it protects. */
 export { canonicalJson };
@@ -83,37 +86,65 @@ function present(r: ApprovalRecord): ApprovalRecord {
   return isTampered(clean) ? { ...clean, tampered: true } : clean;
 }
 
-export function createApprovalStore(store: Store, clock: Clock): ApprovalStore {
-  /** Compare-and-set on one record: `change` returns the new record, or undefined to refuse. */
-  async function transition(id: string, change: (r: ApprovalRecord) => ApprovalRecord | undefined) {
-    let applied = false;
-    const { after } = await store.update<ApprovalRecord>(recordKey(id), (current) => {
-      if (!current || isTampered(current)) return undefined;
-      const next = change(current);
-      if (next) applied = true;
-      return next;
+/** A record as written to the table: the status lives in its column, `tampered` is never stored. */
+function recordJson(r: ApprovalRecord): string {
+  const { tampered: _t, status: _s, ...rest } = r;
+  return JSON.stringify(rest);
+}
+
+function fromRow(row: { status: string; record: string }): ApprovalRecord {
+  return { ...(JSON.parse(row.record) as Omit<ApprovalRecord, 'status'>), status: row.status as ApprovalStatus };
+}
+
+/**
+ * Approval requests in `hermes_approval` (db-schema.ts): one row each, the status a column every
+ * change compares and sets, open requests found by an indexed query. Each change is one
+ * transaction; on PostgreSQL the row is locked while it is read and rewritten, so a change of
+ * another field (the prompt's reference) never overwrites a decision or the other way round.
+ */
+export function createApprovalStore(database: OpenedDatabase, clock: Clock): ApprovalStore {
+  const { db } = database;
+  const pg = database.dialect === 'postgres';
+
+  async function transition(
+    id: string,
+    change: (r: ApprovalRecord) => ApprovalRecord | undefined,
+    then?: (tx: Tx, record: ApprovalRecord) => Promise<void>,
+  ): Promise<{ applied: boolean; record: ApprovalRecord | undefined }> {
+    return db.transaction().execute(async (tx) => {
+      const row = await tx
+        .selectFrom('hermes_approval')
+        .select(['status', 'record'])
+        .where('id', '=', id)
+        .$if(pg, (q) => q.forUpdate())
+        .executeTakeFirst();
+      if (!row) return { applied: false, record: undefined };
+      const current = fromRow(row);
+      const next = isTampered(current) ? undefined : change(current);
+      if (!next) return { applied: false, record: present(current) };
+      const r = await tx
+        .updateTable('hermes_approval')
+        .set({ status: next.status, record: recordJson(next) })
+        .where('id', '=', id)
+        .where('status', '=', current.status)
+        .executeTakeFirst();
+      if (Number(r.numUpdatedRows) === 0) return { applied: false, record: present(current) };
+      const after = present(next);
+      if (then) await then(tx, after);
+      return { applied: true, record: after };
     });
-    if (applied && after && !OPEN_STATUSES.has(after.status)) await removeFromIndex([id]);
-    return { applied, record: after ? present(after) : undefined };
   }
 
-  async function removeFromIndex(ids: string[]): Promise<void> {
-    const gone = new Set(ids);
-    await store.update<string[]>(OPEN_INDEX_KEY, (list) => (list?.some((x) => gone.has(x)) ? list.filter((x) => !gone.has(x)) : undefined));
-  }
-
-  async function listOpen(): Promise<ApprovalRecord[]> {
-    const ids = (await store.get<string[]>(OPEN_INDEX_KEY)) ?? [];
-    const records = await Promise.all(ids.map((id) => store.get<ApprovalRecord>(recordKey(id))));
-    const open: ApprovalRecord[] = [];
-    const stale: string[] = [];
-    records.forEach((r, i) => {
-      if (r && OPEN_STATUSES.has(r.status)) open.push(present(r));
-      else stale.push(ids[i]!);
-    });
-    // A closed record's id is left over from a crash between the status write and the index write.
-    if (stale.length) await removeFromIndex(stale);
-    return open.sort((a, b) => a.createdAt - b.createdAt);
+  async function listWhere(sessionId?: string): Promise<ApprovalRecord[]> {
+    const rows = await db
+      .selectFrom('hermes_approval')
+      .select(['status', 'record'])
+      .where('status', 'in', OPEN_STATUSES)
+      .$if(sessionId !== undefined, (q) => q.where('session_id', '=', sessionId!))
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map((row) => present(fromRow(row)));
   }
 
   return {
@@ -125,27 +156,28 @@ export function createApprovalStore(store: Store, clock: Clock): ApprovalStore {
         createdAt: clock.now(),
         status: 'pending',
       };
-      // Record first, so an indexed id always has a record and listOpen never prunes one that is
-      // being created. A crash in between leaves an unindexed record that was never shown to
-      // anyone; the turn's repair step then tells the model the call was interrupted.
-      await store.set(recordKey(record.id), record);
-      await store.update<string[]>(OPEN_INDEX_KEY, (list) => [...(list ?? []), record.id]);
+      await db
+        .insertInto('hermes_approval')
+        .values({ id: record.id, session_id: record.sessionId, status: record.status, expires_at: record.expiresAt, created_at: record.createdAt, record: recordJson(record) })
+        .execute();
       return present(record);
     },
 
     async get(id) {
-      const r = await store.get<ApprovalRecord>(recordKey(id));
-      return r ? present(r) : undefined;
+      const row = await db.selectFrom('hermes_approval').select(['status', 'record']).where('id', '=', id).executeTakeFirst();
+      return row ? present(fromRow(row)) : undefined;
     },
 
     async setMessageRef(id, ref) {
-      const { after } = await store.update<ApprovalRecord>(recordKey(id), (r) => (r ? { ...r, messageRef: ref } : undefined));
-      if (!after) throw new Error(`approval ${id} does not exist, so its message reference cannot be stored`);
+      const { record } = await transition(id, (r) => ({ ...r, messageRef: ref }));
+      if (!record) throw new Error(`approval ${id} does not exist, so its message reference cannot be stored`);
     },
 
-    decide(id, to, by) {
-      return transition(id, (r) =>
-        r.status === 'pending' ? { ...r, status: to, decidedAt: clock.now(), ...(by ? { decidedBy: by } : {}) } : undefined,
+    decide(id, to, by, then) {
+      return transition(
+        id,
+        (r) => (r.status === 'pending' ? { ...r, status: to, decidedAt: clock.now(), ...(by ? { decidedBy: by } : {}) } : undefined),
+        then,
       );
     },
 
@@ -161,10 +193,7 @@ export function createApprovalStore(store: Store, clock: Clock): ApprovalStore {
       await transition(id, (r) => (r.status === 'running' ? { ...r, status: 'unknown' } : undefined));
     },
 
-    listOpen,
-
-    async openForSession(sessionId) {
-      return (await listOpen()).filter((r) => r.sessionId === sessionId);
-    },
+    listOpen: () => listWhere(),
+    openForSession: (sessionId) => listWhere(sessionId),
   };
 }

@@ -46,8 +46,58 @@ export interface WorkTable {
   created_at: number;
 }
 
+/** A vote on a turn's answer (thumbs up or down), one per voter and turn; a new click replaces it. */
+export interface FeedbackTable {
+  turn_id: string;
+  /** speakerKey of who voted. */
+  voter: string;
+  /** 'up' | 'down'. */
+  vote: string;
+  platform: string;
+  /** conversationKey of where the answer was. */
+  conversation: string;
+  voted_at: number;
+}
+
+/**
+ * Approval requests. `status` and `expires_at` are columns (indexed: the open ones are found by a
+ * query, not a list); the rest of the record, the exact arguments included, is JSON in `record`
+ * and is checked against its hash on every read. A status change is a compare-and-set on the
+ * column, in the transaction that also writes whatever the decision sets off (the resume row).
+ */
+export interface ApprovalTable {
+  id: string;
+  session_id: string;
+  status: string;
+  expires_at: number;
+  created_at: number;
+  record: string;
+}
+
+/**
+ * The audit record (src/state/audit/audit-log.ts): append-only; rows leave only by retention.
+ * `actor` is `platform:userId` (the HERMES_ADMINS form), `channel` is `platform:channelId`.
+ */
+export interface AuditTable {
+  /** Sorts by time: fixed-width `at` in base 36, then random letters. */
+  id: string;
+  at: number;
+  kind: string;
+  actor: string | null;
+  channel: string | null;
+  tool: string | null;
+  /** sha256 of the canonical JSON of the tool's arguments (the approval record's hash). */
+  args_hash: string | null;
+  outcome: string;
+  /** JSON object text, secrets redacted. */
+  detail: string;
+}
+
 export interface Tables {
   hermes_inbound: InboundTable;
   hermes_receipt: ReceiptTable;
   hermes_work: WorkTable;
+  hermes_approval: ApprovalTable;
+  hermes_audit: AuditTable;
+  hermes_feedback: FeedbackTable;
 }

@@ -48,6 +48,63 @@ const steps: Record<string, Migration> = {
       await db.schema.createIndex('hermes_work_lane').on('hermes_work').columns(['lane', 'order_key', 'id']).execute();
     },
   },
+  '0002-durable-approvals': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('hermes_approval')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('session_id', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'double precision', (c) => c.notNull())
+        .addColumn('created_at', 'double precision', (c) => c.notNull())
+        .addColumn('record', 'text', (c) => c.notNull())
+        .execute();
+      // Open requests by status and expiry (start-up, the expiry watch, /hermes status), and a
+      // session's open ones (each turn): indexed queries instead of one shared list every instance writes.
+      await db.schema.createIndex('hermes_approval_status').on('hermes_approval').columns(['status', 'expires_at']).execute();
+      await db.schema.createIndex('hermes_approval_session').on('hermes_approval').columns(['session_id', 'status']).execute();
+    },
+  },
+  '0003-audit': {
+    async up(db: Kysely<unknown>) {
+      // Append-only: the code has no update of it, and deletes only rows past HERMES_AUDIT_DAYS.
+      await db.schema
+        .createTable('hermes_audit')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('at', 'double precision', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('actor', 'text')
+        .addColumn('channel', 'text')
+        .addColumn('tool', 'text')
+        .addColumn('args_hash', 'text')
+        .addColumn('outcome', 'text', (c) => c.notNull())
+        .addColumn('detail', 'text', (c) => c.notNull())
+        .execute();
+      // The page lists newest first, filtered by one of these; retention deletes by `at`.
+      await db.schema.createIndex('hermes_audit_at').on('hermes_audit').columns(['at', 'id']).execute();
+      await db.schema.createIndex('hermes_audit_kind').on('hermes_audit').columns(['kind', 'at']).execute();
+      await db.schema.createIndex('hermes_audit_actor').on('hermes_audit').columns(['actor', 'at']).execute();
+      await db.schema.createIndex('hermes_audit_channel').on('hermes_audit').columns(['channel', 'at']).execute();
+    },
+  },
+  '0004-feedback': {
+    async up(db: Kysely<unknown>) {
+      // One row per (turn, voter): a second click replaces the vote. The requester and place are
+      // copied in so stats and `eval --from-feedback` need no other table.
+      await db.schema
+        .createTable('hermes_feedback')
+        .addColumn('turn_id', 'text', (c) => c.notNull())
+        .addColumn('voter', 'text', (c) => c.notNull())
+        .addColumn('vote', 'text', (c) => c.notNull())
+        .addColumn('platform', 'text', (c) => c.notNull())
+        .addColumn('conversation', 'text', (c) => c.notNull())
+        .addColumn('voted_at', 'double precision', (c) => c.notNull())
+        .addPrimaryKeyConstraint('hermes_feedback_pk', ['turn_id', 'voter'])
+        .execute();
+      // Stats and the eval export read a time window.
+      await db.schema.createIndex('hermes_feedback_time').on('hermes_feedback').column('voted_at').execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => steps };

@@ -129,6 +129,10 @@ export async function handleRest(state: RestState, req: IncomingMessage, res: Se
       return c ? reply(200, c) : reply(404, { message: 'Unknown Channel', code: 10003 });
     }
     if (method === 'POST' && seg[2] === 'typing') return reply(204);
+    // The bot's own reaction (path recorded decoded: /channels/:c/messages/:m/reactions/👀/@me).
+    if (method === 'PUT' && seg[2] === 'messages' && seg[3] && seg[4] === 'reactions' && seg[5] && seg[6] === '@me') {
+      return state.channelLog.get(channelId)?.has(seg[3]) ? reply(204) : reply(404, { message: 'Unknown Message', code: 10008 });
+    }
     if (method === 'POST' && seg[2] === 'messages' && seg.length === 3) return reply(200, createMessage(state, channelId, body as Json));
     if (method === 'DELETE' && seg[2] === 'messages' && seg[3]) {
       const existing = state.messages.get(seg[3]);

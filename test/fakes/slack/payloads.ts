@@ -48,6 +48,8 @@ export interface Click {
   channelId: string;
   messageTs: string;
   threadTs?: string;
+  /** The element clicked (default a button); `feedback_buttons` for Slack's thumbs. */
+  actionType?: 'button' | 'feedback_buttons';
 }
 
 export function clickForm(ws: Workspace, click: Click, responseUrl: string, triggerId: string): string {
@@ -62,7 +64,7 @@ export function clickForm(ws: Workspace, click: Click, responseUrl: string, trig
     channel: { id: click.channelId, name: 'general' },
     message: { type: 'message', ts: click.messageTs, thread_ts: click.threadTs, text: 'Approval needed', user: ws.botUserId, bot_id: ws.botId },
     response_url: responseUrl,
-    actions: [{ type: 'button', action_id: click.actionId, block_id: 'hermes_approval', value: click.value, text: { type: 'plain_text', text: 'x' }, action_ts: `${Date.now() / 1000}` }],
+    actions: [{ type: click.actionType ?? 'button', action_id: click.actionId, block_id: 'hermes_approval', value: click.value, text: { type: 'plain_text', text: 'x' }, action_ts: `${Date.now() / 1000}` }],
   };
   return new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
 }

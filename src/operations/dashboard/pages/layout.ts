@@ -18,7 +18,7 @@ export function layout(title: string, body: Html, chrome: PageChrome): Html {
 <link rel="stylesheet" href="${BASE}/assets/dashboard.css">${chrome.charts ? html`<link rel="stylesheet" href="${BASE}/assets/uplot.css">` : ''}
 </head><body>
 <header><span class="brand">hermes</span>${chrome.signedIn
-    ? html`<nav><a href="${BASE}/turns">Turns</a><a href="${BASE}/stats">Stats</a><a href="${BASE}/evals">Eval runs</a></nav>${chrome.formToken !== undefined
+    ? html`<nav><a href="${BASE}/turns">Turns</a><a href="${BASE}/stats">Stats</a><a href="${BASE}/evals">Eval runs</a><a href="${BASE}/audit">Audit</a></nav>${chrome.formToken !== undefined
         ? html`<form method="post" action="${BASE}/logout"><input type="hidden" name="form_token" value="${chrome.formToken}"><button type="submit">Sign out</button></form>`
         : ''}`
     : ''}</header>

@@ -1,0 +1,94 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HTTPModuleFunctions as http, HTTPResponseAck, type App, type Logger as SlackLogger, type Receiver, type ReceiverEvent } from '@slack/bolt';
+import type { Logger } from '../../src/basics/log.js';
+import type { HttpRoute } from '../../src/basics/http-server.js';
+import { rejectSkewedRequests } from './request-age.js';
+
+/**
+ * Bolt's receiver for HTTP mode without a server of its own: events, interactivity and slash
+ * commands arrive at `POST /slack/events` on the bot's one HTTP server (src/basics/http-server.ts),
+ * which calls `route.handle`. Each request is checked the way Bolt's HTTPReceiver checks it (age of
+ * the timestamp — ours, 5 minutes either way — then signature, body size, `ssl_check`,
+ * `url_verification`), and handed to the App with an ack that answers the HTTP request. Starting
+ * and stopping the App starts and stops nothing here: the server belongs to the composition root.
+ */
+export const EVENTS_PATH = '/slack/events';
+
+export interface EventsReceiverOptions {
+  signingSecret: string;
+  logger: SlackLogger;
+  log: Logger;
+  /** The clock request timestamps are checked against (default Date.now). */
+  now?: () => number;
+}
+
+export class SlackEventsReceiver implements Receiver {
+  private app: App | undefined;
+  readonly route: HttpRoute;
+
+  constructor(private readonly opts: EventsReceiverOptions) {
+    this.route = {
+      path: EVENTS_PATH,
+      methods: ['POST'],
+      handle: rejectSkewedRequests((req, res) => void this.receive(req, res), opts.log, opts.now),
+    };
+  }
+
+  init(app: App): void {
+    this.app = app;
+  }
+
+  start(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  stop(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  private async receive(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const logger = this.opts.logger;
+    let buffered;
+    try {
+      buffered = await http.parseAndVerifyHTTPRequest({ enabled: true, signingSecret: this.opts.signingSecret, bodyLimit: http.defaultBodyLimit }, req);
+    } catch (err) {
+      if (http.isRawBodyError(err) && (err.type === 'entity.too.large' || err.statusCode === 413)) {
+        logger.warn(`slack: a request body exceeded ${err.limit} bytes`);
+        http.buildNoBodyResponse(res, 413);
+        return;
+      }
+      logger.warn(`slack: refused a request that failed the signature check: ${(err as Error).message}`);
+      http.buildNoBodyResponse(res, 401);
+      return;
+    }
+    let body: ReceiverEvent['body'];
+    try {
+      body = http.parseHTTPRequestBody(buffered) as ReceiverEvent['body'];
+    } catch (err) {
+      logger.warn(`slack: malformed request body: ${(err as Error).message}`);
+      http.buildNoBodyResponse(res, 400);
+      return;
+    }
+    if (body.ssl_check === '1') return http.buildSSLCheckResponse(res);
+    if (body.type === 'url_verification') return http.buildUrlVerificationResponse(res, body);
+
+    // processBeforeResponse false: the answer goes out as soon as a listener acks. DurableApp has
+    // written the body to the receipt journal before Bolt sees it, so nothing acknowledged is only
+    // in memory. An unacknowledged request is answered (with a log line) after about 3 s.
+    const ack = new HTTPResponseAck({ logger, processBeforeResponse: false, httpRequest: buffered, httpRequestBody: body, httpResponse: res });
+    const event: ReceiverEvent = {
+      body,
+      ack: ack.bind(),
+      retryNum: http.extractRetryNumFromHTTPRequest(req),
+      retryReason: http.extractRetryReasonFromHTTPRequest(req),
+      customProperties: {},
+    };
+    try {
+      if (!this.app) throw new Error('the Slack app is not attached to its receiver');
+      await this.app.processEvent(event);
+    } catch (error) {
+      const acknowledged = await http.defaultProcessEventErrorHandler({ error: error as Error, logger, request: req, response: res, storedResponse: ack.storedResponse });
+      if (acknowledged) ack.ack();
+    }
+  }
+}

@@ -1,0 +1,92 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { getCurrentTime } from '../../tools/get-current-time.js';
+import type { ChatCompletionRequestBody } from '../fakes/openai/fake-openai.js';
+import { startSlackHarness, type SlackHarness } from './slack-harness.js';
+
+/**
+ * A message that arrives while its thread's turn runs (HERMES_BUSY_MODE), end to end: the real
+ * Bolt app against the fake Slack, the real openai SDK against the fake model. The first model
+ * call is held open until the second message is durably accepted, so "while the turn runs" is an
+ * awaited fact, not a race.
+ */
+let h: SlackHarness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const CALL_TOOL = { toolCalls: [{ name: 'get_current_time', arguments: { timezone: 'UTC' } }] };
+
+function held(): { wait: Promise<void>; release: () => void } {
+  let release!: () => void;
+  const wait = new Promise<void>((r) => (release = r));
+  return { wait, release };
+}
+
+const userTexts = (req: ChatCompletionRequestBody | undefined): string[] =>
+  (req?.messages ?? []).filter((m) => m.role === 'user').map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)));
+
+/** Mentions the bot, waits for its first model call (held by the test), and sends a reply in the thread that the gateway has durably accepted. */
+async function secondMessageWhileBusy(harness: SlackHarness): Promise<{ ts: string; steerTs: string }> {
+  const ts = await harness.mention('C1', 'U1', 'look up the time and tell me');
+  await harness.slack.waitFor('the first model call', () => harness.ai.requests.length === 1);
+  const steerTs = await harness.say('C1', 'U2', 'and say it in French please', { threadTs: ts });
+  await workRowExists(harness, `msg:slack:C1:${steerTs}`);
+  return { ts, steerTs };
+}
+
+async function workRowExists(harness: SlackHarness, id: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await harness.core.database.db.selectFrom('hermes_work').select('id').where('id', '=', id).executeTakeFirst())) {
+    if (Date.now() > deadline) throw new Error(`work row ${id} never appeared`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('Slack: a message while the thread\'s turn runs', () => {
+  it('steer (default): folded into the running turn before its next model call, marked with eyes, answered once', async () => {
+    h = await startSlackHarness({ extraTools: [getCurrentTime] });
+    const first = held();
+    h.ai.setHandler(async (_req, i) => (i === 0 ? (await first.wait, CALL_TOOL) : { text: 'Il est midi.' }));
+    const { ts, steerTs } = await secondMessageWhileBusy(h);
+    first.release();
+    await h.slack.waitFor('the answer', () => h!.slack.posts({ channel: 'C1', thread_ts: ts }).length > 0);
+    await h.core.gateway.idle();
+    expect(h.ai.requests).toHaveLength(2);
+    expect(userTexts(h.ai.requests[0]).some((t) => t.includes('say it in French'))).toBe(false);
+    expect(userTexts(h.ai.requests[1]).at(-1)).toMatch(/^\[from .*\(id U2\)\] and say it in French please$/);
+    expect(h.slack.posts({ channel: 'C1', thread_ts: ts }).map((p) => p.text)).toEqual(['Il est midi.']);
+    expect(h.slack.callsTo('reactions.add').filter((c) => c.args.name === 'eyes').map((c) => c.args)).toEqual([expect.objectContaining({ channel: 'C1', timestamp: steerTs })]);
+    // The steering message's own work row ended with the turn that answered it.
+    expect(await h.core.database.db.selectFrom('hermes_work').select('id').execute()).toEqual([]);
+  });
+
+  it('queue: the message waits and gets its own turn', async () => {
+    h = await startSlackHarness({ extraTools: [getCurrentTime], env: { HERMES_BUSY_MODE: 'queue' } });
+    const first = held();
+    h.ai.setHandler(async (_req, i) => (i === 0 ? (await first.wait, CALL_TOOL) : i === 1 ? { text: 'It is noon.' } : { text: 'Il est midi.' }));
+    const { ts } = await secondMessageWhileBusy(h);
+    first.release();
+    await h.slack.waitFor('two answers', () => h!.slack.posts({ channel: 'C1', thread_ts: ts }).length === 2);
+    await h.core.gateway.idle();
+    expect(h.ai.requests).toHaveLength(3);
+    expect(userTexts(h.ai.requests[1]).some((t) => t.includes('say it in French'))).toBe(false);
+    expect(userTexts(h.ai.requests[2]).at(-1)).toMatch(/and say it in French please$/);
+    expect(h.slack.posts({ channel: 'C1', thread_ts: ts }).map((p) => p.text)).toEqual(['It is noon.', 'Il est midi.']);
+    expect(h.slack.callsTo('reactions.add').filter((c) => c.args.name === 'eyes')).toEqual([]);
+  });
+
+  it('interrupt: the running turn is stopped and the new message starts one', async () => {
+    h = await startSlackHarness({ extraTools: [getCurrentTime], env: { HERMES_BUSY_MODE: 'interrupt' } });
+    h.ai.enqueue({ hang: true }, { text: 'Il est midi.' });
+    const ts = await h.mention('C1', 'U1', 'look up the time and tell me');
+    await h.slack.waitFor('the first model call', () => h!.ai.requests.length === 1);
+    await h.say('C1', 'U1', 'no wait, say it in French', { threadTs: ts });
+    await h.slack.waitFor('the answer', () => h!.slack.posts({ channel: 'C1', thread_ts: ts }).length > 0);
+    await h.core.gateway.idle();
+    expect(h.ai.abandoned).toBe(1);
+    expect(h.ai.requests).toHaveLength(2);
+    expect(userTexts(h.ai.requests[1]).at(-1)).toMatch(/no wait, say it in French$/);
+    expect(h.slack.posts({ channel: 'C1', thread_ts: ts }).map((p) => p.text)).toEqual(['Il est midi.']);
+  });
+});

@@ -1,0 +1,162 @@
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { FEEDBACK_ACTION, STOP_ACTION } from '../../adapters/slack/answer-buttons.js';
+import { CONTROL_TEXT } from '../../adapters/slack/slack-answer-stream.js';
+import { createFeedbackStore } from '../../src/state/feedback/feedback-store.js';
+import { builtinTools } from '../../tools/index.js';
+import { startSandbox, type SandboxFixture } from '../sandbox/sandbox-helper.js';
+import { startSlackHarness, type SlackHarness } from './slack-harness.js';
+
+/**
+ * The Stop button and the feedback buttons, end to end: the real Bolt app against the fake Slack,
+ * the real openai SDK streaming slowly from the fake model server, real SQLite for the votes.
+ */
+let h: SlackHarness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+let fx: SandboxFixture | undefined;
+beforeAll(async () => {
+  fx = await startSandbox();
+});
+afterAll(async () => {
+  await fx?.close();
+});
+
+const STREAMING = { env: { HERMES_STREAMING: 'on' } };
+/** The contract: a click on Stop ends the turn within 2 s. */
+const STOP_WITHIN_MS = 2_000;
+
+/** A reply written slowly: 40 words, 250 ms apart (10 s in all). */
+function slowReply() {
+  const words = Array.from({ length: 40 }, (_, i) => `word${i} `);
+  return { text: words.join(''), stream: { textChunks: words, chunkDelayMs: 250 } };
+}
+
+type Block = { type: string; elements?: Array<Record<string, unknown>> };
+
+/** The Stop message under a streamed answer and its button's value. */
+function stopControl(slack: SlackHarness['slack']): { ts: string; value: string; thread_ts?: string } | undefined {
+  for (const p of slack.posts()) {
+    const blocks = (p.args.blocks ?? []) as Block[];
+    const button = blocks.flatMap((b) => b.elements ?? []).find((e) => e.action_id === STOP_ACTION);
+    if (button) return { ts: p.ts, value: String(button.value), thread_ts: p.thread_ts };
+  }
+  return undefined;
+}
+
+function ephemeralsTo(slack: SlackHarness['slack'], user: string): string[] {
+  return slack.callsTo('chat.postEphemeral').filter((c) => c.args.user === user).map((c) => String(c.args.text));
+}
+
+describe('Slack: Stop button', () => {
+  it('the requester stops a streaming answer within 2 s; the model call is aborted and the button goes; someone else is refused privately', async () => {
+    h = await startSlackHarness(STREAMING);
+    h.ai.enqueue(slowReply());
+    const ts = await h.mention('C1', 'UASKER', 'write a lot');
+    await h.slack.waitFor('the Stop button', () => stopControl(h!.slack) !== undefined);
+    const control = stopControl(h.slack)!;
+    expect(control.thread_ts).toBe(ts);
+    expect(h.slack.posts().find((p) => p.ts === control.ts)!.text).toBe(CONTROL_TEXT);
+
+    // Someone else: refused, privately, and the answer goes on.
+    const other = await h.slack.sendClick(h.target, { actionId: STOP_ACTION, value: control.value, userId: 'UOTHER', channelId: 'C1', messageTs: control.ts, threadTs: ts });
+    expect(other.status).toBe(200);
+    await h.slack.waitFor('the refusal', () => ephemeralsTo(h!.slack, 'UOTHER').length > 0);
+    expect(ephemeralsTo(h.slack, 'UOTHER')[0]).toMatch(/Only <@UASKER> \(who asked\) or an admin can stop this task/);
+    expect(h.slack.streams()[0]!.state).toBe('streaming');
+
+    const clicked = Date.now();
+    await h.slack.sendClick(h.target, { actionId: STOP_ACTION, value: control.value, userId: 'UASKER', channelId: 'C1', messageTs: control.ts, threadTs: ts });
+    await h.slack.waitFor('the stream stopped and the Stop message removed', () => h!.slack.streams()[0]!.state === 'stopped' && h!.slack.callsTo('chat.delete').some((c) => c.args.ts === control.ts));
+    const tookMs = Date.now() - clicked;
+    expect(tookMs).toBeLessThanOrEqual(STOP_WITHIN_MS);
+    await h.slack.waitFor('the model call abandoned', () => h!.ai.abandoned === 1);
+
+    const stream = h.slack.streams()[0]!;
+    expect(stream.text).toMatch(/^word0\b/);
+    expect(stream.text).not.toContain('word39');
+    expect(stream.text.trimEnd().endsWith('_Stopped by <@UASKER>._')).toBe(true);
+    // No feedback on an answer that never finished; nothing more was asked of the model.
+    expect(stream.blocks ?? []).toEqual([]);
+    expect(h.ai.requests).toHaveLength(1);
+    expect(ephemeralsTo(h.slack, 'UASKER')).toEqual([]);
+
+    // The next message gets a normal answer.
+    h.ai.enqueue({ text: 'Fresh answer.' });
+    await h.mention('C1', 'UASKER', 'again');
+    await h.slack.waitFor('the second answer', () => h!.slack.streams().some((s) => s.text === 'Fresh answer.' && s.state === 'stopped'));
+  });
+
+  it('an admin may stop someone else’s task; a click after the turn ended says so', async () => {
+    h = await startSlackHarness({ env: { HERMES_STREAMING: 'on', HERMES_ADMINS: 'slack:UADMIN' } });
+    h.ai.enqueue(slowReply());
+    const ts = await h.mention('C1', 'UASKER', 'write a lot');
+    await h.slack.waitFor('the Stop button', () => stopControl(h!.slack) !== undefined);
+    const control = stopControl(h.slack)!;
+    await h.slack.sendClick(h.target, { actionId: STOP_ACTION, value: control.value, userId: 'UADMIN', channelId: 'C1', messageTs: control.ts, threadTs: ts });
+    await h.slack.waitFor('the stream stopped', () => h!.slack.streams()[0]!.state === 'stopped');
+    expect(h.slack.streams()[0]!.text).toContain('_Stopped by <@UADMIN>._');
+
+    await h.slack.sendClick(h.target, { actionId: STOP_ACTION, value: control.value, userId: 'UASKER', channelId: 'C1', messageTs: control.ts, threadTs: ts });
+    await h.slack.waitFor('the late-click answer', () => ephemeralsTo(h!.slack, 'UASKER').length > 0);
+    expect(ephemeralsTo(h.slack, 'UASKER')[0]).toBe('This task has already finished.');
+  });
+
+  it('Stop kills a running run_code program and the turn ends within 2 s', async (ctx) => {
+    if (!fx?.sandbox) return ctx.skip();
+    const runCode = builtinTools({ sandbox: fx.sandbox, code: { defaultTimeoutMs: 60_000, memoryMb: 256 } }).filter((t) => t.name === 'run_code');
+    h = await startSlackHarness({ env: { HERMES_STREAMING: 'on', HERMES_WORKSPACE_DIR: path.join(fx.dir, 'stop') }, extraTools: runCode });
+    h.ai.enqueue(
+      { text: 'Running it now.', toolCalls: [{ id: 'c1', name: 'run_code', arguments: { language: 'bash', code: 'echo started; sleep 30; echo never', timeout_s: 50 } }] },
+      { text: 'unused' },
+    );
+    const ts = await h.mention('C1', 'UASKER', 'run the long job');
+    await h.slack.waitFor('the Stop button and the tool running', () => stopControl(h!.slack) !== undefined && h!.slack.streams()[0]?.chunks.some((c) => c.type === 'task_update') === true, 10_000);
+    const control = stopControl(h.slack)!;
+    const clicked = Date.now();
+    await h.slack.sendClick(h.target, { actionId: STOP_ACTION, value: control.value, userId: 'UASKER', channelId: 'C1', messageTs: control.ts, threadTs: ts });
+    await h.slack.waitFor('the stream stopped', () => h!.slack.streams()[0]!.state === 'stopped');
+    expect(Date.now() - clicked).toBeLessThanOrEqual(STOP_WITHIN_MS);
+    // The program was killed, not waited for: the model was never asked again with its result.
+    expect(h.ai.requests).toHaveLength(1);
+  });
+});
+
+describe('Slack: feedback buttons', () => {
+  it('the final streamed message carries thumbs; a vote is stored with turn and voter, and a changed vote replaces it', async () => {
+    h = await startSlackHarness(STREAMING);
+    h.ai.enqueue({ text: 'Paris is the capital of France.' });
+    const ts = await h.mention('C1', 'UASKER', 'capital of France?');
+    await h.slack.waitFor('the stream ends', () => h!.slack.streams()[0]?.state === 'stopped');
+    const blocks = (h.slack.streams()[0]!.blocks ?? []) as Block[];
+    const fb = blocks.find((b) => b.type === 'context_actions')?.elements?.[0] as { type: string; action_id: string; positive_button: { value: string }; negative_button: { value: string } };
+    expect(fb).toMatchObject({ type: 'feedback_buttons', action_id: FEEDBACK_ACTION });
+    const down = fb.negative_button.value;
+    const turnId = down.split('|')[1]!;
+    const messageTs = h.slack.streams()[0]!.ts;
+
+    await h.slack.sendClick(h.target, { actionId: FEEDBACK_ACTION, actionType: 'feedback_buttons', value: down, userId: 'UOTHER', channelId: 'C1', messageTs, threadTs: ts });
+    await h.slack.waitFor('the thanks', () => ephemeralsTo(h!.slack, 'UOTHER').length === 1);
+    expect(ephemeralsTo(h.slack, 'UOTHER')[0]).toMatch(/Thanks for the 👎/);
+    const store = createFeedbackStore(h.core.database.db);
+    expect(await store.votesFor(turnId)).toMatchObject([{ turnId, voter: `slack:${h.slack.teamId}:UOTHER`, vote: 'down', platform: 'slack' }]);
+
+    await h.slack.sendClick(h.target, { actionId: FEEDBACK_ACTION, actionType: 'feedback_buttons', value: fb.positive_button.value, userId: 'UOTHER', channelId: 'C1', messageTs, threadTs: ts });
+    await h.slack.waitFor('the change', () => ephemeralsTo(h!.slack, 'UOTHER').length === 2);
+    expect(ephemeralsTo(h.slack, 'UOTHER')[1]).toBe('Changed your vote on this answer to 👍.');
+    expect((await store.votesFor(turnId)).map((v) => v.vote)).toEqual(['up']);
+  });
+
+  it('an answer posted whole (streaming off) carries the thumbs on its last message', async () => {
+    h = await startSlackHarness();
+    h.ai.enqueue({ text: 'A plain answer.' });
+    const ts = await h.mention('C1', 'UASKER', 'hi');
+    await h.slack.waitFor('the answer', () => h!.slack.posts({ channel: 'C1', thread_ts: ts }).length === 1);
+    const blocks = (h.slack.posts({ channel: 'C1', thread_ts: ts })[0]!.args.blocks ?? []) as Block[];
+    expect(blocks[0]).toMatchObject({ type: 'section', text: { type: 'mrkdwn', text: 'A plain answer.' } });
+    expect(blocks.at(-1)).toMatchObject({ type: 'context_actions', elements: [{ type: 'feedback_buttons' }] });
+  });
+});
