@@ -86,7 +86,7 @@ export async function hermesLoopRunner(modelUrl: string): Promise<TurnRunner> {
   // The same read cache production puts in front of SQLite (src/app/app.ts).
   const store = createCachedStore(await createSqliteStore({ file: path.join(dataDir, 'hermes.sqlite'), log }));
   const database = await openSqliteDatabase(path.join(dataDir, 'hermes.sqlite'), log);
-  const sessions = createSessionStore(store, clock);
+  const sessions = createSessionStore(database, clock);
   const facts = createFactStore(store, clock);
   const registry = new ToolRegistry(config.tools);
   registry.register(lookupTool);

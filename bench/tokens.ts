@@ -122,7 +122,7 @@ export async function runTokens(sizes: TokenSizes, peers: PeerModule[], log: (li
 
     // Full history: at every model call the agent would send the system prompt, every stored
     // message so far and the tool specs. The stored history holds every message hermes kept.
-    const sessions = createSessionStore(core.store, systemClock);
+    const sessions = createSessionStore(core.database, systemClock);
     const session = await sessions.current(conversation);
     const history = await sessions.history(session.id);
     const firstSystem = turnRequests[0]!.messages[0] as { content?: unknown };

@@ -59,11 +59,13 @@ function sessionConversation(deps: TurnDeps, state: TurnState, signal: AbortSign
   const isPrivate = (name: string) => deps.registry.isPrivate(name);
   return {
     async next(tools) {
-      const session = await deps.sessions.get(state.sessionId);
-      if (!session) throw new Error(`session ${state.sessionId} vanished`);
-      // Only what the running summary does not cover yet: long sessions stay cheap to load.
+      // The session and only what its running summary does not cover yet, in one read: long
+      // sessions stay cheap to load.
+      const loaded = await deps.sessions.withHistory(state.sessionId);
+      if (!loaded) throw new Error(`session ${state.sessionId} vanished`);
+      const { session } = loaded;
       const base = session.summarizedUpTo;
-      const visible = hidePrivateCalls(await deps.sessions.history(state.sessionId, base), state.speaker, isPrivate);
+      const visible = hidePrivateCalls(loaded.history, state.speaker, isPrivate);
       // Which images the model is shown (or told of) in this call: src/runtime/vision/prompt-images.ts.
       const history = promptImages(visible, deps.images?.canSee() ?? false);
       const lastUser = [...history].reverse().find((m) => m.role === 'user');

@@ -162,7 +162,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   // Another instance may change any key at any time on a shared database: nothing is cached then.
   const store = opened.shared ? opened.store : createCachedStore(opened.store);
   const self = instanceId();
-  const sessions = createSessionStore(store, clock);
+  const sessions = createSessionStore(database, clock);
   const approvals = createApprovalStore(database, clock);
   const facts = createFactStore(store, clock);
   const reminders = createReminderStore(store, clock);

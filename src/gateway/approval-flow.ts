@@ -206,6 +206,41 @@ export function createApprovalFlow(deps: FlowDeps) {
     }
   }
 
+  /** Cancels the session's pending requests; returns the tool call ids of requests still open after. */
+  async function supersede(sessionId: string): Promise<Set<string>> {
+    const stillOpen = new Set<string>();
+    for (const r of await deps.approvals.openForSession(sessionId)) {
+      if (r.status !== 'pending') {
+        if (OPEN.has(r.status)) stillOpen.add(r.toolCallId);
+        continue;
+      }
+      const { applied, record } = await deps.approvals.decide(r.id, 'cancelled');
+      if (!applied || !record) {
+        // Someone else decided it meanwhile: it may be approved and about to run.
+        stillOpen.add(r.toolCallId);
+        continue;
+      }
+      timers.get(r.id)?.();
+      await trace(record, 'cancelled');
+      await editPrompt(record, 'cancelled');
+      await answerCall(sessionId, r.toolCallId, r.toolName, actionNotRun(r.toolName, 'cancelled'));
+    }
+    return stillOpen;
+  }
+
+  /** Answers tool calls left without a result by a crash, except those of requests still `open`. */
+  async function repairHistory(sessionId: string, open?: Set<string>): Promise<void> {
+    const waiting = open ?? new Set((await deps.approvals.openForSession(sessionId)).filter((r) => OPEN.has(r.status)).map((r) => r.toolCallId));
+    const history = await deps.sessions.history(sessionId);
+    const answered = new Set(history.flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : [])));
+    const fixes = history.flatMap((m) =>
+      m.role === 'assistant' && m.toolCalls
+        ? m.toolCalls.filter((c) => !answered.has(c.id) && !waiting.has(c.id)).map((c) => ({ role: 'tool' as const, toolCallId: c.id, name: c.name, content: interruptedCall(c.name) }))
+        : [],
+    );
+    if (fixes.length) await deps.sessions.append(sessionId, fixes);
+  }
+
   return {
     show,
 
@@ -250,16 +285,14 @@ export function createApprovalFlow(deps: FlowDeps) {
     },
 
     /** A newer message in the session: pending requests are cancelled and answered "did not run". Runs inside the slot. */
-    async supersede(sessionId: string): Promise<void> {
-      for (const r of await deps.approvals.openForSession(sessionId)) {
-        if (r.status !== 'pending') continue;
-        const { applied, record } = await deps.approvals.decide(r.id, 'cancelled');
-        if (!applied || !record) continue;
-        timers.get(r.id)?.();
-        await trace(record, 'cancelled');
-        await editPrompt(record, 'cancelled');
-        await answerCall(sessionId, r.toolCallId, r.toolName, actionNotRun(r.toolName, 'cancelled'));
-      }
+    supersede: (sessionId: string) => supersede(sessionId).then(() => undefined),
+
+    /**
+     * Before a new turn of the session: supersede, then repair, reading the session's open requests
+     * once for both (what supersede did not close is still open for the repair).
+     */
+    async supersedeAndRepair(sessionId: string): Promise<void> {
+      await repairHistory(sessionId, await supersede(sessionId));
     },
 
     /** `/hermes stop`: cancel pending requests now, answer their calls in the slot. */
@@ -278,17 +311,7 @@ export function createApprovalFlow(deps: FlowDeps) {
     },
 
     /** Answers tool calls left without a result by a crash, so the next request is valid. */
-    async repairHistory(sessionId: string): Promise<void> {
-      const open = new Set((await deps.approvals.openForSession(sessionId)).filter((r) => OPEN.has(r.status)).map((r) => r.toolCallId));
-      const history = await deps.sessions.history(sessionId);
-      const answered = new Set(history.flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : [])));
-      const fixes = history.flatMap((m) =>
-        m.role === 'assistant' && m.toolCalls
-          ? m.toolCalls.filter((c) => !answered.has(c.id) && !open.has(c.id)).map((c) => ({ role: 'tool' as const, toolCallId: c.id, name: c.name, content: interruptedCall(c.name) }))
-          : [],
-      );
-      if (fixes.length) await deps.sessions.append(sessionId, fixes);
-    },
+    repairHistory: (sessionId: string) => repairHistory(sessionId),
 
     /**
      * At start (other instances may be running on a shared database, so only what is safe with

@@ -254,8 +254,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       // The bot is about to answer in this thread: from now on it is part of it.
       if (msg.conversation.threadId) await deps.sessions.markJoined(msg.conversation);
       const session = await deps.sessions.current(msg.conversation);
-      await approvals.supersede(session.id);
-      await approvals.repairHistory(session.id);
+      await approvals.supersedeAndRepair(session.id);
       if (deps.context && !takenIn) {
         const gathered = await deps.context.gather(msg, () => deps.sessions.history(session.id), portFor(msg.conversation));
         if (gathered.userNote) await send(msg.conversation, gathered.userNote, msg.replyTo);
@@ -503,8 +502,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       return queue.run(conversationKey(run.conversation), async (): Promise<ScheduledRunEnd> => {
         if (closed) return 'interrupted';
         const session = await deps.sessions.currentByKey(scheduleSessionKey(run.scheduleId));
-        await approvals.supersede(session.id);
-        await approvals.repairHistory(session.id);
+        await approvals.supersedeAndRepair(session.id);
         await deps.sessions.append(session.id, [{ role: 'user', content: tagUserText(run.conversation, run.speaker, run.text), speaker: run.speaker, inboundId: run.runId }]);
         const state = newTurnState({ sessionId: session.id, conversation: run.conversation, speaker: run.speaker, isAdmin: isAdmin(run.speaker), replyTo: run.replyTo, header: run.header }, deps.clock.now());
         deps.turn.tracer.record({ type: 'turn_start', turnId: state.turnId, sessionId: session.id, platform: run.conversation.platform, userKey: speakerKey(run.speaker), text: run.text });

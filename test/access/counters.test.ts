@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createSqliteStore } from '../../src/state/store/sqlite-store.js';
 import { createCachedStore } from '../../src/state/store/cached-store.js';
 import { createMemoryStore } from '../../src/state/store/memory-store.js';
@@ -51,10 +51,17 @@ describe('Store.increment', () => {
   });
 
   it('SQLite: an expired counter starts again from zero', async () => {
-    const store = await sqlite();
-    expect(await store.increment('short', 5, 30)).toBe(5);
-    await new Promise((r) => setTimeout(r, 60)); // Keyv judges TTLs by wall time
-    expect(await store.increment('short', 5, 30)).toBe(5);
+    // Keyv judges TTLs by Date.now(): only the date is faked, timers and I/O stay real.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    try {
+      const store = await sqlite();
+      expect(await store.increment('short', 5, 30)).toBe(5);
+      expect(await store.increment('short', 5, 30)).toBe(10);
+      vi.setSystemTime(Date.now() + 60);
+      expect(await store.increment('short', 5, 30)).toBe(5);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

@@ -6,6 +6,7 @@ import { startFakeOpenAI, type FakeOpenAI, type FakeReply, type ChatCompletionRe
 import { startFakeWeb, type FakeWeb } from '../fakes/web/fake-web.js';
 import { startChat, type ChatProcess } from '../helpers/chat-process.js';
 import { FAKE_OPENAI_KEY } from '../helpers/fake-secrets.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 /**
  * The terminal chat as a user runs it: `npm run chat`, a pipe, the real SDK against the fake
@@ -147,10 +148,12 @@ describe('npm run chat through a pipe', () => {
   it('kill -9 mid-turn leaves the session intact and valid after restart', async () => {
     const e = await env();
     chat = startChat(e);
+    const sent = fake.requests.length;
     chat.send('hang-second please');
     await chat.waitFor(/… running calculator/);
-    // the second model call is now hanging; give the tool result time to be stored
-    await new Promise((r) => setTimeout(r, 500));
+    // The loop appends the tool result to the session before it calls the model again: once the
+    // second (hanging) call carrying that result arrives, the result is stored.
+    await waitFor('the second model call with the tool result', () => fake.requests.slice(sent).some((r) => (r.messages as Msg[]).some((m) => m.role === 'tool' && m.tool_call_id === 'call_calc')));
     await chat.kill9();
 
     chat = startChat(e);

@@ -1,7 +1,7 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { CaseFileError, loadCases, parseCaseFile, selectCases, withWebOrigin } from '../../src/operations/eval/case-schema.js';
 
 const minimal = `
@@ -53,6 +53,7 @@ describe('case files', () => {
 
   it('loads a folder, rejects duplicate names across files, and filters by name and tag', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-cases-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
     await writeFile(path.join(dir, 'a.yaml'), `${minimal}tags: [x]\n`);
     await writeFile(path.join(dir, 'b.yml'), '- name: other\n  tags: [y]\n  messages: [hi]\n  expect: {}\n');
     await writeFile(path.join(dir, 'notes.txt'), 'not a case');

@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { loadCases } from '../../src/operations/eval/case-schema.js';
 import { runCase } from '../../src/operations/eval/run-case.js';
 import { main } from '../../src/operations/eval/replay-cli.js';
@@ -66,7 +66,9 @@ describe('npm run replay', () => {
   });
 
   it('replays a whole session as JSON, with a swapped system prompt', async () => {
-    const sys = path.join(await mkdtemp(path.join(os.tmpdir(), 'hermes-replay-')), 'system.txt');
+    const sysDir = await mkdtemp(path.join(os.tmpdir(), 'hermes-replay-'));
+    onTestFinished(() => rm(sysDir, { recursive: true, force: true }));
+    const sys = path.join(sysDir, 'system.txt');
     await writeFile(sys, 'You are a terse test assistant.');
     const before = other.requests.length;
     const r = await run(['--session', sessionId, '--traces', path.join(dataDir, 'traces'), '--base-url', other.url, '--system-file', sys, '--json', '--max-steps', '2']);

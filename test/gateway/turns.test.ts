@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { getCurrentTime } from '../../tools/get-current-time.js';
 import { calculator } from '../../tools/calculator.js';
 import { memoryTools } from '../../tools/memory.js';
@@ -218,6 +218,11 @@ describe('when the store fails (a full disk)', () => {
     const fs = await import('node:fs/promises');
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'hermes-full-'));
     const real = await createSqliteStore({ file: path.join(dir, 'hermes.sqlite') });
+    // A store passed in is the caller's to close (the core closes only its own); after the harness.
+    onTestFinished(async () => {
+      await real.close().catch(() => undefined);
+      await fs.rm(dir, { recursive: true, force: true });
+    });
     let failing = false;
     const fail = () => {
       throw new StoreWriteError('SQLITE_FULL: database or disk is full');

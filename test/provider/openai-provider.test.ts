@@ -6,6 +6,7 @@ import { ModelError, type ModelProvider, type ToolSpec } from '../../src/runtime
 import type { ChatMessage } from '../../src/basics/types.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 import { FAKE_OPENAI_KEY } from '../helpers/fake-secrets.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const API_KEY = FAKE_OPENAI_KEY;
 let fake: FakeOpenAI;
@@ -187,8 +188,11 @@ describe('OpenAI provider against the fake server', () => {
   it('reports a cancelled call as aborted', async () => {
     fake.enqueue({ hang: true });
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 50);
-    const err = await failure(provider().complete({ messages: user('x'), tools: [], signal: controller.signal }));
+    const call = failure(provider().complete({ messages: user('x'), tools: [], signal: controller.signal }));
+    // Cancelled while the request is out, not before it was sent.
+    await waitFor('the request at the model server', () => fake.inFlight === 1);
+    controller.abort();
+    const err = await call;
     expect(err.kind).toBe('aborted');
   });
 
@@ -205,9 +209,12 @@ describe('OpenAI provider against the fake server', () => {
     fake.enqueue({ status: 503, headers: { 'retry-after': '20' } });
     const controller = new AbortController();
     const p = createOpenAIProvider({ apiKey: API_KEY, baseURL: fake.url, model: 'm', temperature: 0, maxTokens: 10, timeoutMs: 5_000, maxRetries: 2, toolMode: 'native', log: createLogger('silent') });
-    setTimeout(() => controller.abort(), 100);
     const started = Date.now();
-    const err = await failure(p.complete({ messages: user('x'), tools: [], signal: controller.signal }));
+    const call = failure(p.complete({ messages: user('x'), tools: [], signal: controller.signal }));
+    // Cancelled after the 503 was answered, while the provider waits the 20 s Retry-After.
+    await waitFor('the first attempt answered', () => fake.requests.length === 1 && fake.inFlight === 0);
+    controller.abort();
+    const err = await call;
     expect(err.kind).toBe('aborted');
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(fake.requests).toHaveLength(1);

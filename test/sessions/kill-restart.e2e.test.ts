@@ -4,12 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { systemClock } from '../../src/basics/clock.js';
-import { createSqliteStore } from '../../src/state/store/sqlite-store.js';
+import { openSqliteDatabase, type OpenedDatabase } from '../../src/state/store/database.js';
 import { createSessionStore } from '../../src/state/sessions/session-store.js';
-import type { Store } from '../../src/state/store/store.js';
 
 let dir: string;
-let store: Store | undefined;
+let store: OpenedDatabase | undefined;
 beforeEach(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-kill-'));
 });
@@ -42,7 +41,7 @@ it('keeps a session intact when the writer is killed with SIGKILL mid-append', a
   });
   await new Promise((r) => child.once('close', r));
 
-  store = await createSqliteStore({ file });
+  store = await openSqliteDatabase(file);
   const sessions = createSessionStore(store, systemClock);
   const { id } = await sessions.current({ platform: 'shell', workspaceId: 'local', channelId: 'tty', isDm: true });
   const history = await sessions.history(id);

@@ -1,120 +1,126 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/basics/clock.js';
 import type { ChatMessage, Conversation } from '../../src/basics/types.js';
-import { createSqliteStore } from '../../src/state/store/sqlite-store.js';
-import { createMemoryStore } from '../../src/state/store/memory-store.js';
-import { storeKey, type Store } from '../../src/state/store/store.js';
-import { createSessionStore, HISTORY_PAGE_SIZE } from '../../src/state/sessions/session-store.js';
+import { createPgPool } from '../../src/state/store/postgres-store.js';
+import { openPostgresDatabase, openSqliteDatabase, type OpenedDatabase } from '../../src/state/store/database.js';
+import { createSessionStore } from '../../src/state/sessions/session-store.js';
+import { freshSchema, postgresForTests } from '../helpers/postgres.js';
 
-let dir: string;
-let file: string;
-const open: Store[] = [];
+/** The session tables on each engine: a SQLite file, and the real PostgreSQL when there is one. */
+const pgUrl = await postgresForTests();
 
-async function openSqlite(): Promise<Store> {
-  const store = await createSqliteStore({ file });
-  open.push(store);
-  return store;
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
+});
+
+interface Place {
+  database: OpenedDatabase;
+  /** Another handle on the same tables: a restart, or on PostgreSQL another instance. */
+  reopen(): Promise<OpenedDatabase>;
 }
 
-beforeEach(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-sessions-'));
-  file = path.join(dir, 'hermes.sqlite');
-});
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close().catch(() => undefined)));
-  await rm(dir, { recursive: true, force: true });
-});
+const engines: Array<{ name: string; open(): Promise<Place> }> = [
+  {
+    name: 'sqlite',
+    async open() {
+      const dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-sessions-'));
+      cleanups.push(() => rm(dir, { recursive: true, force: true }));
+      const file = path.join(dir, 'hermes.sqlite');
+      const opened = async () => {
+        const db = await openSqliteDatabase(file);
+        cleanups.push(() => db.close());
+        return db;
+      };
+      return { database: await opened(), reopen: opened };
+    },
+  },
+];
+if (pgUrl) {
+  engines.push({
+    name: 'postgres',
+    async open() {
+      const schema = await freshSchema(pgUrl);
+      cleanups.push(() => schema.drop());
+      const opened = async () => {
+        const pool = createPgPool(schema.url, { max: 4 });
+        cleanups.push(() => pool.end());
+        const db = await openPostgresDatabase(pool);
+        cleanups.push(() => db.close());
+        return db;
+      };
+      return { database: await opened(), reopen: opened };
+    },
+  });
+}
 
 const channel: Conversation = { platform: 'slack', workspaceId: 'T1', channelId: 'C_1', threadId: '1700.01', isDm: false };
 const user = (text: string): ChatMessage => ({ role: 'user', content: text });
 
-describe('session store', () => {
-  it('keeps the session and its history across a reopen of the SQLite file', async () => {
-    const first = await createSqliteStore({ file });
-    const sessions = createSessionStore(first, systemClock);
+describe.each(engines)('session store ($name)', ({ name, open }) => {
+  it('keeps the session and its history across a reopen', async () => {
+    const place = await open();
+    const sessions = createSessionStore(place.database, systemClock);
     const session = await sessions.current(channel);
     await sessions.append(session.id, [user('hello'), { role: 'assistant', content: 'hi', toolCalls: [{ id: 'c1', name: 'calculator', arguments: '{"expression":"1+1"}' }] }]);
     await sessions.append(session.id, [{ role: 'tool', toolCallId: 'c1', name: 'calculator', content: '2' }]);
     await sessions.setSummary(session.id, 'they said hello', 1);
-    await first.close();
+    await place.database.close();
 
-    const reopened = createSessionStore(await openSqlite(), systemClock);
+    const reopened = createSessionStore(await place.reopen(), systemClock);
     const again = await reopened.current(channel);
     expect(again.id).toBe(session.id);
     expect(again.summary).toBe('they said hello');
     expect(again.summarizedUpTo).toBe(1);
     expect((await reopened.history(session.id)).map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
     expect(await reopened.history(session.id, 1)).toHaveLength(2);
+    // One read gives the session and the part of its history the summary does not cover.
+    const loaded = await reopened.withHistory(session.id);
+    expect(loaded?.session).toEqual(again);
+    expect(loaded?.history.map((m) => m.role)).toEqual(['assistant', 'tool']);
+    expect(loaded?.history[0]).toEqual({ role: 'assistant', content: 'hi', toolCalls: [{ id: 'c1', name: 'calculator', arguments: '{"expression":"1+1"}' }] });
+    expect(await reopened.withHistory('nope')).toBeUndefined();
   });
 
-  it('returns 1,000 appended messages in order, and any suffix of them', async () => {
-    const sessions = createSessionStore(await openSqlite(), systemClock);
+  it('returns 300 appended messages in order, and any suffix of them', async () => {
+    const sessions = createSessionStore((await open()).database, systemClock);
     const { id } = await sessions.current(channel);
-    for (let i = 0; i < 1000; i += 1) await sessions.append(id, [user(`m${i}`)]);
-    const all = await sessions.history(id);
-    expect(all.map((m) => m.content)).toEqual(Array.from({ length: 1000 }, (_, i) => `m${i}`));
-    expect((await sessions.history(id, 995)).map((m) => m.content)).toEqual(['m995', 'm996', 'm997', 'm998', 'm999']);
-    expect(await sessions.history(id, 5000)).toEqual([]);
-  });
-
-  it('writes a bounded amount per append however long the history is', async () => {
-    const inner = createMemoryStore();
-    const writes: number[] = [];
-    const counting: Store = {
-      ...inner,
-      set: (key, value, ttl) => {
-        writes.push(JSON.stringify(value).length);
-        return inner.set(key, value, ttl);
-      },
-    };
-    const sessions = createSessionStore(counting, systemClock);
-    const { id } = await sessions.current(channel);
-    const message = user('x'.repeat(100));
-    const perAppend: number[] = [];
-    for (let i = 0; i < 600; i += 1) {
-      writes.length = 0;
-      await sessions.append(id, [message]);
-      perAppend.push(writes.reduce((a, b) => a + b, 0));
+    // Alternately one message and a batch of five per append.
+    for (let i = 0, j = 0; i < 300; j++) {
+      const n = Math.min(j % 2 === 0 ? 1 : 5, 300 - i);
+      await sessions.append(id, Array.from({ length: n }, (_, k) => user(`m${i + k}`)));
+      i += n;
     }
-    const onePageBytes = JSON.stringify(Array(HISTORY_PAGE_SIZE).fill(message)).length;
-    expect(Math.max(...perAppend)).toBeLessThanOrEqual(onePageBytes + 20);
-    expect(await sessions.history(id)).toHaveLength(600);
-  });
-
-  it('ignores a page written past the head by a crash, and the next append overwrites it', async () => {
-    const store = createMemoryStore();
-    const sessions = createSessionStore(store, systemClock);
-    const { id } = await sessions.current(channel);
-    const full = Array.from({ length: HISTORY_PAGE_SIZE }, (_, i) => user(`m${i}`));
-    await sessions.append(id, full);
-    // A crash after the next page was written but before the head pointer moved to it:
-    await store.set(storeKey('session', 'page', id, '1'), [user('debris')]);
-    expect(await sessions.history(id)).toHaveLength(HISTORY_PAGE_SIZE);
-    await sessions.append(id, [user('c')]);
     const all = await sessions.history(id);
-    expect(all.map((m) => m.content)).toEqual([...full.map((m) => m.content), 'c']);
+    expect(all.map((m) => m.content)).toEqual(Array.from({ length: 300 }, (_, i) => `m${i}`));
+    expect((await sessions.history(id, 295)).map((m) => m.content)).toEqual(['m295', 'm296', 'm297', 'm298', 'm299']);
+    expect(await sessions.history(id, 5000)).toEqual([]);
+    const { session } = (await sessions.withHistory(id))!;
+    expect(session.summarizedUpTo).toBe(0);
+    await sessions.setSummary(id, 'the first 290', 290);
+    expect((await sessions.withHistory(id))!.history.map((m) => m.content)).toEqual(Array.from({ length: 10 }, (_, i) => `m${290 + i}`));
   });
 
-  it('writes one key for an ordinary append and two when a page fills', async () => {
-    const inner = createMemoryStore();
-    const keys: string[] = [];
-    const counting: Store = { ...inner, set: (key, value, ttl) => { keys.push(key); return inner.set(key, value, ttl); } };
-    const sessions = createSessionStore(counting, systemClock);
+  it('writes only the new rows per append however long the history is: one statement for one message', async () => {
+    const { database } = await open();
+    const sessions = createSessionStore(database, systemClock);
     const { id } = await sessions.current(channel);
-    keys.length = 0;
-    await sessions.append(id, [user('one')]);
-    expect(keys).toHaveLength(1);
-    keys.length = 0;
-    await sessions.append(id, Array.from({ length: HISTORY_PAGE_SIZE }, (_, i) => user(`n${i}`)));
-    expect(keys).toHaveLength(3); // page 0 completed, page 1 started, head moved
-    expect(await sessions.history(id)).toHaveLength(HISTORY_PAGE_SIZE + 1);
+    for (let i = 0; i < 200; i += 1) await sessions.append(id, [user(`m${i}`)]);
+    const before = database.stats.queries;
+    await sessions.append(id, [user('one more')]);
+    expect(database.stats.queries - before).toBe(1);
+    const beforeTwo = database.stats.queries;
+    await sessions.append(id, [user('a'), user('b')]);
+    // One transaction: BEGIN, the next number, the rows, COMMIT.
+    expect(database.stats.queries - beforeTwo).toBe(4);
+    expect((await sessions.history(id, 200)).map((m) => m.content)).toEqual(['one more', 'a', 'b']);
   });
 
   it('archives the old session on startNew and starts empty', async () => {
-    const sessions = createSessionStore(await openSqlite(), systemClock);
+    const sessions = createSessionStore((await open()).database, systemClock);
     const old = await sessions.current(channel);
     await sessions.append(old.id, [user('old stuff')]);
     const fresh = await sessions.startNew(channel);
@@ -129,13 +135,14 @@ describe('session store', () => {
   });
 
   it('keeps conversations apart, including ids with _ % : and quotes', async () => {
-    const sessions = createSessionStore(await openSqlite(), systemClock);
+    const sessions = createSessionStore((await open()).database, systemClock);
     const convs: Conversation[] = [
       channel,
       { ...channel, threadId: undefined },
       { ...channel, channelId: 'C%1' },
       { ...channel, channelId: "C'1", threadId: '1700:01' },
       { ...channel, channelId: 'C"1' },
+      { ...channel, channelId: 'C_1%' },
       { ...channel, platform: 'discord' },
     ];
     const ids = await Promise.all(convs.map((c) => sessions.current(c).then((s) => s.id)));
@@ -148,40 +155,34 @@ describe('session store', () => {
     expect(await sessions.archived(convs[0]!)).toEqual([]);
   });
 
-  it('creates one session when many callers ask for a new conversation at once', async () => {
-    const sessions = createSessionStore(createMemoryStore(), systemClock);
-    const ids = await Promise.all(Array.from({ length: 20 }, () => sessions.current(channel).then((s) => s.id)));
+  it('creates one session when many callers ask for a new conversation at once, also from two handles', async () => {
+    const place = await open();
+    const one = createSessionStore(place.database, systemClock);
+    // One process owns a SQLite file (one handle); instances share a PostgreSQL database.
+    const two = createSessionStore(name === 'postgres' ? await place.reopen() : place.database, systemClock);
+    const ids = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? one : two).current(channel).then((s) => s.id)));
     expect(new Set(ids).size).toBe(1);
-  });
-
-  it('claims an inbound message once, also across a reopen', async () => {
-    const first = await createSqliteStore({ file });
-    const sessions = createSessionStore(first, systemClock);
-    const claims = await Promise.all(Array.from({ length: 10 }, () => sessions.claimInbound('slack', 'C1:1700.01')));
-    expect(claims.filter(Boolean)).toHaveLength(1);
-    expect(await sessions.claimInbound('slack', 'C1:1700.01')).toBe(false);
-    expect(await sessions.claimInbound('discord', 'C1:1700.01')).toBe(true);
-    await first.close();
-
-    const reopened = createSessionStore(await openSqlite(), systemClock);
-    expect(await reopened.claimInbound('slack', 'C1:1700.01')).toBe(false);
-    expect(await reopened.claimInbound('slack', 'C1:1700.02')).toBe(true);
+    expect(await place.database.db.selectFrom('hermes_session').select('id').execute()).toEqual([{ id: ids[0] }]);
   });
 
   it('remembers joined threads across a reopen, per conversation', async () => {
-    const first = await createSqliteStore({ file });
-    const sessions = createSessionStore(first, systemClock);
+    const place = await open();
+    const sessions = createSessionStore(place.database, systemClock);
     expect(await sessions.isJoined(channel)).toBe(false);
     await sessions.markJoined(channel);
-    await first.close();
+    await sessions.markJoined(channel);
+    // Joining does not make a session, and a session made later keeps the join.
+    expect(await place.database.db.selectFrom('hermes_session').select('id').execute()).toEqual([]);
+    await sessions.current(channel);
+    await place.database.close();
 
-    const reopened = createSessionStore(await openSqlite(), systemClock);
+    const reopened = createSessionStore(await place.reopen(), systemClock);
     expect(await reopened.isJoined(channel)).toBe(true);
     expect(await reopened.isJoined({ ...channel, threadId: '1700.02' })).toBe(false);
   });
 
   it('refuses a summary for a session that does not exist', async () => {
-    const sessions = createSessionStore(createMemoryStore(), systemClock);
+    const sessions = createSessionStore((await open()).database, systemClock);
     await expect(sessions.setSummary('nope', 's', 1)).rejects.toThrow(/does not exist/);
     expect(await sessions.get('nope')).toBeUndefined();
   });

@@ -100,8 +100,7 @@ describe('slack conversations (real Bolt, fake Slack, fake model)', () => {
     await h.slack.sendEvent(h.target, { type: 'app_mention', ...ev }, { eventId: 'EvA', retryNum: 1 });
     await h.slack.sendEvent(h.target, { type: 'message', channel_type: 'channel', ...ev }, { eventId: 'EvB', retryNum: 2 });
     await h.slack.waitFor('the answer', () => h!.slack.posts().length === 1);
-    await h.core.gateway.idle();
-    await new Promise((r) => setTimeout(r, 200));
+    await h.settled();
     expect(h.slack.posts()).toHaveLength(1);
     expect(h.ai.requests).toHaveLength(1);
   });

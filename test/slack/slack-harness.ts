@@ -14,6 +14,7 @@ import { startFakeSlack, type FakeSlack, type FakeSlackOptions } from '../fakes/
 import type { RequestHandler } from '../../src/operations/dashboard/dashboard.js';
 import { createBotHttp } from '../../src/app/bot-http.js';
 import type { HttpServer } from '../../src/basics/http-server.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 /**
  * The whole bot as it runs in production — real Bolt App and WebClient, real core on SQLite,
@@ -33,6 +34,12 @@ export interface SlackHarness {
   ready: boolean;
   /** Closes adapter and core, then opens both again on the same data dir; `whileDown` runs in between. */
   restart(whileDown?: () => void | Promise<void>): Promise<void>;
+  /**
+   * Resolves once every delivery acknowledged so far went through Bolt's listeners (the receipt
+   * journal is empty: DurableApp clears a receipt when its listeners finished) and the gateway is
+   * idle: nothing sent so far can still cause a model call or a post.
+   */
+  settled(): Promise<void>;
   close(): Promise<void>;
   /** A user's top-level channel post mentioning the bot: the app_mention and message.channels pair. */
   mention(channel: string, user: string, text: string, opts?: { threadTs?: string; pair?: boolean }): Promise<string>;
@@ -98,13 +105,18 @@ export async function startSlackHarness(opts: HarnessOptions = {}): Promise<Slac
     // As main.ts wires it: one server on PORT with /healthz (and the dashboard); the adapter adds its route.
     const handle = opts.dashboard?.(core, config);
     const http = createBotHttp({ log, isReady: () => h.ready, ...(handle && { dashboard: { handle } }) });
-    const adapter = await createSlackAdapter({ config: config.slack!, http, gateway, store: core.store, receipts: createReceiptJournal(core.database, 'slack'), log, retries: 0, callTimeoutMs: opts.callTimeoutMs, maxRateLimitWaitMs: opts.maxRateLimitWaitMs, suggestedPrompts: config.slackAssistant.suggestedPrompts });
+    const receipts = createReceiptJournal(core.database, 'slack');
+    const adapter = await createSlackAdapter({ config: config.slack!, http, gateway, store: core.store, receipts, log, retries: 0, callTimeoutMs: opts.callTimeoutMs, maxRateLimitWaitMs: opts.maxRateLimitWaitMs, suggestedPrompts: config.slackAssistant.suggestedPrompts });
     const port = await http.start(0, '127.0.0.1');
     await adapter.start();
     await core.start();
     h.ready = true;
     const base = `http://127.0.0.1:${port}`;
     Object.assign(h, { core, adapter, http, base, target: `${base}/slack/events` });
+    h.settled = async () => {
+      await waitFor('Bolt to finish every acknowledged delivery', async () => (await receipts.pending()).length === 0, { everyMs: 10 });
+      await core.gateway.idle();
+    };
   };
   await open();
 

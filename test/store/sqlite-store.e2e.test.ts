@@ -4,7 +4,7 @@ import path from 'node:path';
 import Keyv from 'keyv';
 import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { createSqliteStore } from '../../src/state/store/sqlite-store.js';
 import { SqliteKeyvAdapter } from '../../src/state/store/sqlite-adapter.js';
 import { createKeyvStore, StoreReadError } from '../../src/state/store/keyv-store.js';
@@ -90,12 +90,15 @@ describe('sqlite store', () => {
 describe('sqlite store sweeping', () => {
   it('deletes rows past their TTL on open, without touching live ones', async () => {
     const file = path.join(dir, 'hermes.sqlite');
+    // TTLs are judged by Date.now(): only the date is faked, timers and I/O stay real.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    onTestFinished(() => void vi.useRealTimers());
     const first = await createSqliteStore({ file });
     await first.set('expiring', 'x', 30);
     await first.set('ttl-live', 'y', 60_000);
     await first.set('forever', 'z');
     await first.close();
-    await new Promise((r) => setTimeout(r, 80));
+    vi.setSystemTime(Date.now() + 80);
 
     const reopened = await openAt(file);
     const probe = new Database(file, { readonly: true });

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSqliteStore } from '../../src/state/store/sqlite-store.js';
 import { createPostgresStore } from '../../src/state/store/postgres-store.js';
 import { createMemoryStore } from '../../src/state/store/memory-store.js';
@@ -24,6 +24,17 @@ const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 });
+
+/**
+ * Stores judge a TTL by Date.now() in this process (Keyv on SQLite, the PostgreSQL store's clock),
+ * so only the date is faked: timers and I/O stay real, and no test sleeps for an expiry. Call it
+ * before opening the store (the PostgreSQL store takes Date.now when it is created).
+ */
+function fakeDate(): { advance(ms: number): void } {
+  vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+  cleanups.push(async () => void vi.useRealTimers());
+  return { advance: (ms) => vi.setSystemTime(Date.now() + ms) };
+}
 
 const sqlite: Engine = {
   name: 'sqlite',
@@ -105,14 +116,15 @@ describe.each(engines)('store contract on $name', (engine) => {
   });
 
   it('expires values with a TTL, also when written by update, and keeps the others', async () => {
-    const { store } = await engine.open();
     if (engine.name === 'memory') return; // its clock is injected: covered in memory-store.test.ts
+    const date = fakeDate();
+    const { store } = await engine.open();
     await store.set('short', 'soon gone', 1_000);
     await store.update<string>('claim', () => 'claimed', { ttlMs: 1_000 });
     await store.set('long', 'stays');
     expect(await store.get('short')).toBe('soon gone');
     expect(await store.get('claim')).toBe('claimed');
-    await new Promise((r) => setTimeout(r, 1_100));
+    date.advance(1_100);
     expect(await store.get('short')).toBeUndefined();
     expect(await store.delete('short')).toBe(false);
     expect(await store.get('long')).toBe('stays');
@@ -173,12 +185,13 @@ describe.each(engines)('store contract on $name', (engine) => {
   });
 
   it('increment keeps the expiry set when the key was created', async () => {
-    const { store } = await engine.open();
     if (engine.name === 'memory') return; // its clock is injected: covered in test/access/counters.test.ts
+    const date = fakeDate();
+    const { store } = await engine.open();
     expect(await store.increment('window', 1, 1_000)).toBe(1);
-    await new Promise((r) => setTimeout(r, 600));
+    date.advance(600);
     expect(await store.increment('window', 1, 1_000)).toBe(2); // would push the expiry out if it reset it
-    await new Promise((r) => setTimeout(r, 600));
+    date.advance(600);
     expect(await store.get('window')).toBeUndefined();
     expect(await store.increment('window', 1, 1_000)).toBe(1);
   });

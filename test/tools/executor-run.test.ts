@@ -89,11 +89,15 @@ describe('ToolExecutor.runPrepared', () => {
   });
 
   it('stops when the turn is cancelled, and does not start once it already is', async () => {
-    const { executor, prep } = setup([tool('slow', async (_a, ctx) => { await sleep(5000, ctx.signal); return 'x'; }, { sideEffects: true })]);
+    let began!: () => void;
+    const running = new Promise<void>((r) => (began = r));
+    const { executor, prep } = setup([tool('slow', async (_a, ctx) => { began(); await sleep(5000, ctx.signal); return 'x'; }, { sideEffects: true })]);
     const stop = new AbortController();
-    const running = executor.runPrepared(prep('slow'), makeToolContext({ signal: stop.signal }));
-    setTimeout(() => stop.abort(), 20);
-    const o = await running;
+    const run = executor.runPrepared(prep('slow'), makeToolContext({ signal: stop.signal }));
+    // Cancelled while the tool runs.
+    await running;
+    stop.abort();
+    const o = await run;
     expect(o).toMatchObject({ ok: false, errorKind: 'failed' });
     expect(o.content).toContain('cancelled while running');
     const again = await executor.runPrepared(prep('slow'), makeToolContext({ signal: stop.signal }));

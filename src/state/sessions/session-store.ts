@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../basics/clock.js';
 import { conversationKey, type ChatMessage, type Conversation } from '../../basics/types.js';
-import { storeKey, type Store } from '../store/store.js';
+import type { OpenedDatabase, Tx } from '../store/database.js';
 import { createKeyedSerialiser } from '../store/keyed-serialiser.js';
 
 export interface SessionRecord {
@@ -19,6 +19,11 @@ export interface SessionStore {
   /** The live session under a key of its own (a scheduled task's runs), created lazily. */
   currentByKey(key: string): Promise<SessionRecord>;
   get(sessionId: string): Promise<SessionRecord | undefined>;
+  /**
+   * The session and the history its summary does not cover yet (from `summarizedUpTo` on), in
+   * one read: what every model call of a turn needs.
+   */
+  withHistory(sessionId: string): Promise<{ session: SessionRecord; history: ChatMessage[] } | undefined>;
   /** Archives the current session (kept, listed by archived()) and starts one with a new id. */
   startNew(conversation: Conversation): Promise<SessionRecord>;
   /** Messages in order; `from` skips the first `from` (e.g. those already in the summary). */
@@ -31,79 +36,91 @@ export interface SessionStore {
   /** The bot took part in this thread, so it answers there without a mention (persisted). */
   markJoined(conversation: Conversation): Promise<void>;
   isJoined(conversation: Conversation): Promise<boolean>;
-  /** Durable dedupe of inbound platform messages: true only the first time an id is claimed. */
-  claimInbound(platform: string, messageId: string): Promise<boolean>;
 }
 
+/** Joined conversations remembered in this process (a join is never undone, so this is never stale). */
+const JOINED_MEMO_MAX = 10_000;
+
+interface SessionRow {
+  id: string;
+  conversation_key: string;
+  created_at: number;
+  summary: string | null;
+  summarized_up_to: number;
+}
+
+function recordOf(row: SessionRow): SessionRecord {
+  return {
+    id: row.id,
+    conversationKey: row.conversation_key,
+    createdAt: Number(row.created_at),
+    ...(row.summary === null ? {} : { summary: row.summary }),
+    summarizedUpTo: Number(row.summarized_up_to),
+  };
+}
+
+const SESSION_COLUMNS = ['s.id', 's.conversation_key', 's.created_at', 's.summary', 's.summarized_up_to'] as const;
+
 /**
- * History is kept in fixed-size pages plus a pointer to the last page, so an append rewrites at
- * most the last page, never the whole history. Writing one page is atomic, so the last page's
- * length is the count within it; the pointer only moves when a new page starts, and it is
- * written after the pages, as the commit point for them: a crash in between leaves a page past
- * the pointer that readers ignore and the next append overwrites. One write per ordinary append.
+ * Sessions in tables (db-schema.ts): `hermes_conversation` points at each conversation's live
+ * session, `hermes_session` holds a session's summary, `hermes_message` its history, one row per
+ * message numbered from 0. An append inserts only the new rows (the history is never rewritten);
+ * a model call reads the session and the part of its history the summary does not cover in one
+ * query. Creating, replacing and archiving a session are one transaction each, so a conversation
+ * never points at a session that is not there.
  */
-export const HISTORY_PAGE_SIZE = 32;
-const INBOUND_TTL_MS = 24 * 60 * 60 * 1000;
-
-const keys = {
-  current: (convKey: string) => storeKey('session', 'current', convKey),
-  archived: (convKey: string) => storeKey('session', 'archived', convKey),
-  joined: (convKey: string) => storeKey('session', 'joined', convKey),
-  meta: (sessionId: string) => storeKey('session', 'meta', sessionId),
-  head: (sessionId: string) => storeKey('session', 'head', sessionId),
-  page: (sessionId: string, page: number) => storeKey('session', 'page', sessionId, String(page)),
-  inbound: (platform: string, messageId: string) => storeKey('inbound', platform, messageId),
-};
-
-export function createSessionStore(store: Store, clock: Clock): SessionStore {
-  // Several store keys change together (pointer + archive list, pages + count), so the unit of
-  // serialisation is the conversation or the session, not a single key.
+export function createSessionStore(database: OpenedDatabase, clock: Clock): SessionStore {
+  const { db } = database;
+  // Creating a conversation's session (and appending to one) is serialised in this process; on a
+  // shared database the statements themselves settle a race with another instance.
   const locks = createKeyedSerialiser();
+  const joined = new Set<string>();
 
-  /**
-   * Makes a new session the conversation's current one. With `replacing`, only if the pointer
-   * still names that id (or nothing): another instance on a shared store may have created one
-   * meanwhile, and then both must use the same session. The meta row is written first, so the
-   * pointer never names a session without one.
-   */
-  async function createSession(convKey: string, replacing: string | undefined, force: boolean): Promise<SessionRecord> {
-    const record: SessionRecord = {
-      id: `${convKey}#${clock.now().toString(36)}-${randomBytes(6).toString('base64url')}`,
-      conversationKey: convKey,
-      createdAt: clock.now(),
-      summarizedUpTo: 0,
-    };
-    await store.set(keys.meta(record.id), record);
-    const { after } = await store.update<string>(keys.current(convKey), (cur) => (force || cur === undefined || cur === replacing ? record.id : undefined));
-    if (after === record.id || after === undefined) return record;
-    return (await store.get<SessionRecord>(keys.meta(after))) ?? record;
+  const newId = (convKey: string) => `${convKey}#${clock.now().toString(36)}-${randomBytes(6).toString('base64url')}`;
+
+  async function readCurrent(convKey: string): Promise<SessionRecord | undefined> {
+    const row = await db
+      .selectFrom('hermes_conversation as c')
+      .innerJoin('hermes_session as s', 's.id', 'c.current_session')
+      .select(SESSION_COLUMNS)
+      .where('c.key', '=', convKey)
+      .executeTakeFirst();
+    return row ? recordOf(row) : undefined;
   }
 
+  async function insertSession(tx: Tx, convKey: string): Promise<SessionRecord> {
+    const record: SessionRecord = { id: newId(convKey), conversationKey: convKey, createdAt: clock.now(), summarizedUpTo: 0 };
+    await tx.insertInto('hermes_session').values({ id: record.id, conversation_key: convKey, created_at: record.createdAt, summary: null, summarized_up_to: 0, archived_at: null }).execute();
+    return record;
+  }
+
+  /** The live session, created when there is none: the first writer wins, everyone uses its session. */
   async function currentLocked(convKey: string): Promise<SessionRecord> {
-    const id = await store.get<string>(keys.current(convKey));
-    if (id !== undefined) {
-      const record = await store.get<SessionRecord>(keys.meta(id));
-      if (record) return record;
-    }
-    return createSession(convKey, id, false);
+    const found = await readCurrent(convKey);
+    if (found) return found;
+    const created = await db.transaction().execute(async (tx) => {
+      const record = await insertSession(tx, convKey);
+      const r = await tx
+        .insertInto('hermes_conversation')
+        .values({ key: convKey, current_session: record.id, joined: 0 })
+        .onConflict((c) => c.column('key').doUpdateSet({ current_session: record.id }).where('hermes_conversation.current_session', 'is', null))
+        .executeTakeFirst();
+      if (Number(r.numInsertedOrUpdatedRows ?? 0n) > 0) return record;
+      // Another instance made one first: ours is dropped with this transaction.
+      await tx.deleteFrom('hermes_session').where('id', '=', record.id).execute();
+      return undefined;
+    });
+    return created ?? (await readCurrent(convKey)) ?? Promise.reject(new Error(`conversation ${convKey}: its session could not be read back`));
   }
 
-  /** Index of the last page and the messages in it ([] for a new session). */
-  async function lastPage(sessionId: string): Promise<{ page: number; messages: ChatMessage[] }> {
-    const page = (await store.get<number>(keys.head(sessionId))) ?? 0;
-    const messages = (await store.get<ChatMessage[]>(keys.page(sessionId, page))) ?? [];
-    return { page, messages };
+  async function nextSeq(q: Pick<Tx, 'selectFrom'>, sessionId: string): Promise<number> {
+    const row = await q.selectFrom('hermes_message').select((eb) => eb.fn.max('seq').as('top')).where('session_id', '=', sessionId).executeTakeFirst();
+    return row?.top === null || row?.top === undefined ? 0 : Number(row.top) + 1;
   }
 
-  async function messageCount(sessionId: string): Promise<number> {
-    const { page, messages } = await lastPage(sessionId);
-    return page * HISTORY_PAGE_SIZE + messages.length;
-  }
-
-  async function readPage(sessionId: string, page: number): Promise<ChatMessage[]> {
-    const messages = await store.get<ChatMessage[]>(keys.page(sessionId, page));
-    if (!messages) throw new Error(`session ${sessionId}: history page ${page} is missing from the store`);
-    return messages;
+  function rememberJoined(key: string): void {
+    if (joined.size >= JOINED_MEMO_MAX) joined.clear();
+    joined.add(key);
   }
 
   return {
@@ -116,87 +133,116 @@ export function createSessionStore(store: Store, clock: Clock): SessionStore {
       return locks.run(`conv:${key}`, () => currentLocked(key));
     },
 
-    get(sessionId) {
-      return store.get<SessionRecord>(keys.meta(sessionId));
+    async get(sessionId) {
+      const row = await db.selectFrom('hermes_session as s').select(SESSION_COLUMNS).where('s.id', '=', sessionId).executeTakeFirst();
+      return row ? recordOf(row) : undefined;
+    },
+
+    async withHistory(sessionId) {
+      const rows = await db
+        .selectFrom('hermes_session as s')
+        .leftJoin('hermes_message as m', (j) => j.onRef('m.session_id', '=', 's.id').onRef('m.seq', '>=', 's.summarized_up_to'))
+        .select([...SESSION_COLUMNS, 'm.body'])
+        .where('s.id', '=', sessionId)
+        .orderBy('m.seq')
+        .execute();
+      const first = rows[0];
+      if (!first) return undefined;
+      const history = rows.flatMap((r) => (r.body === null ? [] : [JSON.parse(r.body) as ChatMessage]));
+      return { session: recordOf(first), history };
     },
 
     startNew(conversation) {
       const convKey = conversationKey(conversation);
-      return locks.run(`conv:${convKey}`, async () => {
-        const oldId = await store.get<string>(keys.current(convKey));
-        if (oldId !== undefined) {
-          await store.update<string[]>(keys.archived(convKey), (list) =>
-            list?.includes(oldId) ? undefined : [...(list ?? []), oldId],
-          );
-        }
-        return createSession(convKey, oldId, true);
-      });
+      return locks.run(`conv:${convKey}`, () =>
+        db.transaction().execute(async (tx) => {
+          const now = clock.now();
+          const cur = await tx.selectFrom('hermes_conversation').select('current_session').where('key', '=', convKey).executeTakeFirst();
+          if (cur?.current_session) await tx.updateTable('hermes_session').set({ archived_at: now }).where('id', '=', cur.current_session).where('archived_at', 'is', null).execute();
+          const record = await insertSession(tx, convKey);
+          await tx
+            .insertInto('hermes_conversation')
+            .values({ key: convKey, current_session: record.id, joined: 0 })
+            .onConflict((c) => c.column('key').doUpdateSet({ current_session: record.id }))
+            .execute();
+          return record;
+        }),
+      );
     },
 
     async history(sessionId, from = 0) {
-      const count = await messageCount(sessionId);
-      const start = Math.max(0, Math.min(Math.floor(from), count));
-      if (start >= count) return [];
-      const firstPage = Math.floor(start / HISTORY_PAGE_SIZE);
-      const lastPage = Math.floor((count - 1) / HISTORY_PAGE_SIZE);
-      const pages = await Promise.all(
-        Array.from({ length: lastPage - firstPage + 1 }, (_, i) => readPage(sessionId, firstPage + i)),
-      );
-      const offset = firstPage * HISTORY_PAGE_SIZE;
-      return pages.flat().slice(start - offset, count - offset);
+      const start = Math.max(0, Math.floor(from));
+      const rows = await db.selectFrom('hermes_message').select('body').where('session_id', '=', sessionId).where('seq', '>=', start).orderBy('seq').execute();
+      return rows.map((r) => JSON.parse(r.body) as ChatMessage);
     },
 
     append(sessionId, messages) {
       if (messages.length === 0) return Promise.resolve();
       return locks.run(`session:${sessionId}`, async () => {
-        const last = await lastPage(sessionId);
-        let page = last.page;
-        let buffer = last.messages;
-        if (buffer.length >= HISTORY_PAGE_SIZE) {
-          page += 1;
-          buffer = [];
+        if (messages.length === 1) {
+          // One statement: the number is taken and the row written atomically.
+          await db
+            .insertInto('hermes_message')
+            .columns(['session_id', 'seq', 'body'])
+            .expression((eb) =>
+              eb
+                .selectFrom('hermes_message')
+                .select([
+                  eb.val(sessionId).as('session_id'),
+                  eb(eb.fn.coalesce(eb.fn.max('seq'), eb.lit(-1)), '+', eb.lit(1)).as('seq'),
+                  eb.val(JSON.stringify(messages[0])).as('body'),
+                ])
+                .where('session_id', '=', sessionId),
+            )
+            .execute();
+          return;
         }
-        let rest = messages;
-        for (;;) {
-          const room = HISTORY_PAGE_SIZE - buffer.length;
-          buffer = [...buffer, ...rest.slice(0, room)];
-          rest = rest.slice(room);
-          await store.set(keys.page(sessionId, page), buffer);
-          if (rest.length === 0) break;
-          page += 1;
-          buffer = [];
-        }
-        if (page !== last.page) await store.set(keys.head(sessionId), page);
+        await db.transaction().execute(async (tx) => {
+          const base = await nextSeq(tx, sessionId);
+          await tx
+            .insertInto('hermes_message')
+            .values(messages.map((m, i) => ({ session_id: sessionId, seq: base + i, body: JSON.stringify(m) })))
+            .execute();
+        });
       });
     },
 
     async setSummary(sessionId, summary, summarizedUpTo) {
-      const { after } = await store.update<SessionRecord>(keys.meta(sessionId), (record) =>
-        record ? { ...record, summary, summarizedUpTo } : undefined,
-      );
-      if (!after) throw new Error(`session ${sessionId} does not exist, so its summary cannot be set`);
+      const r = await db.updateTable('hermes_session').set({ summary, summarized_up_to: summarizedUpTo }).where('id', '=', sessionId).executeTakeFirst();
+      if (Number(r.numUpdatedRows) === 0) throw new Error(`session ${sessionId} does not exist, so its summary cannot be set`);
     },
 
     async archived(conversation) {
-      return (await store.get<string[]>(keys.archived(conversationKey(conversation)))) ?? [];
+      const rows = await db
+        .selectFrom('hermes_session')
+        .select('id')
+        .where('conversation_key', '=', conversationKey(conversation))
+        .where('archived_at', 'is not', null)
+        .orderBy('archived_at')
+        .orderBy('created_at')
+        .execute();
+      return rows.map((r) => r.id);
     },
 
     async markJoined(conversation) {
-      const key = keys.joined(conversationKey(conversation));
-      // Called for every answer in a thread; a read (usually cached) saves a write each time.
-      if ((await store.get<boolean>(key)) !== true) await store.set(key, true);
+      const key = conversationKey(conversation);
+      // Called for every answer in a thread: once known here, nothing is written again.
+      if (joined.has(key)) return;
+      await db
+        .insertInto('hermes_conversation')
+        .values({ key, current_session: null, joined: 1 })
+        .onConflict((c) => c.column('key').doUpdateSet({ joined: 1 }))
+        .execute();
+      rememberJoined(key);
     },
 
     async isJoined(conversation) {
-      return (await store.get<boolean>(keys.joined(conversationKey(conversation)))) === true;
-    },
-
-    async claimInbound(platform, messageId) {
-      // One atomic compare-and-set: on a shared database, a retry that reached another instance
-      // at the same moment loses here, so the event is answered once.
-      const now = clock.now();
-      const { before } = await store.update<number>(keys.inbound(platform, messageId), (seen) => (seen === undefined ? now : undefined), { ttlMs: INBOUND_TTL_MS });
-      return before === undefined;
+      const key = conversationKey(conversation);
+      if (joined.has(key)) return true;
+      const row = await db.selectFrom('hermes_conversation').select('joined').where('key', '=', key).executeTakeFirst();
+      const yes = Number(row?.joined ?? 0) === 1;
+      if (yes) rememberJoined(key);
+      return yes;
     },
   };
 }

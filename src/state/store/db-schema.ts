@@ -93,6 +93,32 @@ export interface AuditTable {
   detail: string;
 }
 
+/** A conversation (or a scheduled task's own key): its live session and whether the bot joined the thread. */
+export interface ConversationTable {
+  key: string;
+  current_session: string | null;
+  /** 1 once the bot took part in the thread (it answers there without a mention). */
+  joined: number;
+}
+
+export interface SessionTable {
+  id: string;
+  conversation_key: string;
+  created_at: number;
+  summary: string | null;
+  /** Count of history messages covered by `summary`. */
+  summarized_up_to: number;
+  /** Set when /hermes new replaced it; kept, never deleted. */
+  archived_at: number | null;
+}
+
+/** One history message: `seq` counts from 0 within its session; `body` is the message as JSON. */
+export interface MessageTable {
+  session_id: string;
+  seq: number;
+  body: string;
+}
+
 export interface Tables {
   hermes_inbound: InboundTable;
   hermes_receipt: ReceiptTable;
@@ -100,4 +126,7 @@ export interface Tables {
   hermes_approval: ApprovalTable;
   hermes_audit: AuditTable;
   hermes_feedback: FeedbackTable;
+  hermes_conversation: ConversationTable;
+  hermes_session: SessionTable;
+  hermes_message: MessageTable;
 }

@@ -105,6 +105,33 @@ const steps: Record<string, Migration> = {
       await db.schema.createIndex('hermes_feedback_time').on('hermes_feedback').column('voted_at').execute();
     },
   },
+  '0005-durable-sessions': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('hermes_conversation')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('current_session', 'text')
+        .addColumn('joined', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema
+        .createTable('hermes_session')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('conversation_key', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'double precision', (c) => c.notNull())
+        .addColumn('summary', 'text')
+        .addColumn('summarized_up_to', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('archived_at', 'double precision')
+        .execute();
+      await db.schema.createIndex('hermes_session_conversation').on('hermes_session').columns(['conversation_key', 'created_at']).execute();
+      await db.schema
+        .createTable('hermes_message')
+        .addColumn('session_id', 'text', (c) => c.notNull())
+        .addColumn('seq', 'integer', (c) => c.notNull())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('hermes_message_pk', ['session_id', 'seq'])
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => steps };
