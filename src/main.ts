@@ -123,6 +123,10 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void shutdown(0));
   process.on('SIGTERM', () => void shutdown(0));
+  // SIGHUP reloads hermes.config.yaml (src/app/config-reload.ts); without a file there is nothing to read.
+  process.on('SIGHUP', () => {
+    if (!core?.reloadConfig('signal')) log.info('SIGHUP: no config file (HERMES_CONFIG or ./hermes.config.yaml) to reload');
+  });
 
   if (shellMode) {
     const shell = createShellAdapter({

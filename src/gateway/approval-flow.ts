@@ -15,6 +15,8 @@ import type { TurnDeps } from '../agent/turn-runner.js';
 import type { Gatekeeper } from './access/gatekeeper.js';
 import type { AuditLog } from '../state/audit/audit-log.js';
 import * as say from './user-messages.js';
+import type { PolicyBook } from '../settings/policy-book.js';
+import { personListed } from '../settings/channel-policies.js';
 
 /** What the flow uses of the gateway's parts (declared here, so the gateway imports the flow and not back). */
 interface FlowDeps {
@@ -28,6 +30,8 @@ interface FlowDeps {
   audit: Pick<AuditLog, 'record'>;
   portFor(c: Conversation): OutboundPort | undefined;
   isAdmin(s: Speaker): boolean;
+  /** Channel policies: their `approvers` may decide requests there too. */
+  policies?: PolicyBook;
   /** Continues a turn; `before` runs first inside the slot and may stop it by returning false. */
   drive(state: TurnState, before?: (signal: AbortSignal) => Promise<boolean>): Promise<void>;
   /**
@@ -253,9 +257,12 @@ export function createApprovalFlow(deps: FlowDeps) {
         return { kind: 'not_allowed', text: say.NOT_ALLOWED };
       }
       const isRequester = speakerKey(r.requester) === speakerKey(input.decidedBy);
-      if (!isRequester && !deps.isAdmin(input.decidedBy)) {
-        await trace(r, 'refused', input.decidedBy, 'not_requester_or_admin');
-        return { kind: 'not_allowed', text: say.NOT_YOUR_APPROVAL };
+      // Asked at click time: the policy in force now decides, not the one when the request was made.
+      const approvers = deps.policies?.at(r.conversation).approvers ?? [];
+      const isApprover = personListed(approvers, input.decidedBy.platform, input.decidedBy.userId, input.roles);
+      if (!isRequester && !deps.isAdmin(input.decidedBy) && !isApprover) {
+        await trace(r, 'refused', input.decidedBy, approvers.length ? 'not_requester_admin_or_approver' : 'not_requester_or_admin');
+        return { kind: 'not_allowed', text: approvers.length ? say.NOT_AN_APPROVER : say.NOT_YOUR_APPROVAL };
       }
       if (r.status === 'pending' && deps.clock.now() >= r.expiresAt) {
         await expire(r.id);

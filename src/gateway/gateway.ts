@@ -30,6 +30,10 @@ import { scheduleSessionKey } from '../state/schedules/schedule-record.js';
 import type { Gatekeeper, Refusal, Requester } from './access/gatekeeper.js';
 import type { MessageIndex } from '../state/recall/message-index.js';
 import type { ChannelNotes } from '../state/notes/channel-notes.js';
+import type { PolicyBook } from '../settings/policy-book.js';
+import { policyText } from './policy-text.js';
+import { personListed } from '../settings/channel-policies.js';
+import type { DailyUsage } from '../state/usage/usage-meter.js';
 import { DEFAULT_BUSY_MODE, type BusyMode } from '../settings/busy-mode.js';
 import { createSteering } from './steering.js';
 import type { AuditLog } from '../state/audit/audit-log.js';
@@ -74,6 +78,10 @@ export interface GatewayDeps {
   recall?: Pick<MessageIndex, 'record'>;
   /** Channel notes (`/hermes notes`); absent → the command says they are not available. */
   notes?: ChannelNotes;
+  /** Channel policies (hermes.config.yaml `channels:`): respond, approvers, `/hermes policy`. */
+  policies?: PolicyBook;
+  /** HERMES_DAILY_TOKENS (0 = none), for `/hermes policy`. */
+  botDailyTokens?: number;
   /**
    * What a message that arrives while its conversation's turn runs does (steering.ts): asked per
    * conversation, so a channel policy can set its own; absent → steer.
@@ -102,6 +110,8 @@ export interface Gateway extends GatewayApi {
   idle(): Promise<void>;
   /** Turns queued or running across all conversations. */
   queueSize(): number;
+  /** A private note to every admin (the bot-wide budget warning): a DM where the platform has one. */
+  tellAdmins(text: string): Promise<void>;
   /** Runs one due time of a scheduled task as a turn of its creator; resolves when it ends or pauses. */
   runScheduled(run: ScheduledRun): Promise<ScheduledRunEnd>;
   close(): Promise<void>;
@@ -208,8 +218,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
     const msg = job.message;
     if (ctx.startedBefore && (await turnStarted(msg))) {
       // An instance that died (or shut down) was in this turn. Re-running could repeat side effects, so (as
-      // after a restart) the history is repaired and the user is told.
+      // after a restart) the history is repaired and the user is told. An approval the turn asked for
+      // on its way out (its prompt perhaps never posted) is cancelled with it: the person is told to
+      // send the message again, so a later click must not run the action and carry on a turn they
+      // were told is over. (Requests of earlier turns were already superseded when this one began.)
       const session = await deps.sessions.current(msg.conversation);
+      await approvals.supersede(session.id);
       await approvals.repairHistory(session.id);
       await send(msg.conversation, say.RESTART_INTERRUPTED, msg.replyTo);
       return;
@@ -352,11 +366,48 @@ export function createGateway(deps: GatewayDeps): Gateway {
       return msg.conversation.threadId !== undefined && deps.context && (await deps.sessions.isJoined(msg.conversation)) ? 'note' : 'ignore';
     }
     if (msg.conversation.isDm || msg.mentioned) return 'answer';
+    // `respond: all`: every message in that channel (and its threads) is for the bot.
+    if (deps.policies?.configured && deps.policies.at(msg.conversation).respond === 'all') return 'answer';
     if (msg.conversation.threadId === undefined || !(await deps.sessions.isJoined(msg.conversation))) return 'ignore';
     return msg.mentionsOthers && deps.context ? 'note' : 'answer';
   }
 
+  async function describePolicy(conversation: Conversation, speaker: Speaker): Promise<string> {
+    const policy = deps.policies?.at(conversation) ?? { sources: [], tools: {}, instructions: [], approvers: [], dailyTokens: 0, respond: 'mention' as const };
+    const registry = deps.turn.registry;
+    const view = { isAdmin: isAdmin(speaker), hasConversationHistory: portFor(conversation)?.reader !== undefined };
+    const offered = registry.visible({ ...view, rules: policy.tools }).map((t) => t.name);
+    const withheld = registry.names().filter((name) => registry.deniedHere(name, { ...view, rules: policy.tools }));
+    const pool = (key: string, limit: number, scope: 'channel' | 'bot'): Promise<DailyUsage> => deps.access.meter.poolToday({ key, limit, scope });
+    const channelKey = `channel:${conversation.platform}:${conversation.parentChannelId ?? conversation.channelId}`;
+    return policyText({
+      policy,
+      offered,
+      withheld,
+      ...(policy.dailyTokens > 0 && { channelUsage: await pool(channelKey, policy.dailyTokens, 'channel') }),
+      ...((deps.botDailyTokens ?? 0) > 0 && { botUsage: await pool('bot', deps.botDailyTokens!, 'bot') }),
+      busyMode: deps.busyMode?.(conversation) ?? DEFAULT_BUSY_MODE,
+      model: policy.model ?? deps.turn.provider.model,
+    });
+  }
+
   return {
+    async tellAdmins(text) {
+      for (const admin of deps.admins) {
+        const [platform, userId] = admin.split(':') as [Platform, string];
+        const port = ports.get(platform);
+        if (!port || !userId) continue;
+        // A DM: Slack posts to a user id as the app's DM with them; Discord's private message is a DM.
+        const dm: Conversation = { platform, workspaceId: platform === 'discord' ? '@dm' : '', channelId: userId, isDm: true };
+        try {
+          if (platform === 'discord' && port.sendPrivate) await port.sendPrivate(dm, userId, text);
+          else await port.sendText(dm, text);
+        } catch (err) {
+          log.warn({ err: (err as Error).message, admin }, 'could not tell an admin privately');
+        }
+      }
+    },
+
     registerPort(port) {
       ports.set(port.platform, port);
     },
@@ -413,10 +464,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
         facts: deps.facts,
         status: deps.status,
         isAdmin,
-        notes: { ...(deps.notes && { notes: deps.notes }), mayEdit: (speaker) => isAdmin(speaker) },
+        // Admins, and the channel policy's approvers (channels: in hermes.config.yaml), may change a channel's notes.
+        notes: { ...(deps.notes && { notes: deps.notes }), mayEdit: (speaker, c) => isAdmin(speaker) || personListed(deps.policies?.at(c.conversation).approvers ?? [], speaker.platform, speaker.userId, c.roles) },
         stop: () => stopConversation(cmd.conversation, cmd.speaker, parsed.kind === 'command' && parsed.name === 'new' ? 'new' : 'command'),
         queueDepth: () => queue.size() + work.active(),
         schedules: deps.schedules,
+        policy: (c) => describePolicy(c.conversation, c.speaker),
       });
       if (auditedCommand(parsed)) {
         await deps.audit.record({ kind: 'admin_command', outcome: 'done', actor: cmd.speaker, conversation: cmd.conversation, detail: { command: parsed.name, ...(parsed.arg && { arg: parsed.arg.slice(0, 200) }) } });
