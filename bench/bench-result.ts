@@ -9,6 +9,7 @@ import type { TokenResult } from './tokens.js';
 import type { SandboxStartupResult } from './sandbox-startup.js';
 import type { DashboardResult } from './dashboard.js';
 import type { SoakResult } from './soak.js';
+import type { StreamingResult } from './streaming.js';
 
 /** The goals, measured and printed as met / missed with the numbers; never asserted. */
 export interface Goal {
@@ -33,6 +34,7 @@ export interface BenchResult {
   sandbox?: SandboxStartupResult;
   dashboard?: DashboardResult;
   soak?: SoakResult;
+  streaming?: StreamingResult;
   goals: Goal[];
   errors: string[];
   notes: string[];

@@ -12,12 +12,13 @@ import { evaluateGoals } from './goals.js';
 import { runSandboxStartup, type SandboxSizes } from './sandbox-startup.js';
 import { runDashboard, type DashboardSizes } from './dashboard.js';
 import { runSoak, type SoakSizes } from './soak.js';
+import { runStreaming, type StreamingSizes } from './streaming.js';
 import type { BenchResult } from './bench-result.js';
 
 export type { BenchResult } from './bench-result.js';
 
-export type Section = 'overhead' | 'throughput' | 'tokens' | 'store' | 'instances' | 'sandbox' | 'dashboard' | 'soak';
-export const SECTIONS: Section[] = ['overhead', 'throughput', 'tokens', 'store', 'instances', 'sandbox', 'dashboard', 'soak'];
+export type Section = 'overhead' | 'throughput' | 'tokens' | 'store' | 'instances' | 'sandbox' | 'dashboard' | 'soak' | 'streaming';
+export const SECTIONS: Section[] = ['overhead', 'throughput', 'tokens', 'store', 'instances', 'sandbox', 'dashboard', 'soak', 'streaming'];
 
 export interface BenchSizes {
   overhead: OverheadSizes;
@@ -30,6 +31,8 @@ export interface BenchSizes {
   dashboard: DashboardSizes;
   /** Memory over many turns: hermes-agent for the goal's 20,000 turns; peers fewer, to keep the run near its size. */
   soak: SoakSizes;
+  /** Answers shown as they are written: time to first visible text, platform calls per answer. */
+  streaming: StreamingSizes;
 }
 
 /** Sized for ~10 minutes on a 2-core machine. */
@@ -42,6 +45,7 @@ export const FULL: BenchSizes = {
   sandbox: { runs: 60 },
   dashboard: { turns: 10_000, opens: 20 },
   soak: { hermesTurns: 20_000, peerTurns: 5_000, sampleEvery: 500, warmupTurns: 200 },
+  streaming: { turns: 40, chunks: 8, chunkDelayMs: 40 },
 };
 
 /** A smoke run of about a minute. */
@@ -54,6 +58,7 @@ export const QUICK: BenchSizes = {
   sandbox: { runs: 15 },
   dashboard: { turns: 10_000, opens: 5 },
   soak: { hermesTurns: 2_000, peerTurns: 500, sampleEvery: 250, warmupTurns: 50 },
+  streaming: { turns: 8, chunks: 6, chunkDelayMs: 30 },
 };
 
 export interface BenchOptions {
@@ -109,7 +114,8 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   result.sandbox = await guard('sandbox', () => runSandboxStartup(opts.sizes.sandbox, log));
   result.dashboard = await guard('dashboard', () => runDashboard(opts.sizes.dashboard, log));
   result.soak = await guard('soak', () => runSoak(opts.sizes.soak, peers, log));
-  for (const part of [result.overhead, result.throughput, result.tokens, result.store, result.instances, result.sandbox, result.dashboard, result.soak]) errors.push(...(part?.errors ?? []));
+  result.streaming = await guard('streaming', () => runStreaming(opts.sizes.streaming, log));
+  for (const part of [result.overhead, result.throughput, result.tokens, result.store, result.instances, result.sandbox, result.dashboard, result.soak, result.streaming]) errors.push(...(part?.errors ?? []));
   result.goals = evaluateGoals(result);
   result.durationS = Math.round((Date.now() - started) / 100) / 10;
 

@@ -5,7 +5,7 @@ export type { Goal } from './bench-result.js';
 
 const status = (ok: boolean): Goal['status'] => (ok ? 'met' : 'missed');
 
-export function evaluateGoals(r: Pick<BenchResult, 'overhead' | 'throughput' | 'tokens' | 'store' | 'dashboard' | 'soak'>): Goal[] {
+export function evaluateGoals(r: Pick<BenchResult, 'overhead' | 'throughput' | 'tokens' | 'store' | 'dashboard' | 'soak' | 'streaming'>): Goal[] {
   const goals: Goal[] = [];
 
   const rows = r.overhead?.rows ?? [];
@@ -65,6 +65,13 @@ export function evaluateGoals(r: Pick<BenchResult, 'overhead' | 'throughput' | '
         },
   );
   goals.push(soakGoal(r.soak));
+  const st = r.streaming;
+  const firstTextGoal = 'Streaming: first visible text under 50 ms of our own (model’s first token → Slack call)';
+  goals.push(
+    st
+      ? { goal: firstTextGoal, status: status(st.firstVisibleP50Ms < 50), detail: `p50 ${st.firstVisibleP50Ms} ms, p95 ${st.firstVisibleP95Ms} ms, max ${st.firstVisibleMaxMs} ms over ${st.sizes.turns} answers; ${st.extraCallsPerAnswer} extra Slack calls per answer (${st.callsPerAnswerStreamed} streamed vs ${st.callsPerAnswerPosted} posted whole)` }
+      : { goal: firstTextGoal, status: 'not measured', detail: 'streaming section did not run' },
+  );
   return goals;
 }
 

@@ -138,6 +138,21 @@ export function renderMarkdown(r: BenchResult): string {
     out.push('');
   }
 
+  if (r.streaming) {
+    const x = r.streaming;
+    out.push(`#### 9. Answers shown as they are written (Slack, real adapter against the fake Slack; the model writes ${x.sizes.chunks} pieces ${x.sizes.chunkDelayMs} ms apart; ${x.sizes.turns} answers)`);
+    out.push('');
+    out.push('| measure | value |');
+    out.push('|---|---:|');
+    out.push(`| first visible text p50 / p95 / max ms (model’s first text written → Slack call showing it) | ${x.firstVisibleP50Ms} / ${x.firstVisibleP95Ms} / ${x.firstVisibleMaxMs} |`);
+    out.push(`| Slack calls per answer, streamed | ${x.callsPerAnswerStreamed} |`);
+    out.push(`| Slack calls per answer, posted whole (HERMES_STREAMING=off) | ${x.callsPerAnswerPosted} |`);
+    out.push(`| extra calls per answer for streaming | ${x.extraCallsPerAnswer} |`);
+    out.push('');
+    out.push(`Calls of a streamed answer: ${Object.entries(x.streamedCallMix).map(([k, v]) => `${k} ${v}`).join(', ')}. The time is all ours: the openai SDK parsing the stream, the turn's sink, the adapter and one HTTP call on 127.0.0.1.`);
+    out.push('');
+  }
+
   out.push('#### Goals');
   out.push('');
   out.push('| goal | status | numbers |');

@@ -27,6 +27,7 @@ import { startFailure } from './app/start-failure.js';
 import { createBotHttp, listenHost } from './app/bot-http.js';
 import { sandboxWorkspaceRoot, workspaceRootNote } from './capabilities/sandbox/workspace-root.js';
 import { openSkillLibrary } from './capabilities/skills/skill-library.js';
+import { feedbackReader } from './state/feedback/feedback-store.js';
 
 async function main(): Promise<void> {
   const envFile = applyEnvFile(process.env, process.cwd());
@@ -102,7 +103,9 @@ async function main(): Promise<void> {
   let ready = false;
   const adapters: Adapter[] = [];
   let stopping = false;
-  const dashboard = config.dashboard ? (await import('./operations/dashboard/bot-dashboard.js')).createBotDashboard({ ...config, dashboard: config.dashboard }, core.registry, log, core.audit) : undefined;
+  const dashboard = config.dashboard
+    ? (await import('./operations/dashboard/bot-dashboard.js')).createBotDashboard({ ...config, dashboard: config.dashboard }, core.registry, log, core.audit, feedbackReader(core.database.db))
+    : undefined;
   // One HTTP server on PORT, when anything needs one: Slack's events (HTTP mode), the dashboard
   // (HERMES_DASHBOARD_TOKEN); it always answers /healthz. Routes register on it (src/app/bot-http.ts).
   const slackHttp = !shellMode && config.slack !== undefined && config.slack.appToken === undefined;
@@ -120,6 +123,10 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void shutdown(0));
   process.on('SIGTERM', () => void shutdown(0));
+  // SIGHUP reloads hermes.config.yaml (src/app/config-reload.ts); without a file there is nothing to read.
+  process.on('SIGHUP', () => {
+    if (!core?.reloadConfig('signal')) log.info('SIGHUP: no config file (HERMES_CONFIG or ./hermes.config.yaml) to reload');
+  });
 
   if (shellMode) {
     const shell = createShellAdapter({

@@ -29,6 +29,11 @@ async function copyIntoWorkspace(ctx: ToolContext, used: { name: string; files: 
   return base;
 }
 
+/** A skill the channel's policy denies is refused by name, whatever the model asks. */
+function checkAllowed(ctx: ToolContext, skill: string): void {
+  if (ctx.skillAllowed && !ctx.skillAllowed(skill)) throw new Error(SKILL_TEXT.deniedHere(skill));
+}
+
 export function skillTools(library: SkillLibrary): AnyTool[] {
   const available = () => library.list().length > 0;
   const useSkill = defineTool({
@@ -37,6 +42,7 @@ export function skillTools(library: SkillLibrary): AnyTool[] {
     input: z.object({ name }),
     isAvailable: available,
     async run(args, ctx) {
+      checkAllowed(ctx, args.name);
       const used = await library.use(args.name);
       const copiedTo = await copyIntoWorkspace(ctx, used).catch((err: Error) => {
         ctx.log.warn({ skill: used.name, err: err.message }, 'skill files not copied into the workspace');
@@ -52,7 +58,8 @@ export function skillTools(library: SkillLibrary): AnyTool[] {
     input: z.object({ name, path: z.string().min(1).max(500).describe('A file path inside the skill folder') }),
     isAvailable: available,
     maxResultChars: 20_000,
-    async run(args) {
+    async run(args, ctx) {
+      checkAllowed(ctx, args.name);
       const r = await library.readFile(args.name, args.path);
       return result(r.text, args.name, r.trusted);
     },

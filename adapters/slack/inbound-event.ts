@@ -4,9 +4,11 @@
  * - `app_mention`: the platform's own mention signal. Top-level mentions open a thread on the
  *   mention, and that thread is the session.
  * - `message` in a DM: always forwarded (threaded only if the user wrote in a thread).
- * - `message` in a channel: only thread replies, with `mentioned` from the text's mention token.
- *   The gateway knows which threads the bot is part of (it persists that), so it gates; top-level
- *   channel chatter is dropped here because `app_mention` covers the mentioned ones.
+ * - `message` in a channel: thread replies, with `mentioned` from the text's mention token, and
+ *   top-level posts without a mention (for `respond: all` channels; the gateway ignores them elsewhere).
+ *   The gateway knows which threads the bot is part of and which channels answer everything (it
+ *   persists the one, the policy says the other), so it gates; the `message` half of a top-level
+ *   mention is dropped here because `app_mention` covers it.
  * - another bot's post in a channel thread: forwarded marked `fromBot`; the gateway keeps it as
  *   context in a thread the bot has joined and never answers it.
  * Both events of the mention + message pair carry id `channel:ts`, so the gateway dedupes them.
@@ -60,7 +62,11 @@ export function classifyEvent(ev: SlackMessageLike, workspaceId: string, botUser
   if (isDm) threadId = inThread ? ev.thread_ts : undefined;
   else if (ev.type === 'app_mention') threadId = ev.thread_ts ?? ev.ts;
   else if (inThread) threadId = ev.thread_ts;
-  else return { kind: 'skip', reason: 'channel_top_level' };
+  // A top-level post that mentions the bot arrives as app_mention too, which answers it.
+  else if (mentioned) return { kind: 'skip', reason: 'channel_top_level' };
+  // Any other top-level post goes to the gateway, which answers it only where the channel's
+  // policy says `respond: all` (threaded on itself, like a mention) and ignores it elsewhere.
+  else threadId = ev.ts;
 
   const conversation: Conversation = { platform: 'slack', workspaceId, channelId: ev.channel, threadId, isDm };
   const attachments = attachmentsOf(ev.files);

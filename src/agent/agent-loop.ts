@@ -57,7 +57,7 @@ export interface LoopPolicy {
 
 /** What a run works on: the turn it belongs to (trace id, payer), its counters and its cancel signal. */
 export interface LoopRun {
-  state: Pick<TurnState, 'turnId' | 'speaker'>;
+  state: Pick<TurnState, 'turnId' | 'speaker' | 'conversation'>;
   tally: LoopTally;
   signal: AbortSignal;
 }
@@ -84,7 +84,7 @@ export async function runAgentLoop(deps: TurnDeps, run: LoopRun, policy: LoopPol
   while (tally.stepsUsed < policy.maxSteps) {
     if (signal.aborted) return { kind: 'aborted' };
     // Checked before the step, so not even a running summary is paid for once the day is used up.
-    const exhausted = deps.usage && (await deps.usage.meter.exhausted(deps.usage.payer(state.speaker)));
+    const exhausted = deps.usage && (await deps.usage.meter.exhausted(deps.usage.payer(state.speaker, state.conversation)));
     if (exhausted) return { kind: 'budget_exhausted', usage: exhausted };
     await sink.beforeModelCall?.();
     const tools = deps.registry.specsFor(policy.view);
@@ -137,7 +137,7 @@ export async function runAgentLoop(deps: TurnDeps, run: LoopRun, policy: LoopPol
     sink.stepEnded?.('tool_calls');
     toolsCalled = true;
     await policy.conversation.append([{ role: 'assistant', content: response.content, toolCalls: response.toolCalls.map(forHistory) }]);
-    const paused = await runToolRound(deps, { turnId: state.turnId, calls: response.toolCalls, gate, guard, signal, policy });
+    const paused = await runToolRound(deps, { turnId: state.turnId, speaker: state.speaker, conversation: state.conversation, calls: response.toolCalls, gate, guard, signal, policy });
     if (paused) return { kind: 'paused', approval: paused };
     // Some calls were understood and ran; the ones that were not must not vanish silently.
     if (response.parseErrors.length > 0) await policy.conversation.append([systemNote(unparseableToolCalls(response.parseErrors))]);

@@ -13,6 +13,8 @@ export interface PromptInput {
   facts: FactView[];
   /** Usable skills, by name and description only (their instructions load with use_skill). */
   skills?: readonly SkillSummary[];
+  /** The channel policy's instructions (default's first), from the operator's config file. */
+  channelInstructions?: readonly string[];
 }
 
 /**
@@ -44,6 +46,10 @@ export function buildSystemPrompt(input: PromptInput): string {
     lines.push('', SKILL_TEXT.promptIntro);
     // A description is one line of someone else's words: kept short, on one line, unable to forge a block marker.
     for (const s of input.skills) lines.push(`- ${s.name}: ${defang(s.description.replace(/\s+/g, ' ')).slice(0, 300)}`);
+  }
+  if (input.channelInstructions && input.channelInstructions.length > 0) {
+    // The operator's words for this place (hermes.config.yaml `channels:`), not a person's.
+    lines.push('', 'Instructions for this channel, from the operator:', ...input.channelInstructions);
   }
   const name = speaker.displayName ? `${speaker.displayName} (id ${speaker.userId})` : `id ${speaker.userId}`;
   lines.push('', `The person speaking now is ${name}.`);

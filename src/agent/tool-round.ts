@@ -1,7 +1,7 @@
 import type { ApprovalRecord } from '../state/approvals/approval-store.js';
 import { effectOf, gatedByOutsideText } from '../capabilities/toolkit/outside-gate.js';
 import type { Ready, ToolOutcome } from '../capabilities/toolkit/executor.js';
-import type { ChatMessage, ToolCall } from '../basics/types.js';
+import type { ChatMessage, Conversation, Speaker, ToolCall } from '../basics/types.js';
 import type { LoopGuard } from './loop-guards.js';
 import { ONE_APPROVAL_AT_A_TIME } from '../basics/model-notes.js';
 import { toolCallRecord } from './trace-records.js';
@@ -40,6 +40,9 @@ export type ApprovalHandling =
 
 export interface ToolRound {
   turnId: string;
+  /** Who asked and where (the audit record of a refused call). */
+  speaker?: Pick<Speaker, 'platform' | 'userId'>;
+  conversation?: Pick<Conversation, 'platform' | 'channelId'>;
   calls: ToolCall[];
   gate: CallGate;
   guard: LoopGuard;
@@ -74,6 +77,9 @@ export async function runToolRound(deps: TurnDeps, round: ToolRound): Promise<Ap
     const prepared = deps.executor.prepareCall(call, policy.view);
     if (prepared.kind === 'rejected') {
       results.set(call.id, prepared.outcome);
+      if (prepared.outcome.errorKind === 'refused' && deps.registry.deniedHere(prepared.call.name, policy.view)) {
+        void deps.audit?.record({ kind: 'tool_refused', outcome: 'channel_policy', actor: round.speaker, conversation: round.conversation, tool: prepared.call.name, args: call.arguments, ...(policy.mark && { detail: { agent: policy.mark.agent } }) });
+      }
       guard.record({ name: call.name, ok: false });
       continue;
     }

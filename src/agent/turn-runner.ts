@@ -15,13 +15,15 @@ import { USE_SKILL_TOOL } from '../capabilities/skills/skill-library.js';
 import type { ApprovalHandling } from './tool-round.js';
 import { toolCallRecord } from './trace-records.js';
 import type { TurnSink } from './turn-sink.js';
-import { turnProvider, type TurnDeps, type TurnEnd, type TurnState } from './turn-state.js';
+import { policyFor, turnProvider, type TurnDeps, type TurnEnd, type TurnState } from './turn-state.js';
+import { skillAllowed } from '../settings/channel-policies.js';
 
 export type { CallInfo, TurnDeps, TurnEnd, TurnState } from './turn-state.js';
 export { newTurnState, turnProvider } from './turn-state.js';
 
 function toolView(deps: TurnDeps, state: TurnState): ToolView {
-  return { isAdmin: state.isAdmin, hasConversationHistory: deps.canReadHistory?.(state.conversation) ?? false, vision: deps.images?.canSee() ?? false };
+  const policy = policyFor(deps, state);
+  return { isAdmin: state.isAdmin, hasConversationHistory: deps.canReadHistory?.(state.conversation) ?? false, vision: deps.images?.canSee() ?? false, ...(policy && { rules: policy.tools }) };
 }
 
 /**
@@ -35,8 +37,10 @@ export async function runSteps(deps: TurnDeps, state: TurnState, signal: AbortSi
   // tool list knows whether to offer view_image.
   await deps.images?.ready();
   const images = deps.images;
+  const policy = policyFor(deps, state);
   return runAgentLoop(deps, { state, tally: state, signal }, {
     view: toolView(deps, state),
+    ...(policy?.model && { model: policy.model }),
     ...(images && { modelCalls: (provider: ModelProvider) => images.provider(provider, state.sessionId) }),
     maxSteps: deps.limits.maxSteps,
     conversation: sessionConversation(deps, state, signal),
@@ -66,8 +70,10 @@ function sessionConversation(deps: TurnDeps, state: TurnState, signal: AbortSign
       const history = promptImages(visible, deps.images?.canSee() ?? false);
       const lastUser = [...history].reverse().find((m) => m.role === 'user');
       const facts = await deps.facts.promptFacts(state.speaker, lastUser?.content ?? '', deps.limits.factTokens, deps.counter);
-      const skills = deps.skills && tools.some((t) => t.name === USE_SKILL_TOOL) ? deps.skills() : [];
-      const system = buildSystemPrompt({ now: new Date(deps.clock.now()), timezone: deps.timezone, conversation: state.conversation, speaker: state.speaker, facts, skills });
+      // Tools are settled when the run of steps starts (a turn, or its continuation after an approval); instructions are read at every step.
+      const policy = policyFor(deps, state);
+      const skills = deps.skills && tools.some((t) => t.name === USE_SKILL_TOOL) ? deps.skills().filter((s) => !policy || skillAllowed(policy.tools, s.name)) : [];
+      const system = buildSystemPrompt({ now: new Date(deps.clock.now()), timezone: deps.timezone, conversation: state.conversation, speaker: state.speaker, facts, skills, channelInstructions: policy?.instructions ?? [] });
       const { messages } = await buildContext({
         system,
         session: { ...session, summarizedUpTo: 0 },

@@ -15,6 +15,9 @@ import type { FactStore } from '../state/memory/fact-store.js';
 import type { DailyUsage, Payer, UsageMeter } from '../state/usage/usage-meter.js';
 import type { GroundingMode } from './grounding.js';
 import type { TurnImages } from './turn-images.js';
+import type { PolicyBook } from '../settings/policy-book.js';
+import type { AuditLog } from '../state/audit/audit-log.js';
+import type { ChannelPolicy } from '../settings/channel-policies.js';
 
 /**
  * Everything a turn needs to remember across an approval pause (and a restart): stored under
@@ -74,7 +77,7 @@ export interface TurnDeps {
   /** Images in model calls (HERMES_VISION, turn-images.ts); absent = images are described, never shown. */
   images?: TurnImages;
   /** Daily token accounting (HERMES_USER_DAILY_TOKENS); absent = nothing counted (benchmarks). */
-  usage?: { meter: UsageMeter; payer(speaker: Speaker): Payer };
+  usage?: { meter: UsageMeter; payer(speaker: Speaker, conversation?: Conversation): Payer };
   /**
    * Builds the per-call tool context (facts, reminders, net scoped to this speaker and place).
    * `call` is given for calls the turn's own model made (sub-agents start from it).
@@ -82,6 +85,15 @@ export interface TurnDeps {
   toolContext(state: TurnState, signal: AbortSignal, toolName: string, call?: CallInfo): ToolContext;
   /** The usable skills (names and descriptions), listed in the system prompt while use_skill is offered. */
   skills?(): readonly SkillSummary[];
+  /** Channel policies (hermes.config.yaml `channels:`), asked at every step; absent = none. */
+  policies?: PolicyBook;
+  /** The audit record: a tool call a channel policy refused is written there. */
+  audit?: Pick<AuditLog, 'record'>;
+}
+
+/** The channel policy in force where the turn runs, now (a reload applies from the next step). */
+export function policyFor(deps: Pick<TurnDeps, 'policies'>, state: Pick<TurnState, 'conversation'>): ChannelPolicy | undefined {
+  return deps.policies?.at(state.conversation);
 }
 
 /** One call of this turn's model, as a sub-agent started from it inherits it (src/agent/subagents). */
@@ -104,6 +116,6 @@ export function newTurnState(input: Omit<TurnState, 'turnId' | 'stepsUsed' | 'st
  * a tool runs on the turn's behalf (sub-agents): the speaker's tokens are counted and their daily
  * budget enforced in this one place.
  */
-export function turnProvider(deps: Pick<TurnDeps, 'provider' | 'usage'>, state: Pick<TurnState, 'speaker'>): ModelProvider {
-  return deps.usage ? deps.usage.meter.provider(deps.provider, deps.usage.payer(state.speaker)) : deps.provider;
+export function turnProvider(deps: Pick<TurnDeps, 'provider' | 'usage'>, state: Pick<TurnState, 'speaker' | 'conversation'>): ModelProvider {
+  return deps.usage ? deps.usage.meter.provider(deps.provider, deps.usage.payer(state.speaker, state.conversation)) : deps.provider;
 }

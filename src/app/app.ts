@@ -51,8 +51,13 @@ import { createPgWorkQueue } from '../state/cluster/pg-work-queue.js';
 import type { WorkQueue } from '../state/cluster/work-queue.js';
 import type { SessionJob } from '../gateway/gateway.js';
 import type { McpHub } from '../capabilities/mcp/mcp-hub.js';
-import { watchPins } from '../capabilities/mcp/pin-watch.js';
+import { watchConfigFile } from '../settings/config-watch.js';
+import { createConfigReload, type ReloadResult, type ReloadTrigger } from './config-reload.js';
+import { rereadConfigFile } from '../settings/config.js';
+import { botBudgetWarning } from '../gateway/user-messages.js';
 import type { SkillLibrary } from '../capabilities/skills/skill-library.js';
+import { createPolicyBook, type PolicyBook } from '../settings/policy-book.js';
+import { skillAllowed } from '../settings/channel-policies.js';
 import { createAuditLog, type AuditLog } from '../state/audit/audit-log.js';
 import { createAuditRetention } from '../state/audit/audit-retention.js';
 import { auditPinChanges } from '../state/audit/audit-pins.js';
@@ -86,6 +91,10 @@ export interface CoreOptions {
   skills?: SkillLibrary;
   /** MCP reconnect backoff (tests shorten it). */
   mcpBackoff?: { baseDelayMs?: number; maxDelayMs?: number };
+  /** How often the config file is checked for a change (default 1 s; tests shorten it). */
+  configWatchMs?: number;
+  /** Told of every config reload (valid or rejected). */
+  onReload?(event: { trigger: ReloadTrigger; result: ReloadResult; file: string }): void;
 }
 
 /** MCP servers and skills, as /hermes status and the CLI see them. */
@@ -114,6 +123,13 @@ export interface Core {
    * runner, whose model calls are metered against the creator's daily tokens.
    */
   access: Gatekeeper;
+  /** The channel policies in force (hermes.config.yaml `channels:`). */
+  policies: PolicyBook;
+  /**
+   * Reads the config file again (SIGHUP; a change of the file does it by itself): an invalid file
+   * is rejected with a log line and the config in force stays. Undefined result: no config file.
+   */
+  reloadConfig(trigger?: ReloadTrigger): ReloadResult | undefined;
   /** The append-only audit record (approvals, refusals, stops, commands, schedules, pins, config). */
   audit: AuditLog;
   /** Call after adapters registered their ports: resumes interrupted work, starts reminders. */
@@ -163,7 +179,17 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   const audit = createAuditLog({ database, clock, log, redact });
   // Creating and cancelling (tools, /hermes unschedule) go through this; runs use the store itself.
   const schedulesAudited = auditedSchedules(schedules, audit);
-  const access = createGatekeeper({ store, clock, tracer, log, audit, admins: config.admins, allow: config.usage.allow, ratePerMinute: config.usage.ratePerMinute, dailyTokens: config.usage.dailyTokens });
+  // hermes.config.yaml `channels:`, replaced as a whole by reloadConfig().
+  const policies = createPolicyBook(config.channels);
+  const access = createGatekeeper({
+    store, clock, tracer, log, audit, admins: config.admins, allow: config.usage.allow, ratePerMinute: config.usage.ratePerMinute, dailyTokens: config.usage.dailyTokens,
+    botDailyTokens: config.usage.botDailyTokens,
+    policies,
+    onBotWarning: (usage) => {
+      log.warn({ used: usage.used, limit: usage.limit }, 'the bot has used 80 % of HERMES_DAILY_TOKENS today; admins are told');
+      void gateway.tellAdmins(botBudgetWarning(usage, clock.now()));
+    },
+  });
 
   const registry = new ToolRegistry(config.tools, log);
   for (const tool of [...(opts.tools ?? []), ...(opts.extraTools ?? [])]) registry.register(tool);
@@ -178,17 +204,35 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   const extensions: Extensions = { ...(mcp && { mcp }), ...(opts.skills && { skills: opts.skills }) };
   const configFile = config.extensions.configFile;
   const pinAudit = auditPinChanges(audit, { servers: new Map(config.extensions.servers.map((s) => [s.name, s.pin])), skills: config.extensions.skillPins });
-  const stopWatchingPins =
-    configFile && (mcp || opts.skills)
-      ? watchPins(configFile, {
-          log,
+  const initialFile = configFile ? rereadConfigFile(configFile) : undefined;
+  const reloader = configFile
+    ? createConfigReload({
+        file: configFile,
+        initial: initialFile?.ok ? initialFile.file : undefined,
+        policies,
+        log,
+        ...((mcp || opts.skills) && {
           onPins: (pins) => {
             void pinAudit(pins);
             mcp?.setPins(pins.servers);
             opts.skills?.setPins(pins.skills);
           },
-        })
-      : undefined;
+        }),
+        onReload: (e) => {
+          // The audit keeps every reload, the rejected ones with why.
+          void audit.record({
+            kind: 'config',
+            outcome: e.result.ok ? 'reloaded' : 'reload_rejected',
+            detail: e.result.ok
+              ? { trigger: e.trigger, fileHash: e.result.hash, changed: e.result.changed, needsRestart: e.result.needsRestart, configFile: e.file }
+              : { trigger: e.trigger, errors: e.result.errors.slice(0, 5), configFile: e.file },
+          });
+          opts.onReload?.(e);
+        },
+      })
+    : undefined;
+  // One watch on the file: pins and channel policies are read again together.
+  const stopWatchingConfig = configFile && reloader ? watchConfigFile(configFile, { intervalMs: opts.configWatchMs, onChange: () => void reloader.reload('file') }) : undefined;
 
   const workspaces = createWorkspaces({ dir: config.files.workspaceDir, limits: workspaceLimits(config.files) });
   const vision = createVisionSupport({
@@ -216,6 +260,8 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     timezone: config.timezone,
     grounding: config.limits.grounding,
     ...(opts.skills && { skills: opts.skills.list }),
+    policies,
+    audit,
     canReadHistory: (c) => gateway.port(c.platform)?.reader !== undefined,
     toolContext: (state, signal, toolName, call) => {
       const reader = gateway.port(state.conversation.platform)?.reader;
@@ -247,6 +293,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
         get log() { return toolLog(); },
         get workspace() { return workspace(); },
         images: { maxBytes: config.vision.maxImageBytes },
+        skillAllowed: (name: string) => skillAllowed(policies.at(state.conversation).tools, name),
         sendFile: async (file) => {
           const port = gateway.port(state.conversation.platform);
           if (!port?.sendFile) throw new Error(`${state.conversation.platform} cannot receive files from me`);
@@ -279,11 +326,14 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     progressDelayMs: config.limits.progressDelayMs,
     streaming: config.model.streaming,
     // One mode everywhere for now; a channel policy's busy_mode can answer per conversation here.
-    busyMode: () => config.busyMode,
+    // The channel policy's busy_mode where one is set, HERMES_BUSY_MODE elsewhere (asked per message).
+    busyMode: (c) => policies.at(c).busyMode ?? config.busyMode,
     status: (speaker, isAdmin) => status.text(speaker, isAdmin, gateway.queueSize()),
     // A batch of thread context may take about half the prompt budget (≈ 4 characters a token).
     context: createConversationContext({ store, clock, log, limit: config.limits.threadContextMessages, maxChars: config.limits.contextTokens * 2 }),
     schedules: schedulesAudited,
+    policies,
+    botDailyTokens: config.usage.botDailyTokens,
     intake: (msg, sessionId, port) =>
       saveAttachments({
         attachments: msg.attachments ?? [], workspace: workspaces.forSession(sessionId), port, log: log.child({ turn: 'attachments' }),
@@ -326,7 +376,8 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   timer = createDueTimer({ clock, log, sources: [reminderSource, scheduleSource, auditRetention] });
 
   return {
-    gateway, store, database, config, log, registry, access, extensions, audit,
+    gateway, store, database, config, log, registry, access, extensions, audit, policies,
+    reloadConfig: (trigger = 'signal') => reloader?.reload(trigger),
     leadership(name) {
       if (!opened.shared) return undefined;
       const l = createLeadership({ leases: createLeases(opened.shared.pool, self), name, failoverMs: config.failoverS * 1000, clock, log });
@@ -343,7 +394,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     },
     async close() {
       timer?.stop();
-      stopWatchingPins?.();
+      stopWatchingConfig?.();
       await Promise.all(leaderships.map((l) => l.stop()));
       await gateway.close();
       // Jobs finish their bookkeeping (a scheduled run's end) before the store closes.

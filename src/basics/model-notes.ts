@@ -65,8 +65,11 @@ export function privateResultStub(toolName: string): string {
 }
 
 /** Left in history when a turn stops because the speaker's daily tokens ran out between steps. */
-export const BUDGET_STOPPED =
-  'The previous task stopped before it was finished: the user\'s daily token allowance ran out. The tool results above are complete, but no answer was given. If the user asks to continue, pick up from there.';
+/** Whose daily allowance stopped a task: the person's, the channel's or the whole bot's. */
+export function budgetStopped(scope: 'user' | 'channel' | 'bot' = 'user'): string {
+  const whose = scope === 'user' ? "the user's daily token allowance" : scope === 'channel' ? "this channel's daily token allowance" : "the bot's daily token allowance for everyone";
+  return `The previous task stopped before it was finished: ${whose} ran out. The tool results above are complete, but no answer was given. If the user asks to continue, pick up from there.`;
+}
 
 /** A note from the loop itself, in the conversation where the model reads it (models follow user-role notes best). */
 export function systemNote(text: string): ChatMessage {

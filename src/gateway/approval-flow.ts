@@ -15,6 +15,8 @@ import type { TurnDeps } from '../agent/turn-runner.js';
 import type { Gatekeeper } from './access/gatekeeper.js';
 import type { AuditLog } from '../state/audit/audit-log.js';
 import * as say from './user-messages.js';
+import type { PolicyBook } from '../settings/policy-book.js';
+import { personListed } from '../settings/channel-policies.js';
 
 /** What the flow uses of the gateway's parts (declared here, so the gateway imports the flow and not back). */
 interface FlowDeps {
@@ -28,6 +30,8 @@ interface FlowDeps {
   audit: Pick<AuditLog, 'record'>;
   portFor(c: Conversation): OutboundPort | undefined;
   isAdmin(s: Speaker): boolean;
+  /** Channel policies: their `approvers` may decide requests there too. */
+  policies?: PolicyBook;
   /** Continues a turn; `before` runs first inside the slot and may stop it by returning false. */
   drive(state: TurnState, before?: (signal: AbortSignal) => Promise<boolean>): Promise<void>;
   /**
@@ -202,6 +206,41 @@ export function createApprovalFlow(deps: FlowDeps) {
     }
   }
 
+  /** Cancels the session's pending requests; returns the tool call ids of requests still open after. */
+  async function supersede(sessionId: string): Promise<Set<string>> {
+    const stillOpen = new Set<string>();
+    for (const r of await deps.approvals.openForSession(sessionId)) {
+      if (r.status !== 'pending') {
+        if (OPEN.has(r.status)) stillOpen.add(r.toolCallId);
+        continue;
+      }
+      const { applied, record } = await deps.approvals.decide(r.id, 'cancelled');
+      if (!applied || !record) {
+        // Someone else decided it meanwhile: it may be approved and about to run.
+        stillOpen.add(r.toolCallId);
+        continue;
+      }
+      timers.get(r.id)?.();
+      await trace(record, 'cancelled');
+      await editPrompt(record, 'cancelled');
+      await answerCall(sessionId, r.toolCallId, r.toolName, actionNotRun(r.toolName, 'cancelled'));
+    }
+    return stillOpen;
+  }
+
+  /** Answers tool calls left without a result by a crash, except those of requests still `open`. */
+  async function repairHistory(sessionId: string, open?: Set<string>): Promise<void> {
+    const waiting = open ?? new Set((await deps.approvals.openForSession(sessionId)).filter((r) => OPEN.has(r.status)).map((r) => r.toolCallId));
+    const history = await deps.sessions.history(sessionId);
+    const answered = new Set(history.flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : [])));
+    const fixes = history.flatMap((m) =>
+      m.role === 'assistant' && m.toolCalls
+        ? m.toolCalls.filter((c) => !answered.has(c.id) && !waiting.has(c.id)).map((c) => ({ role: 'tool' as const, toolCallId: c.id, name: c.name, content: interruptedCall(c.name) }))
+        : [],
+    );
+    if (fixes.length) await deps.sessions.append(sessionId, fixes);
+  }
+
   return {
     show,
 
@@ -218,9 +257,12 @@ export function createApprovalFlow(deps: FlowDeps) {
         return { kind: 'not_allowed', text: say.NOT_ALLOWED };
       }
       const isRequester = speakerKey(r.requester) === speakerKey(input.decidedBy);
-      if (!isRequester && !deps.isAdmin(input.decidedBy)) {
-        await trace(r, 'refused', input.decidedBy, 'not_requester_or_admin');
-        return { kind: 'not_allowed', text: say.NOT_YOUR_APPROVAL };
+      // Asked at click time: the policy in force now decides, not the one when the request was made.
+      const approvers = deps.policies?.at(r.conversation).approvers ?? [];
+      const isApprover = personListed(approvers, input.decidedBy.platform, input.decidedBy.userId, input.roles);
+      if (!isRequester && !deps.isAdmin(input.decidedBy) && !isApprover) {
+        await trace(r, 'refused', input.decidedBy, approvers.length ? 'not_requester_admin_or_approver' : 'not_requester_or_admin');
+        return { kind: 'not_allowed', text: approvers.length ? say.NOT_AN_APPROVER : say.NOT_YOUR_APPROVAL };
       }
       if (r.status === 'pending' && deps.clock.now() >= r.expiresAt) {
         await expire(r.id);
@@ -243,16 +285,14 @@ export function createApprovalFlow(deps: FlowDeps) {
     },
 
     /** A newer message in the session: pending requests are cancelled and answered "did not run". Runs inside the slot. */
-    async supersede(sessionId: string): Promise<void> {
-      for (const r of await deps.approvals.openForSession(sessionId)) {
-        if (r.status !== 'pending') continue;
-        const { applied, record } = await deps.approvals.decide(r.id, 'cancelled');
-        if (!applied || !record) continue;
-        timers.get(r.id)?.();
-        await trace(record, 'cancelled');
-        await editPrompt(record, 'cancelled');
-        await answerCall(sessionId, r.toolCallId, r.toolName, actionNotRun(r.toolName, 'cancelled'));
-      }
+    supersede: (sessionId: string) => supersede(sessionId).then(() => undefined),
+
+    /**
+     * Before a new turn of the session: supersede, then repair, reading the session's open requests
+     * once for both (what supersede did not close is still open for the repair).
+     */
+    async supersedeAndRepair(sessionId: string): Promise<void> {
+      await repairHistory(sessionId, await supersede(sessionId));
     },
 
     /** `/hermes stop`: cancel pending requests now, answer their calls in the slot. */
@@ -271,17 +311,7 @@ export function createApprovalFlow(deps: FlowDeps) {
     },
 
     /** Answers tool calls left without a result by a crash, so the next request is valid. */
-    async repairHistory(sessionId: string): Promise<void> {
-      const open = new Set((await deps.approvals.openForSession(sessionId)).filter((r) => OPEN.has(r.status)).map((r) => r.toolCallId));
-      const history = await deps.sessions.history(sessionId);
-      const answered = new Set(history.flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : [])));
-      const fixes = history.flatMap((m) =>
-        m.role === 'assistant' && m.toolCalls
-          ? m.toolCalls.filter((c) => !answered.has(c.id) && !open.has(c.id)).map((c) => ({ role: 'tool' as const, toolCallId: c.id, name: c.name, content: interruptedCall(c.name) }))
-          : [],
-      );
-      if (fixes.length) await deps.sessions.append(sessionId, fixes);
-    },
+    repairHistory: (sessionId: string) => repairHistory(sessionId),
 
     /**
      * At start (other instances may be running on a shared database, so only what is safe with

@@ -21,6 +21,8 @@ export interface CommandDeps {
   status(speaker: Speaker, isAdmin: boolean): Promise<string>;
   /** Absent when scheduled tasks are not wired; the commands then say so. */
   schedules?: ScheduleStore;
+  /** Text for `/hermes policy`: the channel policy in force where it is asked. */
+  policy(cmd: CommandInvocation): Promise<string>;
 }
 
 const NO_SCHEDULES = 'Scheduled tasks are not available here.';
@@ -62,6 +64,8 @@ export async function runCommand(parsed: Exclude<ParsedCommand, { kind: 'task' }
     }
     case 'status':
       return { kind: 'private', text: await deps.status(cmd.speaker, deps.isAdmin(cmd.speaker)) };
+    case 'policy':
+      return { kind: 'private', text: await deps.policy(cmd) };
     // Only the speaker's own schedules, whoever asks: another user's ids match nothing.
     case 'schedules': {
       if (!deps.schedules) return { kind: 'private', text: NO_SCHEDULES };

@@ -3,7 +3,7 @@
  * terminal passes the text after `/`. Everything that is not a known subcommand is a task.
  */
 
-export type CommandName = 'help' | 'new' | 'stop' | 'memory' | 'forget' | 'status' | 'schedules' | 'unschedule';
+export type CommandName = 'help' | 'new' | 'stop' | 'memory' | 'forget' | 'status' | 'policy' | 'schedules' | 'unschedule';
 
 export interface CommandInfo {
   name: CommandName;
@@ -19,6 +19,7 @@ export const COMMANDS: readonly CommandInfo[] = [
   { name: 'memory', usage: 'memory', summary: 'list what I remember about you' },
   { name: 'forget', usage: 'forget <id|all>', summary: 'delete one remembered fact, or all of them' },
   { name: 'status', usage: 'status', summary: 'model, queue, approvals and usage' },
+  { name: 'policy', usage: 'policy', summary: 'what this channel\'s policy allows here (tools, who may use and approve, budget)' },
   { name: 'schedules', usage: 'schedules', summary: 'list your scheduled tasks' },
   { name: 'unschedule', usage: 'unschedule <id>', summary: 'cancel one of your scheduled tasks' },
 ];

@@ -28,6 +28,9 @@ import type { ScheduleStore } from '../state/schedules/schedule-store.js';
 import type { ScheduledRun, ScheduledRunEnd } from '../state/schedules/schedule-runs.js';
 import { scheduleSessionKey } from '../state/schedules/schedule-record.js';
 import type { Gatekeeper, Refusal, Requester } from './access/gatekeeper.js';
+import type { PolicyBook } from '../settings/policy-book.js';
+import { policyText } from './policy-text.js';
+import type { DailyUsage } from '../state/usage/usage-meter.js';
 import { DEFAULT_BUSY_MODE, type BusyMode } from '../settings/busy-mode.js';
 import { createSteering } from './steering.js';
 import type { AuditLog } from '../state/audit/audit-log.js';
@@ -68,6 +71,10 @@ export interface GatewayDeps {
   work: WorkQueue<SessionJob>;
   /** Scheduled tasks, for `/hermes schedules` and `unschedule`. */
   schedules?: ScheduleStore;
+  /** Channel policies (hermes.config.yaml `channels:`): respond, approvers, `/hermes policy`. */
+  policies?: PolicyBook;
+  /** HERMES_DAILY_TOKENS (0 = none), for `/hermes policy`. */
+  botDailyTokens?: number;
   /**
    * What a message that arrives while its conversation's turn runs does (steering.ts): asked per
    * conversation, so a channel policy can set its own; absent → steer.
@@ -96,6 +103,8 @@ export interface Gateway extends GatewayApi {
   idle(): Promise<void>;
   /** Turns queued or running across all conversations. */
   queueSize(): number;
+  /** A private note to every admin (the bot-wide budget warning): a DM where the platform has one. */
+  tellAdmins(text: string): Promise<void>;
   /** Runs one due time of a scheduled task as a turn of its creator; resolves when it ends or pauses. */
   runScheduled(run: ScheduledRun): Promise<ScheduledRunEnd>;
   close(): Promise<void>;
@@ -202,8 +211,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
     const msg = job.message;
     if (ctx.startedBefore && (await turnStarted(msg))) {
       // An instance that died (or shut down) was in this turn. Re-running could repeat side effects, so (as
-      // after a restart) the history is repaired and the user is told.
+      // after a restart) the history is repaired and the user is told. An approval the turn asked for
+      // on its way out (its prompt perhaps never posted) is cancelled with it: the person is told to
+      // send the message again, so a later click must not run the action and carry on a turn they
+      // were told is over. (Requests of earlier turns were already superseded when this one began.)
       const session = await deps.sessions.current(msg.conversation);
+      await approvals.supersede(session.id);
       await approvals.repairHistory(session.id);
       await send(msg.conversation, say.RESTART_INTERRUPTED, msg.replyTo);
       return;
@@ -245,8 +258,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       // The bot is about to answer in this thread: from now on it is part of it.
       if (msg.conversation.threadId) await deps.sessions.markJoined(msg.conversation);
       const session = await deps.sessions.current(msg.conversation);
-      await approvals.supersede(session.id);
-      await approvals.repairHistory(session.id);
+      await approvals.supersedeAndRepair(session.id);
       if (deps.context && !takenIn) {
         const gathered = await deps.context.gather(msg, () => deps.sessions.history(session.id), portFor(msg.conversation));
         if (gathered.userNote) await send(msg.conversation, gathered.userNote, msg.replyTo);
@@ -342,11 +354,48 @@ export function createGateway(deps: GatewayDeps): Gateway {
       return msg.conversation.threadId !== undefined && deps.context && (await deps.sessions.isJoined(msg.conversation)) ? 'note' : 'ignore';
     }
     if (msg.conversation.isDm || msg.mentioned) return 'answer';
+    // `respond: all`: every message in that channel (and its threads) is for the bot.
+    if (deps.policies?.configured && deps.policies.at(msg.conversation).respond === 'all') return 'answer';
     if (msg.conversation.threadId === undefined || !(await deps.sessions.isJoined(msg.conversation))) return 'ignore';
     return msg.mentionsOthers && deps.context ? 'note' : 'answer';
   }
 
+  async function describePolicy(conversation: Conversation, speaker: Speaker): Promise<string> {
+    const policy = deps.policies?.at(conversation) ?? { sources: [], tools: {}, instructions: [], approvers: [], dailyTokens: 0, respond: 'mention' as const };
+    const registry = deps.turn.registry;
+    const view = { isAdmin: isAdmin(speaker), hasConversationHistory: portFor(conversation)?.reader !== undefined };
+    const offered = registry.visible({ ...view, rules: policy.tools }).map((t) => t.name);
+    const withheld = registry.names().filter((name) => registry.deniedHere(name, { ...view, rules: policy.tools }));
+    const pool = (key: string, limit: number, scope: 'channel' | 'bot'): Promise<DailyUsage> => deps.access.meter.poolToday({ key, limit, scope });
+    const channelKey = `channel:${conversation.platform}:${conversation.parentChannelId ?? conversation.channelId}`;
+    return policyText({
+      policy,
+      offered,
+      withheld,
+      ...(policy.dailyTokens > 0 && { channelUsage: await pool(channelKey, policy.dailyTokens, 'channel') }),
+      ...((deps.botDailyTokens ?? 0) > 0 && { botUsage: await pool('bot', deps.botDailyTokens!, 'bot') }),
+      busyMode: deps.busyMode?.(conversation) ?? DEFAULT_BUSY_MODE,
+      model: policy.model ?? deps.turn.provider.model,
+    });
+  }
+
   return {
+    async tellAdmins(text) {
+      for (const admin of deps.admins) {
+        const [platform, userId] = admin.split(':') as [Platform, string];
+        const port = ports.get(platform);
+        if (!port || !userId) continue;
+        // A DM: Slack posts to a user id as the app's DM with them; Discord's private message is a DM.
+        const dm: Conversation = { platform, workspaceId: platform === 'discord' ? '@dm' : '', channelId: userId, isDm: true };
+        try {
+          if (platform === 'discord' && port.sendPrivate) await port.sendPrivate(dm, userId, text);
+          else await port.sendText(dm, text);
+        } catch (err) {
+          log.warn({ err: (err as Error).message, admin }, 'could not tell an admin privately');
+        }
+      }
+    },
+
     registerPort(port) {
       ports.set(port.platform, port);
     },
@@ -406,6 +455,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         stop: () => stopConversation(cmd.conversation, cmd.speaker, parsed.kind === 'command' && parsed.name === 'new' ? 'new' : 'command'),
         queueDepth: () => queue.size() + work.active(),
         schedules: deps.schedules,
+        policy: (c) => describePolicy(c.conversation, c.speaker),
       });
       if (auditedCommand(parsed)) {
         await deps.audit.record({ kind: 'admin_command', outcome: 'done', actor: cmd.speaker, conversation: cmd.conversation, detail: { command: parsed.name, ...(parsed.arg && { arg: parsed.arg.slice(0, 200) }) } });
@@ -456,8 +506,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       return queue.run(conversationKey(run.conversation), async (): Promise<ScheduledRunEnd> => {
         if (closed) return 'interrupted';
         const session = await deps.sessions.currentByKey(scheduleSessionKey(run.scheduleId));
-        await approvals.supersede(session.id);
-        await approvals.repairHistory(session.id);
+        await approvals.supersedeAndRepair(session.id);
         await deps.sessions.append(session.id, [{ role: 'user', content: tagUserText(run.conversation, run.speaker, run.text), speaker: run.speaker, inboundId: run.runId }]);
         const state = newTurnState({ sessionId: session.id, conversation: run.conversation, speaker: run.speaker, isAdmin: isAdmin(run.speaker), replyTo: run.replyTo, header: run.header }, deps.clock.now());
         deps.turn.tracer.record({ type: 'turn_start', turnId: state.turnId, sessionId: session.id, platform: run.conversation.platform, userKey: speakerKey(run.speaker), text: run.text });

@@ -7,7 +7,7 @@ import type { SessionStore } from '../state/sessions/session-store.js';
 import type { ApprovalRecord } from '../state/approvals/approval-store.js';
 import type { TurnDeps, TurnEnd, TurnState } from '../agent/turn-runner.js';
 import { runSteps } from '../agent/turn-runner.js';
-import { BUDGET_STOPPED } from '../basics/model-notes.js';
+import { budgetStopped } from '../basics/model-notes.js';
 import type { Gatekeeper } from './access/gatekeeper.js';
 import { withHeader } from '../state/schedules/schedule-text.js';
 import type { AnswerStream, OutboundPort } from '../basics/ports.js';
@@ -138,7 +138,7 @@ export function createTurnDriver(deps: TurnDriverDeps): TurnDriver {
     if (state.paused) await deps.store.delete(`turn:${state.turnId}`);
     if (end.kind === 'budget_exhausted') {
       deps.access.traceRefusal(state.speaker, { reason: 'daily_tokens', usage: end.usage }, 'turn', state.conversation);
-      await deps.sessions.append(state.sessionId, [{ role: 'user', content: `[system note] ${BUDGET_STOPPED}` }]);
+      await deps.sessions.append(state.sessionId, [{ role: 'user', content: `[system note] ${budgetStopped(end.usage.scope)}` }]);
       await sendEnd(state, say.budgetStopped(end.usage, state.stepsUsed, deps.clock.now()), true);
     }
     if (end.kind === 'answered') {

@@ -67,6 +67,7 @@ export function approvalOutcomeLine(outcome: ApprovalOutcome, who?: string): str
 }
 
 export const NOT_YOUR_APPROVAL = 'Only the person who asked for this action, or an admin, can approve or deny it.';
+export const NOT_AN_APPROVER = 'Only the person who asked for this action, an admin, or one of this channel\'s approvers can approve or deny it. See `/hermes policy` for who they are.';
 export const APPROVAL_OTHER_CONVERSATION = 'This approval request belongs to another conversation, so it cannot be decided from here.';
 export const APPROVAL_UNKNOWN = 'I could not find this approval request. It may belong to an old or deleted conversation.';
 export function approvalAlreadyDecided(outcome: string): string {
@@ -115,18 +116,39 @@ export function waitInWords(ms: number): string {
 
 const tokens = (n: number) => n.toLocaleString('en-US');
 
+/** Whose allowance ran out, in the words of the per-person message (which setting, so an operator knows where to look). */
+function allowanceUsed(usage: DailyUsage): string {
+  const amount = `${tokens(usage.limit)} tokens (${tokens(usage.used)} today`;
+  switch (usage.scope ?? 'user') {
+    case 'user':
+      return `you have used your daily allowance of ${amount}; HERMES_USER_DAILY_TOKENS)`;
+    case 'channel':
+      return `this channel has used its daily allowance of ${amount}; daily_tokens in its channel policy)`;
+    case 'bot':
+      return `I have used my daily allowance for everyone of ${amount}; HERMES_DAILY_TOKENS)`;
+  }
+}
+
+const capitalised = (s: string) => s[0]!.toUpperCase() + s.slice(1);
+
 /** Answer to a message or task refused by a limit (one answer per refused message; nothing is queued). */
 export function limitRefusal(r: Exclude<Refusal, { reason: 'not_allowed' }>, now: number): string {
   if (r.reason === 'rate_limit') {
     return `You are sending messages faster than the limit of ${r.perMinute} per minute (HERMES_USER_RATE), so I did not run this one. You can send again in ${waitInWords(r.retryAfterMs)}.`;
   }
-  return `You have used your daily allowance of ${tokens(r.usage.limit)} tokens (${tokens(r.usage.used)} today; HERMES_USER_DAILY_TOKENS), so I did not run this. It resets at 00:00 UTC, in ${waitInWords(r.usage.resetsAt - now)}.`;
+  return `${capitalised(allowanceUsed(r.usage))}, so I did not run this. It resets at 00:00 UTC, in ${waitInWords(r.usage.resetsAt - now)}.`;
 }
 
-/** A turn stopped between steps because the person's daily tokens ran out on the way. */
+/** A turn stopped between steps because a daily allowance (the person's, the channel's or the bot's) ran out on the way. */
 export function budgetStopped(usage: DailyUsage, stepsDone: number, now: number): string {
   const done = stepsDone > 0 ? `I stopped after ${stepsDone} step${stepsDone > 1 ? 's' : ''} without finishing` : 'I did not start this';
-  return `${done}: you have used your daily allowance of ${tokens(usage.limit)} tokens (${tokens(usage.used)} today; HERMES_USER_DAILY_TOKENS). It resets at 00:00 UTC, in ${waitInWords(usage.resetsAt - now)}; ask me to continue then.`;
+  return `${done}: ${allowanceUsed(usage)}. It resets at 00:00 UTC, in ${waitInWords(usage.resetsAt - now)}; ask me to continue then.`;
+}
+
+/** The private note admins get once a day when the whole bot has used 80 % of HERMES_DAILY_TOKENS. */
+export function botBudgetWarning(usage: DailyUsage, now: number): string {
+  const share = Math.floor((usage.used / usage.limit) * 100);
+  return `Heads-up for admins: the bot has used ${share} % of its daily token budget (${tokens(usage.used)} of ${tokens(usage.limit)}; HERMES_DAILY_TOKENS). When it is used up I stop answering everyone, admins included, until 00:00 UTC (in ${waitInWords(usage.resetsAt - now)}).`;
 }
 
 /** `/hermes status` lines about the speaker's own usage and limits. */

@@ -9,6 +9,7 @@ import { unknownSettingWarnings } from './unknown-settings.js';
 import { dashboardEnv, type DashboardConfig } from './dashboard-config.js';
 import { agentsFileSchema, resolveProfiles, type AgentProfiles } from './agent-profiles.js';
 import { mcpServersFileSchema, resolveMcpServers, skillsFileSchema, type McpServerConfig } from './mcp-servers.js';
+import { channelsFileSchema, type ChannelsFile } from './channel-policies.js';
 import { slackFileSchema, suggestedPrompts, type SuggestedPrompt } from './slack-file.js';
 import { BUSY_MODES, DEFAULT_BUSY_MODE, type BusyMode } from './busy-mode.js';
 
@@ -41,10 +42,14 @@ const fileSchema = z
     mcp_servers: mcpServersFileSchema.optional(),
     /** Skill pins (docs/mcp-and-skills.md). */
     skills: skillsFileSchema.optional(),
+    /** Per-channel policies (docs/access-and-limits.md); reloaded on SIGHUP and on a change of the file. */
+    channels: channelsFileSchema.optional(),
     /** What the Slack app shows in assistant threads (docs/slack.md "Assistant threads"). */
     slack: slackFileSchema.optional(),
   })
   .strict();
+
+export type ConfigFile = z.infer<typeof fileSchema>;
 
 export interface Config {
   model: {
@@ -97,7 +102,11 @@ export interface Config {
     ratePerMinute: number;
     /** HERMES_USER_DAILY_TOKENS per person per UTC day; 0 = no limit. */
     dailyTokens: number;
+    /** HERMES_DAILY_TOKENS for the whole bot per UTC day (admins too); 0 = no limit. */
+    botDailyTokens: number;
   };
+  /** `channels:` of the config file as written (src/settings/channel-policies.ts resolves it). */
+  channels: ChannelsFile;
   /** `host` or `host:port` entries the operator explicitly allows. */
   netAllow: string[];
   timezone: string;
@@ -316,8 +325,9 @@ const usageEnv = z
     HERMES_ALLOW: commaList(ALLOW_ENTRY, ALLOW_ENTRY_FIX),
     HERMES_USER_RATE: wholeNumber(20, { min: 0, fix: 'is not valid: messages per minute per person, a whole number (default 20; 0 = no limit).' }),
     HERMES_USER_DAILY_TOKENS: wholeNumber(0, { min: 0, fix: 'is not valid: tokens per person per UTC day, a whole number (default 0 = no limit).' }),
+    HERMES_DAILY_TOKENS: wholeNumber(0, { min: 0, fix: 'is not valid: tokens per UTC day for the whole bot, a whole number (default 0 = no limit).' }),
   })
-  .transform((e): Config['usage'] => ({ allow: e.HERMES_ALLOW.map(toAllowRule), ratePerMinute: e.HERMES_USER_RATE, dailyTokens: e.HERMES_USER_DAILY_TOKENS }));
+  .transform((e): Config['usage'] => ({ allow: e.HERMES_ALLOW.map(toAllowRule), ratePerMinute: e.HERMES_USER_RATE, dailyTokens: e.HERMES_USER_DAILY_TOKENS, botDailyTokens: e.HERMES_DAILY_TOKENS }));
 
 const miscEnv = z
   .object({
@@ -373,7 +383,7 @@ const envSchema = (cwd: string) =>
       extensions: extensionsEnv(cwd),
       audit: auditEnv,
     })
-    .transform(({ state, access, misc, telemetry, extensions, ...rest }) => ({ config: { ...rest, ...state, ...access, ...misc, ...(telemetry && { telemetry }) } satisfies Omit<Config, 'tools' | 'agents' | 'extensions' | 'slackAssistant'>, extensions }));
+    .transform(({ state, access, misc, telemetry, extensions, ...rest }) => ({ config: { ...rest, ...state, ...access, ...misc, ...(telemetry && { telemetry }) } satisfies Omit<Config, 'tools' | 'agents' | 'extensions' | 'slackAssistant' | 'channels'>, extensions }));
 
 /** Reads and validates the environment (and the optional config file). Pure apart from reading that file. */
 export function loadConfig(env: Env, cwd = process.cwd()): ConfigResult {
@@ -396,7 +406,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): ConfigResult {
     ...(configFile && { configFile }),
     secrets: mcp.secrets,
   };
-  return { ok: true, config: { ...parsed.data.config, tools: file?.tools ?? {}, agents: resolveProfiles(file?.agents), slackAssistant: { suggestedPrompts: suggestedPrompts(file?.slack) }, extensions }, warnings: [...unusedSettings(present), ...unknownSettingWarnings(present, knownEnvNames())] };
+  return { ok: true, config: { ...parsed.data.config, tools: file?.tools ?? {}, agents: resolveProfiles(file?.agents), slackAssistant: { suggestedPrompts: suggestedPrompts(file?.slack) }, extensions, channels: file?.channels ?? {} }, warnings: [...unusedSettings(present), ...unknownSettingWarnings(present, knownEnvNames())] };
 }
 
 /** Names read outside the zod areas: the config file's path. */
@@ -444,6 +454,16 @@ function firstExisting(cwd: string): string | undefined {
 // The YAML parser loads only when there is a YAML file to read (most setups have none).
 const parseYaml = (text: string): unknown => (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
 
+/**
+ * The config file read again while the bot runs (SIGHUP, a change of the file): the whole file is
+ * checked as at start, so a reload never takes half a file. Errors are the same lines a start prints.
+ */
+export function rereadConfigFile(file: string): { ok: true; file: ConfigFile } | { ok: false; errors: string[] } {
+  const errors: string[] = [];
+  const read = readConfigFile(file, errors);
+  return read && errors.length === 0 ? { ok: true, file: read } : { ok: false, errors: errors.length ? errors : [`${file} could not be read`] };
+}
+
 function readConfigFile(file: string | undefined, errors: string[]): z.infer<typeof fileSchema> | undefined {
   if (!file) return undefined;
   let raw: unknown;
@@ -458,8 +478,14 @@ function readConfigFile(file: string | undefined, errors: string[]): z.infer<typ
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const doc =
-        issue.path[0] === 'agents' ? 'docs/sub-agents.md "Agent profiles"' : issue.path[0] === 'mcp_servers' || issue.path[0] === 'skills' ? 'docs/mcp-and-skills.md' : issue.path[0] === 'slack' ? 'docs/slack.md "Assistant threads"' : 'docs/tools.md "Per-tool settings"';
-      errors.push(`${path.basename(file)}: ${issue.path.join('.') || '(root)'}: ${issue.message}; see ${doc} for the allowed keys.`);
+        issue.path[0] === 'agents' ? 'docs/sub-agents.md "Agent profiles"'
+        : issue.path[0] === 'mcp_servers' || issue.path[0] === 'skills' ? 'docs/mcp-and-skills.md'
+        : issue.path[0] === 'channels' ? 'docs/access-and-limits.md "Channel policies"'
+        : issue.path[0] === 'slack' ? 'docs/slack.md "Assistant threads"'
+        : 'docs/tools.md "Per-tool settings"';
+      // A bad record key (zod: "Invalid key in record") carries the key rule's own message inside.
+      const message = issue.code === 'invalid_key' ? (issue.issues[0]?.message ?? issue.message) : issue.message;
+      errors.push(`${path.basename(file)}: ${issue.path.join('.') || '(root)'}: ${message}; see ${doc} for the allowed keys.`);
     }
     return undefined;
   }

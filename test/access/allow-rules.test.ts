@@ -48,9 +48,9 @@ describe('HERMES_ALLOW', () => {
 
   it('config: limits default to 20 messages a minute and no daily token limit; bad values are errors', () => {
     const ok = loadConfig({}, os.tmpdir());
-    expect(ok.ok && ok.config.usage).toEqual({ allow: [], ratePerMinute: 20, dailyTokens: 0 });
+    expect(ok.ok && ok.config.usage).toEqual({ allow: [], ratePerMinute: 20, dailyTokens: 0, botDailyTokens: 0 });
     const set = loadConfig({ HERMES_USER_RATE: '0', HERMES_USER_DAILY_TOKENS: '50000', HERMES_ALLOW: 'slack:U1' }, os.tmpdir());
-    expect(set.ok && set.config.usage).toEqual({ allow: [{ kind: 'user', platform: 'slack', id: 'U1' }], ratePerMinute: 0, dailyTokens: 50_000 });
+    expect(set.ok && set.config.usage).toEqual({ allow: [{ kind: 'user', platform: 'slack', id: 'U1' }], ratePerMinute: 0, dailyTokens: 50_000, botDailyTokens: 0 });
     const bad = loadConfig({ HERMES_USER_RATE: 'fast', HERMES_USER_DAILY_TOKENS: '-1', HERMES_ALLOW: 'slack:U1,everyone' }, os.tmpdir());
     expect(bad.ok).toBe(false);
     const joined = bad.ok ? '' : bad.errors.join('\n');

@@ -17,6 +17,7 @@ const TINY: BenchSizes = {
   sandbox: { runs: 2 },
   dashboard: { turns: 300, opens: 2 },
   soak: { hermesTurns: 120, peerTurns: 0, sampleEvery: 30, warmupTurns: 5 },
+  streaming: { turns: 3, chunks: 4, chunkDelayMs: 10 },
 };
 
 describe('npm run bench (hermes-only, tiny)', () => {
@@ -95,6 +96,17 @@ describe('npm run bench (hermes-only, tiny)', () => {
     expect(result.goals[10]).toMatchObject({ goal: 'Dashboard: a list of 10,000 turns opens in under 1 s', status: 'not measured' });
     expect(result.goals[11]).toMatchObject({ goal: 'Memory: no growth over a 20,000-turn soak', status: 'not measured' });
 
+    expect(result.goals[12]!.goal).toMatch(/^Streaming: first visible text/);
+    expect(['met', 'missed']).toContain(result.goals[12]!.status);
+
+    const streaming = result.streaming!;
+    expect(streaming.firstVisibleP50Ms).toBeGreaterThanOrEqual(0);
+    expect(Number.isFinite(streaming.firstVisibleMaxMs)).toBe(true);
+    // A streamed answer opens and closes its stream where a whole one is one post: at least one call more.
+    expect(streaming.extraCallsPerAnswer).toBeGreaterThanOrEqual(1);
+    expect(streaming.streamedCallMix['chat.startStream']).toBe(1);
+    expect(streaming.streamedCallMix['chat.stopStream']).toBe(1);
+
     const soak = result.soak!;
     expect(soak.rows.map((r) => r.name)).toEqual(['hermes-agent (gateway)']);
     expect(soak.rows[0]!.samples.map((s) => s.turns)).toEqual([0, 30, 60, 90, 120]);
@@ -126,5 +138,6 @@ describe('npm run bench (hermes-only, tiny)', () => {
     expect(md).toContain('#### 6. run_code start-up overhead');
     expect(md).toContain('#### 7. Dashboard turn list (300 turns');
     expect(md).toContain('#### 8. Memory over many turns');
+    expect(md).toContain('#### 9. Answers shown as they are written');
   }, 180_000);
 });

@@ -119,6 +119,9 @@ export function botEnv(modelUrl: string, sinkPort: number, dataDir: string): Rec
     // The working indicator is not what is judged here; without it a thread holds only the outcome.
     HERMES_PROGRESS_DELAY_MS: '600000',
     HERMES_MAX_CONCURRENT_TURNS: '6',
+    // Each message its own turn, so each has its own answer to look for and the lane's order is
+    // visible (steer, the default, folds a message sent during a turn into that turn's answer).
+    HERMES_BUSY_MODE: 'queue',
   };
 }
 

@@ -35,38 +35,52 @@ export interface DiscordMention {
 
 const THREADS = ['510000000000000001', '510000000000000002', '510000000000000003', '510000000000000004', '510000000000000005'];
 
+export interface DiscordInstance {
+  name: string;
+  env: Record<string, string>;
+  proc?: BotProcess;
+  up: boolean;
+}
+
 export class DiscordCrashRun {
   readonly mentions: DiscordMention[] = [];
   readonly processes: BotProcess[] = [];
   readonly killedAt: number[] = [];
-  proc: BotProcess | undefined;
+  /** How long each start took until ready (ms). */
+  readonly startMs: number[] = [];
   clicks = { sent: 0, acked: 0 };
   private clicked = new Map<string, 'acked' | 'sending'>();
   private clicking = false;
   private clickLoop: Promise<void> | undefined;
   private pending = new Set<Promise<void>>();
-  private up = false;
 
   constructor(
     private readonly discord: FakeDiscord,
     private readonly web: FakeWeb,
-    private readonly env: Record<string, string>,
+    readonly instances: DiscordInstance[],
     private readonly rnd: Random,
   ) {}
 
-  async start(): Promise<void> {
-    const identified = this.discord.gateway.identifies.length;
-    this.proc = startBot(`bot#${this.processes.length + 1}`, this.env);
-    this.processes.push(this.proc);
-    await this.proc.ready(90_000);
-    await waitUntil(() => this.discord.gateway.connected && this.discord.gateway.identifies.length > identified, 20_000, () => 'the bot did not connect to the gateway');
-    this.up = true;
+  /** Starts an instance; resolves once it is ready and some instance holds the gateway connection. */
+  async start(inst: DiscordInstance): Promise<void> {
+    inst.proc = startBot(`${inst.name}#${this.processes.filter((p) => p.name.startsWith(`${inst.name}#`)).length + 1}`, inst.env);
+    this.processes.push(inst.proc);
+    const t0 = Date.now();
+    await inst.proc.ready(90_000);
+    this.startMs.push(Date.now() - t0);
+    inst.up = true;
+    await this.connected();
   }
 
-  async kill(): Promise<void> {
-    this.up = false;
+  /** Some instance holds the gateway connection (after a kill of the holder: once another took over). */
+  async connected(): Promise<void> {
+    await waitUntil(() => this.discord.gateway.connected, 30_000, () => 'no instance connected to the gateway');
+  }
+
+  async kill(inst: DiscordInstance): Promise<void> {
+    inst.up = false;
     this.killedAt.push(Date.now());
-    await this.proc?.kill9();
+    await inst.proc?.kill9();
   }
 
   async burst(n: number, size: number, approvalShare: number): Promise<void> {
@@ -78,7 +92,7 @@ export class DiscordCrashRun {
       // the prompt before the person clicks.
       const pick = THREADS[this.rnd.int(0, THREADS.length - 1)]!;
       const thread = approval ? `52${String(n * 1000 + i).padStart(16, '0')}` : pick;
-      const delivered = this.up && this.discord.gateway.connected;
+      const delivered = this.instances.some((x) => x.up) && this.discord.gateway.connected;
       const id = this.discord.sendThreadMessage({ author: DEFAULT_USER, content: approval ? `approve ${tag}` : tag, threadId: thread, mentionBot: true });
       this.mentions.push({ tag, id, thread, approval, delivered, sentAt: Date.now() });
       await new Promise((r) => setTimeout(r, this.rnd.int(0, 40)));
@@ -118,7 +132,7 @@ export class DiscordCrashRun {
     this.clickLoop = (async () => {
       while (this.clicking) {
         for (const prompt of this.prompts()) {
-          if (this.clicked.has(prompt.id) || !this.up) continue;
+          if (this.clicked.has(prompt.id) || !this.instances.some((x) => x.up) || !this.discord.gateway.connected) continue;
           const customId = /"custom_id":"(hermes:approve:[^"]+)"/.exec(JSON.stringify(prompt.components))?.[1];
           if (!customId) continue;
           this.clicked.set(prompt.id, 'sending');
@@ -213,7 +227,7 @@ export class DiscordCrashRun {
       `${this.mentions.length} mentions (${this.mentions.filter((m) => m.approval).length} needing approval) in ${THREADS.length} threads, ${this.killedAt.length} kills, ` +
       `${acceptedCount} accepted, ${offline} posted while the bot was offline, ${lost} delivered to a process killed before it accepted them (within ${Math.max(0, ...this.mentions.filter((m) => m.delivered && !accepted.has(m.id)).map((m) => Math.min(...this.killedAt.filter((k) => k >= m.sentAt)) - m.sentAt))} ms before a kill); ` +
       `${answered} answered, ${interrupted} reported interrupted (${repeated} told twice across a kill), ` +
-      `${this.clicks.sent} clicks sent, ${this.clicks.acked} acknowledged, ${[...runs.values()].reduce((a, b) => a + b, 0)} webhooks run, ${problems.length} problems`;
+      `${this.clicks.sent} clicks sent, ${this.clicks.acked} acknowledged, ${[...runs.values()].reduce((a, b) => a + b, 0)} webhooks run, ${problems.length} problems; starts took ${this.startMs.join('/')} ms`;
     return { summary, problems };
   }
 }

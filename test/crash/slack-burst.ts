@@ -1,7 +1,14 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { RESTART_INTERRUPTED } from '../../src/gateway/user-messages.js';
+import { startFakeOpenAI } from '../fakes/openai/fake-openai.js';
+import { startFakeSlack } from '../fakes/slack/fake-slack.js';
+import { startFakeWeb } from '../fakes/web/fake-web.js';
+import { freshSchema } from '../helpers/postgres.js';
 import type { FakeSlack } from '../fakes/slack/fake-slack.js';
 import type { FakeWeb } from '../fakes/web/fake-web.js';
-import { startBot, waitUntil, type BotProcess } from './crash-rig.js';
+import { botEnv, crashModel, freePort, startBot, waitUntil, type BotProcess } from './crash-rig.js';
 
 /**
  * The Slack side of the kill -9 crash test, for one instance (SQLite) or several (PostgreSQL):
@@ -54,6 +61,8 @@ export class SlackCrashRun {
   kills = 0;
   /** When each kill was sent (ms since the epoch). */
   readonly killedAt: number[] = [];
+  /** How long each start took until ready (ms). */
+  readonly startMs: number[] = [];
   clicks = { sent: 0, acked: 0, doubles: 0 };
   private clicked = new Map<string, 'acked' | 'sending'>();
   private clicking = false;
@@ -78,7 +87,9 @@ export class SlackCrashRun {
   async start(inst: Instance): Promise<void> {
     inst.proc = startBot(`${inst.name}#${this.processes.filter((p) => p.name.startsWith(`${inst.name}#`)).length + 1}`, inst.env);
     this.processes.push(inst.proc);
+    const t0 = Date.now();
     await inst.proc.ready(90_000);
+    this.startMs.push(Date.now() - t0);
     inst.up = true;
   }
 
@@ -273,7 +284,7 @@ export class SlackCrashRun {
     const summary =
       `${this.mentions.length} mentions (${approvals} needing approval), ${this.kills} kills, ${redelivered} redelivered by "Slack", ` +
       `${answered} answered, ${interrupted} reported interrupted (${both} of them also answered, ${repeatedNotices} told twice across a kill), ` +
-      `${this.clicks.sent} clicks sent (${this.clicks.doubles} double), ${this.clicks.acked} acknowledged, ${[...runs.values()].reduce((a, b) => a + b, 0)} webhooks run, ${problems.length} problems`;
+      `${this.clicks.sent} clicks sent (${this.clicks.doubles} double), ${this.clicks.acked} acknowledged, ${[...runs.values()].reduce((a, b) => a + b, 0)} webhooks run, ${problems.length} problems; starts took ${this.startMs.join('/')} ms`;
     return { summary, problems };
   }
 }
@@ -288,4 +299,30 @@ function approvalIdOf(blocks: unknown): string | undefined {
   };
   walk(typeof blocks === 'string' ? (JSON.parse(blocks) as unknown) : blocks);
   return found;
+}
+
+/**
+ * Two instances of the bot (not started yet) on a fresh schema of one PostgreSQL database, with
+ * their own fake Slack, webhook sink and model; `cleanups` gets what undoes it all.
+ */
+export async function slackCluster(pgUrl: string, seed: number, maxDelayMs: number, cleanups: Array<() => Promise<unknown>>) {
+  const schema = await freshSchema(pgUrl);
+  const [slack, web] = await Promise.all([startFakeSlack(), startFakeWeb()]);
+  const ai = await startFakeOpenAI({ handler: crashModel(web.url('/sink'), seed, maxDelayMs) });
+  cleanups.push(() => schema.drop(), () => Promise.all([slack.close(), web.close(), ai.close()]));
+  const instances: Instance[] = [];
+  for (const name of ['a', 'b']) {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), `hermes-crash-pg-${name}-`));
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    const port = await freePort();
+    const inst: Instance = {
+      name,
+      port,
+      up: false,
+      env: { ...botEnv(ai.url, web.port, dataDir), HERMES_STORE_URL: schema.url, SLACK_BOT_TOKEN: slack.botToken, SLACK_SIGNING_SECRET: slack.signingSecret, SLACK_API_URL: slack.apiUrl, PORT: String(port) },
+    };
+    cleanups.push(async () => inst.proc?.kill9());
+    instances.push(inst);
+  }
+  return { schema, slack, web, ai, instances };
 }

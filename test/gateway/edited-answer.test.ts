@@ -47,6 +47,22 @@ function harness(limit = 2000, intervalMs = 1000) {
 }
 
 describe('an answer written by editing one message', () => {
+  it('a stopped answer keeps its text, ends with the note, and its live message loses the Stop role', async () => {
+    const h = harness();
+    h.answer.append('Half of it');
+    h.answer.progress('running fetch_url');
+    h.clock.advance(0);
+    await h.drain();
+    await h.answer.end('_Stopped by <@U1>._');
+    expect(h.ops.at(-1)).toMatchObject({ kind: 'edit', ref: 0, text: 'Half of it\n\n_Stopped by <@U1>._', role: 'part' });
+  });
+
+  it('an answer stopped before it showed anything posts nothing', async () => {
+    const h = harness();
+    await h.answer.end('_Stopped by <@U1>._');
+    expect(h.ops).toEqual([]);
+  });
+
   it('posts the first text at once, then edits at most once per interval, and the final edit has the whole answer', async () => {
     const h = harness();
     h.answer.append('Hello');

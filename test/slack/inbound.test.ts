@@ -33,8 +33,9 @@ describe('classifyEvent', () => {
     const b = classifyEvent({ ...base, text: '<@UBOT> hi', thread_ts: '90.0' }, 'T1', BOT);
     expect(a.kind === 'forward' && b.kind === 'forward' && a.message.id === b.message.id && b.message.mentioned).toBe(true);
   });
-  it('drops top-level channel messages but forwards thread replies unmentioned', () => {
-    expect(classifyEvent(base, 'T1', BOT)).toEqual({ kind: 'skip', reason: 'channel_top_level' });
+  it('drops the message half of a top-level mention; forwards other top-level posts (threaded on themselves) and thread replies unmentioned', () => {
+    expect(classifyEvent({ ...base, text: '<@UBOT> hi' }, 'T1', BOT)).toEqual({ kind: 'skip', reason: 'channel_top_level' });
+    expect(classifyEvent(base, 'T1', BOT)).toMatchObject({ kind: 'forward', message: { mentioned: false, replyTo: '100.1', conversation: { threadId: '100.1' } } });
     expect(classifyEvent({ ...base, thread_ts: '90.0' }, 'T1', BOT)).toMatchObject({ kind: 'forward', message: { mentioned: false, conversation: { threadId: '90.0' } } });
   });
   it('forwards DMs, threaded only when written in a thread', () => {

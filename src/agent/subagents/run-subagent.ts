@@ -1,5 +1,5 @@
 import { runAgentLoop, type LoopConversation } from '../agent-loop.js';
-import type { CallInfo, TurnDeps, TurnEnd, TurnState } from '../turn-state.js';
+import { policyFor, type CallInfo, type TurnDeps, type TurnEnd, type TurnState } from '../turn-state.js';
 import { buildContext } from '../../runtime/context/build-context.js';
 import { outsideSourcesIn } from '../../capabilities/toolkit/outside-gate.js';
 import type { ToolView } from '../../capabilities/toolkit/registry.js';
@@ -41,10 +41,13 @@ export interface SubAgentTally {
 
 export async function runSubAgent(deps: TurnDeps, state: TurnState, run: SubAgentRun, tally: SubAgentTally): Promise<SubAgentEnd> {
   const { profile, call, signal } = run;
+  // The channel's policy holds inside a sub-agent too: a tool denied here is neither offered nor run.
+  const policy = policyFor(deps, state);
   const view: ToolView = {
     isAdmin: state.isAdmin,
     hasConversationHistory: deps.canReadHistory?.(state.conversation) ?? false,
     only: offeredTools(deps, profile),
+    ...(policy && { rules: policy.tools }),
   };
   const end = await runAgentLoop(deps, { state, tally, signal }, {
     view,

@@ -57,7 +57,7 @@ export const SUBAGENT_MODEL_TEXT = {
   modelError: (agent: string, message: string) =>
     `The ${agent} sub-agent stopped because its model call failed: ${message} Retry once only if that looks temporary; otherwise tell the user.`,
   budget: (agent: string) =>
-    `The ${agent} sub-agent stopped: the person's daily token budget is used up. Do not delegate again; answer with what you have.`,
+    `The ${agent} sub-agent stopped: a daily token budget (the person's, this channel's or the bot's) is used up. Do not delegate again; answer with what you have.`,
   cancelled: (agent: string) => `The ${agent} sub-agent was cancelled before it finished. It produced no answer.`,
   empty: (agent: string) => `(the ${agent} sub-agent finished without writing an answer)`,
   cut: (agent: string, shown: number, total: number) => `[The ${agent} sub-agent's answer was cut at ${shown} of ${total} characters.]`,

@@ -1,14 +1,12 @@
-import { readFileSync, unwatchFile, watchFile } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { Logger } from 'pino';
 import { mcpServersFileSchema, skillsFileSchema } from '../../settings/mcp-servers.js';
 
 /**
- * A re-pin takes effect without a restart: the config file is watched (stat polling, which also
- * works on bind mounts and editors that replace the file), and on a change only the pins are read
- * again: `mcp_servers.<name>.pin` and `skills.<name>.pin`. Anything else in the file needs a
- * restart (or the config reload, where there is one). A file that no longer parses keeps the pins
- * in force and says so.
+ * A re-pin takes effect without a restart: when the config file changes (src/settings/config-watch.ts,
+ * and SIGHUP — the reload in src/app/config-reload.ts), the pins are read again:
+ * `mcp_servers.<name>.pin` and `skills.<name>.pin`. A file that no longer parses keeps the pins in
+ * force and says so.
  */
 
 // Loaded only when the file changes: a start without MCP servers or skills never needs it.
@@ -29,17 +27,4 @@ export function readPins(file: string): Pins {
     servers: new Map(Object.entries(servers.data).map(([name, s]) => [name, s.pin])),
     skills: Object.fromEntries(Object.entries(skills.data).flatMap(([name, s]) => (s.pin ? [[name, s.pin]] : []))),
   };
-}
-
-export function watchPins(file: string, opts: { log: Pick<Logger, 'warn'>; intervalMs?: number; onPins(pins: Pins): void }): () => void {
-  const listener = (cur: { mtimeMs: number }, prev: { mtimeMs: number }) => {
-    if (cur.mtimeMs === prev.mtimeMs) return;
-    try {
-      opts.onPins(readPins(file));
-    } catch (err) {
-      opts.log.warn({ file, err: (err as Error).message.split('\n')[0] }, 'config file changed but could not be read: the pins in force stay');
-    }
-  };
-  watchFile(file, { interval: opts.intervalMs ?? 1000, persistent: false }, listener);
-  return () => unwatchFile(file, listener);
 }

@@ -4,6 +4,8 @@ export const SKILL_TEXT = {
     known.length ? `There is no skill named "${name}". Skills: ${known.join(', ')}.` : `There is no skill named "${name}", and no skills are installed.`,
   withheld: (name: string) =>
     `The skill "${name}" changed since an admin pinned it, so it is withheld until they review and pin it again. Do not use it; tell the user.`,
+  deniedHere: (name: string) =>
+    `The skill "${name}" is not allowed in this channel by its policy (an operator set this in hermes.config.yaml). Do not use it; tell the user it is not available here.`,
   noFile: (name: string, rel: string, files: string[]) => `The skill "${name}" has no file "${rel}". Its files: ${files.join(', ')}.`,
   binary: (rel: string, bytes: number) => `${rel} is a binary file (${bytes} bytes); it cannot be shown as text.`,
   changedLog: (names: string[]) => `skills withheld: ${names.join(', ')} changed since pinned (pin them again with npm run mcp -- pin-skills once reviewed)`,

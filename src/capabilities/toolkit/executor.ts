@@ -80,6 +80,10 @@ export class ToolExecutor {
 
   private prepare(call: ToolCall, view: ToolView): PreparedCall {
     const tool = this.resolve(call.name, view);
+    const asked = String(call.name ?? '').trim().replace(/^functions\./, '');
+    if (!tool && this.registry.deniedHere(asked, view)) {
+      return { kind: 'rejected', call: { ...call, name: asked }, outcome: errorOutcome({ ...call, name: asked }, 'refused', TOOL_MESSAGES.deniedByPolicy(asked)) };
+    }
     if (!tool) {
       const available = this.registry.visible(view).map((t) => t.name);
       const [closest] = closestMatches(call.name, available);

@@ -3,6 +3,7 @@ import type { Logger } from '../../basics/log.js';
 import type { ToolSpec } from '../../runtime/provider/provider.js';
 import { inputJsonSchema, toToolSpec, type ToolSpecOptions } from './json-schema.js';
 import type { AnyTool, ToolEffect } from './tool-api.js';
+import { toolAllowed, type ChannelPolicy } from '../../settings/channel-policies.js';
 
 /** What the deployment says about one tool, merged with the tool's own defaults. */
 export interface EffectiveToolSettings {
@@ -26,6 +27,8 @@ export interface ToolView {
   only?: ReadonlySet<string>;
   /** The model is shown images now; tools that need it are hidden otherwise. */
   vision?: boolean;
+  /** The channel policy's tool rules where the turn runs (absent: no policy). */
+  rules?: ChannelPolicy['tools'];
 }
 
 /**
@@ -87,6 +90,7 @@ export class ToolRegistry {
     const tool = this.tools.get(name);
     if (!tool) return false;
     if (view.only && !view.only.has(name)) return false;
+    if (view.rules && !toolAllowed(view.rules, name)) return false;
     const settings = this.settingsFor(name);
     if (!settings.enabled) return false;
     if (tool.category === 'admin' && !view.isAdmin) return false;
@@ -106,6 +110,11 @@ export class ToolRegistry {
       }
       return false;
     }
+  }
+
+  /** A registered tool the channel policy denies here: refused with that reason, not as unknown. */
+  deniedHere(name: string, view: ToolView): boolean {
+    return this.tools.has(name) && view.rules !== undefined && !toolAllowed(view.rules, name);
   }
 
   /** The visible tools, in registration order. */

@@ -68,6 +68,8 @@ export interface ToolContext {
   agents?: SubAgents;
   /** Images for the model (view_image): the largest one shown (HERMES_MAX_IMAGE_MB in bytes). */
   images?: { maxBytes: number };
+  /** Whether the channel policy lets this skill be used here (absent: every skill may). */
+  skillAllowed?(name: string): boolean;
 }
 
 /**

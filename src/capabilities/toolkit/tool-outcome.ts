@@ -56,6 +56,8 @@ export const TOOL_MESSAGES = {
   argsTooDeep: (name: string, max: number) =>
     `${name} did not run: its arguments are nested more than ${max} levels deep. Send a flatter JSON object.`,
   refusedBeforeApproval: (name: string, message: string) => `${name} did not run and nobody was asked to approve it: ${message}`,
+  deniedByPolicy: (name: string) =>
+    `${name} did not run: the policy of this channel does not allow it here (an operator set this in hermes.config.yaml). Do not try it again or another way around; tell the user it is not available in this channel.`,
   notStarted: (name: string) => `${name} did not run: the turn was cancelled before it started.`,
   empty: '(the tool returned no output)',
   truncated: (n: number) => `[truncated ${n} chars]`,

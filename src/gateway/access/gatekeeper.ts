@@ -7,16 +7,20 @@ import { speakerKey } from '../../basics/types.js';
 import { matchRule, type AllowRule } from '../../settings/allow-rules.js';
 import { createRateLimiter, type RateLimiter } from './rate-limiter.js';
 import type { AuditLog } from '../../state/audit/audit-log.js';
-import { createUsageMeter, type DailyUsage, type Payer, type UsageMeter } from '../../state/usage/usage-meter.js';
+import { createUsageMeter, type DailyUsage, type Payer, type Pool, type UsageMeter } from '../../state/usage/usage-meter.js';
+import { personListed, policyAdmits } from '../../settings/channel-policies.js';
+import type { PolicyBook } from '../../settings/policy-book.js';
 
 /**
- * Who may use the bot, and how much: HERMES_ALLOW, HERMES_USER_RATE, HERMES_USER_DAILY_TOKENS in
+ * Who may use the bot, and how much: HERMES_ALLOW, a channel policy's `users`/`roles`,
+ * HERMES_USER_RATE, HERMES_USER_DAILY_TOKENS, a channel's `daily_tokens` and HERMES_DAILY_TOKENS in
  * one place. Every entry point asks here before anything costs a model call — messages, slash
  * tasks and commands, approval clicks, reminders and scheduled runs — and every refusal is traced
  * with its reason. Verdicts are data; the words people read live in gateway/user-messages.ts.
  *
- * Admins pass everything (and are still counted). The terminal chat is the operator at the
- * machine, so it passes too.
+ * Admins pass every access rule and their own per-person limits (and are still counted); the
+ * shared budgets (channel, bot) hold for them too. The terminal chat is the operator at the
+ * machine, so it passes the access rules and per-person limits as well.
  */
 
 export interface Requester {
@@ -62,8 +66,8 @@ export interface Gatekeeper {
   noticeDue(speaker: Speaker): Promise<boolean>;
   /** Before a message or slash task becomes a turn: access, then the rate, then today's tokens. */
   admitMessage(who: Requester, source: 'message' | 'command'): Promise<Refusal | undefined>;
-  /** Whom a turn's model calls are charged to, and whether the budget binds them. */
-  payer(speaker: Speaker): Payer;
+  /** Whom a turn's model calls are charged to (the person, the channel's and the bot's budgets), and whether the person's budget binds them. */
+  payer(speaker: Speaker, conversation?: Conversation): Payer;
   readonly meter: UsageMeter;
   /** Records a refusal decided elsewhere (a turn stopped by the budget): trace, log and audit. */
   traceRefusal(speaker: Speaker, refusal: Refusal, source: RefusalSource, conversation?: Conversation): void;
@@ -84,6 +88,12 @@ export interface GatekeeperDeps {
   ratePerMinute: number;
   /** HERMES_USER_DAILY_TOKENS; 0 = no daily limit. */
   dailyTokens: number;
+  /** HERMES_DAILY_TOKENS, the whole bot per UTC day; 0 / absent = no limit. */
+  botDailyTokens?: number;
+  /** Channel policies: `users`/`roles` and `daily_tokens` where a message comes from. */
+  policies?: PolicyBook;
+  /** The bot-wide budget reached 80 % today (called once a day). */
+  onBotWarning?(usage: DailyUsage): void;
 }
 
 /** One notice per person per hour. */
@@ -94,8 +104,10 @@ const ROLE_CACHE_MAX = 10_000;
 export function createGatekeeper(deps: GatekeeperDeps): Gatekeeper {
   const { store, clock, log, allow } = deps;
   const rate: RateLimiter | undefined = deps.ratePerMinute > 0 ? createRateLimiter({ store, clock, perMinute: deps.ratePerMinute }) : undefined;
-  const meter = createUsageMeter({ store, clock, dailyLimit: deps.dailyTokens });
+  const meter = createUsageMeter({ store, clock, dailyLimit: deps.dailyTokens, ...(deps.onBotWarning && { onBotWarning: deps.onBotWarning }) });
   const roleRulesFor = new Set<string>(allow.flatMap((r) => (r.kind === 'role' ? [r.platform] : [])));
+  // Channel policies may name Discord roles (`roles`, `discord:role:` users and approvers) and change on reload.
+  const rolesMatter = (platform: string) => roleRulesFor.has(platform) || (platform === 'discord' && (deps.policies?.configured ?? false));
   const lastRoles = new Map<string, string>();
 
   const personOf = (s: Pick<Speaker, 'platform' | 'userId'>) => `${s.platform}:${s.userId}`;
@@ -104,7 +116,7 @@ export function createGatekeeper(deps: GatekeeperDeps): Gatekeeper {
 
   /** Roles from the event, remembered (durably, when they changed) for checks that have no event. */
   async function rolesOf(who: Requester): Promise<readonly string[] | undefined> {
-    if (!roleRulesFor.has(who.speaker.platform)) return undefined;
+    if (!rolesMatter(who.speaker.platform)) return undefined;
     const person = personOf(who.speaker);
     const key = storeKey('access', 'roles', person);
     if (who.roles === undefined) return store.get<string[]>(key);
@@ -119,11 +131,32 @@ export function createGatekeeper(deps: GatekeeperDeps): Gatekeeper {
   }
 
   async function isAllowed(who: Requester): Promise<boolean> {
-    if (allow.length === 0 || exempt(who.speaker)) return true;
+    if (exempt(who.speaker)) return true;
     const c = who.conversation;
-    const channelIds = c ? [c.channelId, ...(c.parentChannelId ? [c.parentChannelId] : [])] : [];
-    return matchRule(allow, { platform: who.speaker.platform, userId: who.speaker.userId, channelIds, roles: await rolesOf(who) }) !== undefined;
+    const policy = c && deps.policies?.configured ? deps.policies.at(c) : undefined;
+    const policyGates = policy !== undefined && (policy.users !== undefined || policy.roles !== undefined);
+    if (allow.length === 0 && !policyGates) return true;
+    const roles = await rolesOf(who);
+    if (allow.length > 0) {
+      const channelIds = c ? [c.channelId, ...(c.parentChannelId ? [c.parentChannelId] : [])] : [];
+      if (matchRule(allow, { platform: who.speaker.platform, userId: who.speaker.userId, channelIds, roles }) === undefined) return false;
+    }
+    // The channel's `users`/`roles` narrow who is answered there, on top of HERMES_ALLOW.
+    // A channel's approvers are people it expects there, whether or not `users` names them.
+    return !policyGates || policyAdmits(policy, who.speaker.platform, who.speaker.userId, roles) || personListed(policy.approvers, who.speaker.platform, who.speaker.userId, roles);
   }
+
+  /** The shared budgets a call in this conversation counts against. */
+  function poolsFor(conversation: Conversation | undefined): Pool[] {
+    const pools: Pool[] = [];
+    const policy = conversation && deps.policies?.configured ? deps.policies.at(conversation) : undefined;
+    if (conversation && policy && policy.dailyTokens > 0) {
+      pools.push({ key: `channel:${conversation.platform}:${conversation.parentChannelId ?? conversation.channelId}`, limit: policy.dailyTokens, scope: 'channel' });
+    }
+    if ((deps.botDailyTokens ?? 0) > 0) pools.push({ key: 'bot', limit: deps.botDailyTokens!, scope: 'bot' });
+    return pools;
+  }
+  const payer = (speaker: Speaker, conversation?: Conversation): Payer => ({ person: personOf(speaker), exempt: exempt(speaker), pools: poolsFor(conversation) });
 
   function traceRefusal(speaker: Speaker, refusal: Refusal, source: RefusalSource, conversation?: Conversation): void {
     deps.tracer.record({ type: 'refusal', reason: refusal.reason, source, platform: speaker.platform, userKey: speakerKey(speaker) });
@@ -134,7 +167,7 @@ export function createGatekeeper(deps: GatekeeperDeps): Gatekeeper {
       outcome: refusal.reason,
       actor: speaker,
       ...(conversation && { conversation }),
-      detail: { source, ...(refusal.reason === 'rate_limit' && { perMinute: refusal.perMinute }), ...(refusal.reason === 'daily_tokens' && { used: refusal.usage.used, limit: refusal.usage.limit }) },
+      detail: { source, ...(refusal.reason === 'rate_limit' && { perMinute: refusal.perMinute }), ...(refusal.reason === 'daily_tokens' && { used: refusal.usage.used, limit: refusal.usage.limit, budget: refusal.usage.scope ?? 'user' }) },
     });
   }
 
@@ -154,6 +187,14 @@ export function createGatekeeper(deps: GatekeeperDeps): Gatekeeper {
     async admitMessage(who, source) {
       const denied = await checkAccess(who, source);
       if (denied) return denied;
+      // The shared budgets first: they bind admins too.
+      const pools = poolsFor(who.conversation);
+      const shared = pools.length ? await meter.exhausted({ person: personOf(who.speaker), exempt: true, pools }) : undefined;
+      if (shared) {
+        const refusal: Refusal = { reason: 'daily_tokens', usage: shared };
+        traceRefusal(who.speaker, refusal, source, who.conversation);
+        return refusal;
+      }
       if (exempt(who.speaker)) return undefined;
       let refusal: Refusal | undefined;
       const taken = rate ? await rate.take(personOf(who.speaker)) : { ok: true as const };
@@ -165,7 +206,7 @@ export function createGatekeeper(deps: GatekeeperDeps): Gatekeeper {
       if (refusal) traceRefusal(who.speaker, refusal, source, who.conversation);
       return refusal;
     },
-    payer: (speaker) => ({ person: personOf(speaker), exempt: exempt(speaker) }),
+    payer,
     meter,
     traceRefusal,
     async report(speaker) {

@@ -6,12 +6,13 @@ import { toToolSpec } from '../../capabilities/toolkit/json-schema.js';
 import type { ToolRegistry } from '../../capabilities/toolkit/registry.js';
 import { createDashboard, type Dashboard } from './dashboard.js';
 import type { AuditLog } from '../../state/audit/audit-log.js';
+import type { FeedbackReader } from '../../state/feedback/feedback-store.js';
 
 /**
  * The dashboard as the bot runs it: traces from HERMES_DATA_DIR/traces, eval results from
  * evals/results, and replay against the configured OpenAI-compatible server with any model name.
  */
-export function createBotDashboard(config: Config & { dashboard: NonNullable<Config['dashboard']> }, registry: ToolRegistry, log: Logger, audit?: Pick<AuditLog, 'list'>): Dashboard {
+export function createBotDashboard(config: Config & { dashboard: NonNullable<Config['dashboard']> }, registry: ToolRegistry, log: Logger, audit?: Pick<AuditLog, 'list'>, feedback?: FeedbackReader): Dashboard {
   const quiet = log.child({ component: 'dashboard-replay' });
   return createDashboard({
     token: config.dashboard.token,
@@ -20,6 +21,7 @@ export function createBotDashboard(config: Config & { dashboard: NonNullable<Con
     evalsDir: config.dashboard.evalsDir,
     log: log.child({ component: 'dashboard' }),
     ...(audit && { audit }),
+    ...(feedback && { feedback }),
     replay: {
       defaultModel: config.model.name,
       provider: (model) => createOpenAIProvider({ ...config.model, model, log: quiet }),

@@ -23,6 +23,7 @@ import { AUDIT_PAGE_SIZE, parseAuditQuery } from './audit-query.js';
 import { AUDIT_CSV_COLUMNS, auditCsvRow, csvRow } from './audit-csv.js';
 import { auditPage } from './pages/audit.js';
 import { redactSecrets } from '../../basics/safety/secrets.js';
+import type { FeedbackReader, FeedbackSummary, FeedbackVote } from '../../state/feedback/feedback-store.js';
 
 /**
  * The dashboard as one platform-free request handler for everything under /dashboard, which the
@@ -41,6 +42,8 @@ export interface DashboardOptions {
   /** Absent: the turn page shows no replay button. */
   replay?: ReplayDeps;
   sessionTtlMs?: number;
+  /** Votes on answers (the bot's database); absent: the pages show none. */
+  feedback?: FeedbackReader;
   /** Failed sign-ins per address before it is refused, and for how long (default 5 in 15 min). */
   signIn?: { maxFailures?: number; windowMs?: number };
   /** The audit record (/dashboard/audit); absent: the page says it is not available. */
@@ -78,6 +81,16 @@ function safeNext(next: string | null | undefined): string | undefined {
 }
 
 export function createDashboard(opts: DashboardOptions): Dashboard {
+  /** A page still shows when the votes cannot be read; it says so instead of showing none. */
+  async function readVotes<T extends FeedbackVote[] | FeedbackSummary>(read: () => Promise<T> | undefined): Promise<T | 'unavailable' | undefined> {
+    try {
+      return await read();
+    } catch (err) {
+      opts.log.warn({ err: (err as Error).message }, 'dashboard: could not read the votes');
+      return 'unavailable';
+    }
+  }
+
   const now = opts.now ?? Date.now;
   const ttlMs = opts.sessionTtlMs ?? 12 * 3600_000;
   const sessions: Sessions = createSessions({ now, ttlMs });
@@ -199,10 +212,11 @@ export function createDashboard(opts: DashboardOptions): Dashboard {
       const t = index.turn(id);
       if (!t) return sendHtml(res, 404, layout(T.noSuchTurn, html`<h1>${T.noSuchTurn}</h1><p>${T.noTurn(id)}</p><p><a href="${BASE}/turns">${T.allTurns}</a></p>`, chrome(a)));
       const events = await index.readEvents(id);
+      const votes = await readVotes(() => opts.feedback?.votesFor(id));
       const replayForm = replays && opts.replay
         ? { defaultModel: opts.replay.defaultModel, formToken: a.kind === 'session' ? sessions.formToken(a.id) : undefined, unavailable: t.modelCalls === 0 ? 'this turn has no recorded model calls.' : undefined }
         : undefined;
-      return sendHtml(res, 200, turnPage(t, events, chrome(a), replayForm));
+      return sendHtml(res, 200, turnPage(t, events, chrome(a), replayForm, votes));
     }
     const replayResult = /^\/dashboard\/replays\/([\w-]+)$/.exec(p);
     if (replayResult) {
@@ -215,7 +229,8 @@ export function createDashboard(opts: DashboardOptions): Dashboard {
       const days = [1, 7, 30, 90, 365].includes(Number(url.searchParams.get('days'))) ? Number(url.searchParams.get('days')) : 30;
       const until = now();
       const since = Date.parse(`${new Date(until - (days - 1) * 86_400_000).toISOString().slice(0, 10)}T00:00:00Z`);
-      return sendHtml(res, 200, statsPage(computeStats(index.turns(), index.refusals(), since, until), days, chrome(a)));
+      const feedback = await readVotes(() => opts.feedback?.summary({ since, until }));
+      return sendHtml(res, 200, statsPage(computeStats(index.turns(), index.refusals(), since, until), days, chrome(a), feedback));
     }
     if (p === `${BASE}/audit` || p === `${BASE}/audit.csv`) {
       if (!opts.audit) return sendHtml(res, 404, layout('Audit', html`<h1>Audit</h1>${notice(T.noAudit, 'error')}`, chrome(a)));

@@ -7,6 +7,9 @@ import { formatComparison, formatSuite, readResultFile } from './report.js';
 import { EvalHarnessError, type CreateEvalCore } from './run-case.js';
 import { runSuite, type SuiteHooks } from './run-suite.js';
 import { scriptedModel } from './scripted-model.js';
+import { DEFAULT_FEEDBACK_FILE, exportFeedbackCases, FEEDBACK_TAG } from './feedback-cases.js';
+import { openFeedbackForReading } from '../../state/feedback/open-feedback.js';
+import { parseWhen } from '../stats/stats-cli.js';
 
 /**
  * `npm run eval`: a measurement, not a test. The exit code is non-zero only when the harness
@@ -17,6 +20,7 @@ import { scriptedModel } from './scripted-model.js';
 const USAGE = `Usage:
   npm run eval [-- options]              run evals/*.yaml against OPENAI_BASE_URL / HERMES_MODEL
   npm run eval -- --compare a.json b.json   show two result files side by side
+  npm run eval -- --from-feedback [--since 30d]   turn answers voted 👎 into cases in evals/from-feedback.yaml
 
 Options:
   --cases DIR        folder of case files (default evals)
@@ -26,6 +30,10 @@ Options:
   --scripted         play each case's script: section through a local fake model (proves the harness)
   --timeout-ms N     give up on a case after N ms (default 300000)
   --keep-data        keep each case's data folder (traces, SQLite) and print where it is
+  --from-feedback    write cases for down-voted answers (votes from the bot's database, requests
+                     from its traces) instead of running; --out sets the file, --since the window
+  --since WHEN       with --from-feedback: votes since 30m, 24h, 7d, 2w ago or an ISO date (default 30d)
+  --traces DIR       with --from-feedback: trace folder (default $HERMES_DATA_DIR/traces)
   --help`;
 
 export type { CliIo } from '../../basics/cli/parse-cli.js';
@@ -43,6 +51,9 @@ export async function main(argv: string[], io: CliIo, deps: { tools: () => AnyTo
     scripted: { type: 'boolean' },
     'timeout-ms': { type: 'string' },
     'keep-data': { type: 'boolean' },
+    'from-feedback': { type: 'boolean' },
+    since: { type: 'string' },
+    traces: { type: 'string' },
     help: { type: 'boolean' },
   }, USAGE, io, true);
   if (parsed.exit !== undefined) return parsed.exit;
@@ -63,6 +74,7 @@ export async function main(argv: string[], io: CliIo, deps: { tools: () => AnyTo
       return 2;
     }
   }
+  if (o['from-feedback']) return fromFeedback(io, { since: o.since, out: o.out, traces: o.traces });
   if (args.positionals.length) {
     io.err(`unexpected argument ${JSON.stringify(args.positionals[0])}\n${USAGE}`);
     return 2;
@@ -125,3 +137,44 @@ export async function main(argv: string[], io: CliIo, deps: { tools: () => AnyTo
   }
 }
 
+
+async function fromFeedback(io: CliIo, o: { since?: string; out?: string; traces?: string }): Promise<number> {
+  const now = io.now?.() ?? Date.now();
+  const since = parseWhen(o.since ?? '30d', now);
+  if (since === undefined) {
+    io.err(`--since ${JSON.stringify(o.since)} is not a time: use 30m, 24h, 7d, 2w or an ISO date like 2026-03-14`);
+    return 2;
+  }
+  const dataDir = path.resolve(io.cwd, io.env.HERMES_DATA_DIR?.trim() || './data');
+  const tracesDir = path.resolve(io.cwd, o.traces ?? path.join(dataDir, 'traces'));
+  const file = path.resolve(io.cwd, o.out ?? DEFAULT_FEEDBACK_FILE);
+  let opened;
+  try {
+    opened = await openFeedbackForReading(io.env, io.cwd);
+  } catch (err) {
+    io.err(`The votes could not be read: ${(err as Error).message}`);
+    return 1;
+  }
+  if (!opened) {
+    io.out('No votes yet: the bot has no database with votes here (set HERMES_DATA_DIR or HERMES_STORE_URL as the bot has them).');
+    return 0;
+  }
+  try {
+    const r = await exportFeedbackCases({ reader: opened.reader, tracesDir, file, window: { since, until: now + 1 } });
+    const shown = path.relative(io.cwd, r.file) || r.file;
+    if (r.added.length) io.out(`Added ${r.added.length} case${r.added.length === 1 ? '' : 's'} to ${shown}: ${r.added.join(', ')}`);
+    else io.out(`No new down-voted answers since ${new Date(since).toISOString()}; ${shown} is unchanged.`);
+    if (r.missing.length) io.err(`Skipped ${r.missing.length} down-voted turn(s) whose trace is gone: ${r.missing.join(', ')}`);
+    io.out(`Run them with: npm run eval -- --tag ${FEEDBACK_TAG}${o.out ? ` --cases ${path.dirname(shown)}` : ''}`);
+    return 0;
+  } catch (err) {
+    if (err instanceof CaseFileError) {
+      io.err(`${path.relative(io.cwd, file) || file} has problems; fix them first:`);
+      for (const p of err.problems) io.err(`  ${p}`);
+      return 2;
+    }
+    throw err;
+  } finally {
+    await opened.close();
+  }
+}

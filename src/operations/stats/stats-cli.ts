@@ -2,8 +2,13 @@ import path from 'node:path';
 import { parseCli, runIfEntryPoint, type CliIo } from '../../basics/cli/parse-cli.js';
 import { speakerKey, type Platform } from '../../basics/types.js';
 import { formatStats, readTraceStats, TracesUnreadableError } from './trace-stats.js';
+import { openFeedbackForReading } from '../../state/feedback/open-feedback.js';
+import type { FeedbackSummary } from '../../state/feedback/feedback-store.js';
 
-/** `npm run stats`: usage and quality numbers from the trace files, for a time window. */
+/**
+ * `npm run stats`: usage and quality numbers from the trace files, for a time window, and the
+ * votes on answers from the bot's database (HERMES_STORE_URL, else HERMES_DATA_DIR/hermes.sqlite).
+ */
 
 const USAGE = `Usage: npm run stats [-- options]
 
@@ -88,13 +93,38 @@ export async function main(argv: string[], io: StatsIo): Promise<number> {
     return 1;
   }
   const window = { since: new Date(since).toISOString(), until: new Date(until).toISOString(), ...(userKey ? { user: userKey } : {}) };
+  // Votes are per answer, not per requester: --user does not narrow them.
+  const feedback = await readFeedback(io, { since, until });
   if (o.json) {
-    io.out(JSON.stringify({ traces: dir, window, stats }, null, 2));
+    io.out(JSON.stringify({ traces: dir, window, stats, feedback }, null, 2));
     return 0;
   }
   io.out(`Traces in ${dir}, ${window.since} to ${window.until}${userKey ? `, user ${userKey}` : ', all users'}`);
   for (const line of formatStats(stats)) io.out(line);
+  io.out(feedbackLine(feedback));
   return 0;
+}
+
+type FeedbackRead = (FeedbackSummary & { source: string }) | { unavailable: string };
+
+async function readFeedback(io: StatsIo, window: { since: number; until: number }): Promise<FeedbackRead> {
+  try {
+    const opened = await openFeedbackForReading(io.env, io.cwd);
+    if (!opened) return { unavailable: 'no database with votes yet' };
+    try {
+      return { ...(await opened.reader.summary(window)), source: opened.where };
+    } finally {
+      await opened.close();
+    }
+  } catch (err) {
+    return { unavailable: `the votes could not be read (${(err as Error).message})` };
+  }
+}
+
+function feedbackLine(f: FeedbackRead): string {
+  if ('unavailable' in f) return `Feedback: ${f.unavailable}`;
+  const total = f.up + f.down;
+  return `Feedback: ${f.up} up, ${f.down} down${total ? ` (${Math.round((f.up / total) * 100)}% up)` : ''} on ${f.turns} answer${f.turns === 1 ? '' : 's'}`;
 }
 
 runIfEntryPoint(import.meta.url, main, 'Stats');

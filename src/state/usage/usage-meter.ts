@@ -14,6 +14,8 @@ import type { TokenUsage } from '../../basics/types.js';
  */
 
 export interface DailyUsage {
+  /** Whose budget: the person's (HERMES_USER_DAILY_TOKENS, the default), the channel's (`daily_tokens`) or the whole bot's (HERMES_DAILY_TOKENS). */
+  scope?: BudgetScope;
   used: number;
   /** 0 = no daily limit. */
   limit: number;
@@ -29,11 +31,29 @@ export class DailyBudgetExhausted extends Error {
   }
 }
 
-/** Who a model call is for. Admins are counted but never refused. */
+export type BudgetScope = 'user' | 'channel' | 'bot';
+
+/**
+ * A budget shared by many people: a channel's `daily_tokens` or the bot's HERMES_DAILY_TOKENS.
+ * Pools hold for everyone, admins included (only the per-person limit exempts admins).
+ */
+export interface Pool {
+  /** Counter name, e.g. `channel:slack:C123` or `bot`. */
+  key: string;
+  limit: number;
+  scope: Exclude<BudgetScope, 'user'>;
+}
+
+/** Who a model call is for. Admins are counted but never refused by their own limit. */
 export interface Payer {
   person: string;
   exempt: boolean;
+  /** Shared budgets this call also counts against (checked first, for everyone). */
+  pools?: readonly Pool[];
 }
+
+/** Told once per UTC day when the bot-wide budget crosses this share. */
+export const BOT_WARN_SHARE = 0.8;
 
 export interface UsageMeter {
   readonly dailyLimit: number;
@@ -41,6 +61,8 @@ export interface UsageMeter {
   /** The usage when `payer` may not start another model call today, else undefined. */
   exhausted(payer: Payer): Promise<DailyUsage | undefined>;
   charge(person: string, usage: TokenUsage): Promise<void>;
+  /** Today's count of a shared budget. */
+  poolToday(pool: Pool): Promise<DailyUsage>;
   /** `base` with the budget checked before each call and the tokens charged after it. */
   provider(base: ModelProvider, payer: Payer): ModelProvider;
   /** The people who used most tokens today, most first (at most `n`). */
@@ -56,9 +78,36 @@ const MAX_LISTED = 10_000;
 export const utcDay = (t: number): string => new Date(t).toISOString().slice(0, 10);
 const nextUtcMidnight = (t: number): number => (Math.floor(t / DAY_MS) + 1) * DAY_MS;
 
-export function createUsageMeter(deps: { store: Store; clock: Clock; dailyLimit: number }): UsageMeter {
+export function createUsageMeter(deps: {
+  store: Store;
+  clock: Clock;
+  dailyLimit: number;
+  /** Called once per UTC day (across instances) when the bot-wide pool first reaches BOT_WARN_SHARE of its limit. */
+  onBotWarning?(usage: DailyUsage): void;
+}): UsageMeter {
   const { store, clock, dailyLimit } = deps;
   const counterKey = (day: string, person: string) => storeKey('usage', 'tokens', day, person);
+  const poolKey = (day: string, key: string) => storeKey('usage', 'pool', day, key);
+
+  async function poolToday(pool: Pool): Promise<DailyUsage> {
+    const now = clock.now();
+    const used = (await store.get<number>(poolKey(utcDay(now), pool.key))) ?? 0;
+    return { scope: pool.scope, used, limit: pool.limit, resetsAt: nextUtcMidnight(now) };
+  }
+
+  async function chargePools(pools: readonly Pool[], tokens: number): Promise<void> {
+    const now = clock.now();
+    const day = utcDay(now);
+    for (const pool of pools) {
+      const total = await store.increment(poolKey(day, pool.key), tokens, COUNTER_TTL_MS);
+      const mark = pool.limit * BOT_WARN_SHARE;
+      if (pool.scope !== 'bot' || !deps.onBotWarning || total < mark || total - tokens >= mark) continue;
+      // The charge that crosses the mark; the counter makes it once a day across instances too.
+      if ((await store.increment(storeKey('usage', 'bot-warned', day), 1, COUNTER_TTL_MS)) === 1) {
+        deps.onBotWarning({ scope: 'bot', used: total, limit: pool.limit, resetsAt: nextUtcMidnight(now) });
+      }
+    }
+  }
   const listKey = (day: string) => storeKey('usage', 'people', day);
 
   async function today(person: string): Promise<DailyUsage> {
@@ -68,6 +117,11 @@ export function createUsageMeter(deps: { store: Store; clock: Clock; dailyLimit:
   }
 
   async function exhausted(payer: Payer): Promise<DailyUsage | undefined> {
+    for (const pool of payer.pools ?? []) {
+      if (pool.limit <= 0) continue;
+      const usage = await poolToday(pool);
+      if (usage.used >= usage.limit) return usage;
+    }
     if (dailyLimit === 0 || payer.exempt) return undefined;
     const usage = await today(payer.person);
     return usage.used >= usage.limit ? usage : undefined;
@@ -90,6 +144,7 @@ export function createUsageMeter(deps: { store: Store; clock: Clock; dailyLimit:
     today,
     exhausted,
     charge,
+    poolToday,
     provider(base, payer) {
       return {
         get model() {
@@ -100,6 +155,8 @@ export function createUsageMeter(deps: { store: Store; clock: Clock; dailyLimit:
           if (over) throw new DailyBudgetExhausted(over);
           const response = await base.complete(request);
           await charge(payer.person, response.usage);
+          const tokens = Math.max(0, Math.round(response.usage.promptTokens + response.usage.completionTokens));
+          if (tokens > 0 && payer.pools?.length) await chargePools(payer.pools, tokens);
           return response;
         },
       };

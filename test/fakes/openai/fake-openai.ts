@@ -69,6 +69,8 @@ export interface FakeOpenAI {
   readonly peakInFlight: number;
   /** Chat requests whose client went away before the answer was sent (a cancelled call). */
   readonly abandoned: number;
+  /** When (Date.now()) each streamed reply's first visible text was written to the socket, in order. */
+  firstTextAt: number[];
   close(): Promise<void>;
 }
 
@@ -108,6 +110,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
   const requests: ChatCompletionRequestBody[] = [];
   const visionProbes: ChatCompletionRequestBody[] = [];
   const imageRefusals: ChatCompletionRequestBody[] = [];
+  const firstTextAt: number[] = [];
   let vision = opts.vision ?? true;
   let handler = opts.handler;
   let latencyMs = opts.latencyMs ?? 0;
@@ -199,7 +202,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     if (body.stream) {
       const script = 'stream' in reply ? (reply.stream ?? {}) : {};
       const withUsage = body.stream_options?.include_usage === true && !script.omitUsage;
-      await sendStream(res, body.model, answer, index, script, withUsage);
+      await sendStream(res, body.model, answer, index, script, withUsage, (at) => firstTextAt.push(at));
     } else sendJson(res, 200, toCompletion(body.model, answer, index));
   }
 
@@ -224,6 +227,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     get peakInFlight() {
       return peakInFlight;
     },
+    firstTextAt,
     get abandoned() {
       return abandoned;
     },
@@ -280,7 +284,7 @@ function toCompletion(model: string, a: Answer, index: number): ChatCompletion {
   };
 }
 
-async function sendStream(res: http.ServerResponse, model: string, a: Answer, index: number, script: StreamScript, withUsage: boolean): Promise<void> {
+async function sendStream(res: http.ServerResponse, model: string, a: Answer, index: number, script: StreamScript, withUsage: boolean, onFirstText: (at: number) => void): Promise<void> {
   const base = { id: `chatcmpl-fake-${index}`, object: 'chat.completion.chunk' as const, created: Math.floor(Date.now() / 1000), model };
   const chunks: ChatCompletionChunk[] = [];
   const delta = (d: ChatCompletionChunk.Choice.Delta, finish: ChatCompletionChunk.Choice['finish_reason'] = null): ChatCompletionChunk => ({
@@ -299,6 +303,7 @@ async function sendStream(res: http.ServerResponse, model: string, a: Answer, in
   chunks.push(delta({}, a.toolCalls.length ? 'tool_calls' : 'stop'));
   if (withUsage) chunks.push({ ...base, choices: [], usage: a.usage });
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  let sentText = false;
   for (const [n, chunk] of chunks.entries()) {
     if (script.breakAfter && n === script.breakAfter.chunks) {
       const how = script.breakAfter.how;
@@ -308,7 +313,12 @@ async function sendStream(res: http.ServerResponse, model: string, a: Answer, in
       return; // 'hang': nothing more is sent
     }
     if (res.destroyed) return;
+    const text = chunk.choices[0]?.delta.content;
     res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+    if (text && !sentText) {
+      sentText = true;
+      onFirstText(Date.now());
+    }
     if (script.chunkDelayMs) await new Promise((r) => setTimeout(r, script.chunkDelayMs));
   }
   if (!res.destroyed) res.end('data: [DONE]\n\n');

@@ -1,3 +1,4 @@
+import type { FeedbackSummary } from '../../../state/feedback/feedback-store.js';
 import { html, jsonBlock, type Html } from '../html.js';
 import type { DashboardStats } from '../turn-query.js';
 import { BASE, fmtMs, layout, pct, type PageChrome } from './layout.js';
@@ -8,7 +9,18 @@ function chart(id: string, title: string, s: DashboardStats, series: Array<{ lab
   return html`<div class="chart" data-chart="${id}">${title}: enable JavaScript to see the chart; the numbers are in the table below.</div>${jsonBlock(id, { title, x: s.days.map((d) => epochS(d.day)), series })}`;
 }
 
-export function statsPage(s: DashboardStats, days: number, chrome: PageChrome) {
+/** Votes on answers in the window; nothing shown when the dashboard has no vote store. */
+function feedbackSection(f: FeedbackSummary | 'unavailable' | undefined): Html | string {
+  if (f === undefined) return '';
+  if (f === 'unavailable') return html`<h2>Feedback</h2><p class="muted">The votes could not be read.</p>`;
+  const total = f.up + f.down;
+  return html`<h2>Feedback</h2><table id="feedback-stats"><tbody>
+<tr><td>👍 up</td><td class="num">${f.up}</td></tr><tr><td>👎 down</td><td class="num">${f.down}</td></tr>
+<tr><td>Share up</td><td class="num">${total ? pct(f.up / total) : '–'}</td></tr><tr><td>Turns voted on</td><td class="num">${f.turns}</td></tr>
+</tbody></table>`;
+}
+
+export function statsPage(s: DashboardStats, days: number, chrome: PageChrome, feedback?: FeedbackSummary | 'unavailable') {
   const outcomeSeries = s.outcomes.map((o) => ({ label: o, values: s.days.map((d) => d.outcomes[o] ?? 0) }));
   const tokenSeries = [
     { label: 'prompt tokens', values: s.days.map((d) => d.promptTokens) },
@@ -18,6 +30,7 @@ export function statsPage(s: DashboardStats, days: number, chrome: PageChrome) {
   const body = html`<h1>Stats</h1>
 <form class="filters" method="get" action="${BASE}/stats"><label>Days<select name="days">${[1, 7, 30, 90, 365].map((d) => html`<option value="${d}"${d === days ? html` selected` : ''}>last ${d}</option>`)}</select></label><button type="submit">Show</button></form>
 <p class="muted">${s.turns} turns in the last ${days} day(s) (UTC days).</p>
+${feedbackSection(feedback)}
 <h2>Tools</h2>
 <table id="tool-stats"><thead><tr><th>Tool</th><th class="num">Calls</th><th class="num">Success rate</th><th class="num">p50</th><th class="num">p95</th><th>Failures</th></tr></thead><tbody>
 ${s.tools.map((t) => html`<tr><td>${t.name}</td><td class="num">${t.calls}</td><td class="num">${pct(t.successRate)}</td><td class="num">${fmtMs(t.p50Ms)}</td><td class="num">${fmtMs(t.p95Ms)}</td><td>${Object.entries(t.errorKinds).map(([k, n], i) => html`${i ? ', ' : ''}${k} ${n}`)}</td></tr>`)}

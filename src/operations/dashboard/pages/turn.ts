@@ -1,3 +1,4 @@
+import type { FeedbackVote } from '../../../state/feedback/feedback-store.js';
 import { html, type Html } from '../html.js';
 import type { TurnSummary } from '../trace-index.js';
 import { BASE, fmtMs, fmtTime, layout, type PageChrome, turnHref } from './layout.js';
@@ -152,13 +153,25 @@ export interface ReplayForm {
   unavailable?: string;
 }
 
-export function turnPage(t: TurnSummary, events: Event[], chrome: PageChrome, replay: ReplayForm | undefined) {
+export function turnPage(t: TurnSummary, events: Event[], chrome: PageChrome, replay: ReplayForm | undefined, votes?: FeedbackVote[] | 'unavailable') {
   const body = html`<p><a href="${BASE}/turns">← all turns</a></p>
 <h1>Turn ${t.turnId}</h1>
 <p class="muted">${fmtTime(t.startedAt)} UTC · ${t.platform || '?'} · ${t.userKey || '?'} · ${t.outcome ?? 'not finished'} · ${t.steps} steps · ${t.promptTokens} in / ${t.completionTokens} out tokens · ${fmtMs(t.durationMs)}</p>
+${votesSection(votes)}
 ${replay ? replayForm(t, replay) : ''}
 <div id="timeline">${timeline(events)}</div>`;
   return layout(`Turn ${t.turnId.slice(0, 8)}`, body, chrome);
+}
+
+/** Who voted how on this turn's answer (the latest vote of each person). */
+function votesSection(votes: FeedbackVote[] | 'unavailable' | undefined): Html | string {
+  if (votes === undefined) return '';
+  if (votes === 'unavailable') return html`<p id="feedback" class="muted">Feedback: the votes could not be read.</p>`;
+  if (votes.length === 0) return html`<p id="feedback" class="muted">Feedback: no votes.</p>`;
+  const up = votes.filter((v) => v.vote === 'up').length;
+  return html`<div id="feedback"><h2>Feedback: ${up} 👍 · ${votes.length - up} 👎</h2><table><thead><tr><th>Voter</th><th>Vote</th><th>When (UTC)</th></tr></thead><tbody>
+${votes.map((v) => html`<tr><td>${v.voter}</td><td>${v.vote === 'up' ? '👍 up' : '👎 down'}</td><td>${fmtTime(v.votedAt)}</td></tr>`)}
+</tbody></table></div>`;
 }
 
 function replayForm(t: TurnSummary, r: ReplayForm): Html {
