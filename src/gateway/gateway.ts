@@ -211,8 +211,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
     const msg = job.message;
     if (ctx.startedBefore && (await turnStarted(msg))) {
       // An instance that died (or shut down) was in this turn. Re-running could repeat side effects, so (as
-      // after a restart) the history is repaired and the user is told.
+      // after a restart) the history is repaired and the user is told. An approval the turn asked for
+      // on its way out (its prompt perhaps never posted) is cancelled with it: the person is told to
+      // send the message again, so a later click must not run the action and carry on a turn they
+      // were told is over. (Requests of earlier turns were already superseded when this one began.)
       const session = await deps.sessions.current(msg.conversation);
+      await approvals.supersede(session.id);
       await approvals.repairHistory(session.id);
       await send(msg.conversation, say.RESTART_INTERRUPTED, msg.replyTo);
       return;
