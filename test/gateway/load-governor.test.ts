@@ -71,7 +71,11 @@ describe('load governor', () => {
         return new Promise<void>((r) => release.push(() => ((running--), r())));
       }),
     );
-    const settle = () => new Promise((r) => setTimeout(r, 20));
+    // An admitted job starts one event-loop turn later (the queue yields with setImmediate before
+    // each job): two turns after a change, every job it admitted has started, and no other has.
+    const settle = async () => {
+      for (let i = 0; i < 2; i++) await new Promise((r) => setImmediate(r));
+    };
     await settle();
     expect(started).toEqual([0, 1, 2, 3]);
     window(cool); // 4 → 5

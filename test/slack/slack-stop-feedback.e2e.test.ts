@@ -125,6 +125,27 @@ describe('Slack: Stop button', () => {
   });
 });
 
+describe('Slack: /hermes stop', () => {
+  it('follows the same rule as the button: someone else is refused, the requester stops a task running in the channel', async () => {
+    h = await startSlackHarness(STREAMING);
+    h.ai.enqueue(slowReply());
+    await h.slack.sendCommand(h.target, { text: 'write a lot', userId: 'UASKER', channelId: 'C5' });
+    // No thread here: the answer is one message edited as it is written, Stop on the message itself.
+    await h.slack.waitFor('the answer being written, with Stop', () => stopControl(h!.slack) !== undefined);
+    expect(h.slack.posts().find((p) => p.ts === stopControl(h!.slack)!.ts)!.text).toMatch(/^word0/);
+    const other = await h.slack.sendCommand(h.target, { text: 'stop', userId: 'UOTHER', channelId: 'C5' });
+    await h.slack.waitFor('the refusal', () => h!.slack.responses.some((r) => r.id === other.responseId));
+    expect(String(h.slack.responses.find((r) => r.id === other.responseId)!.body.text)).toMatch(/Only <@UASKER> \(who asked\) or an admin can stop this task/);
+    const own = await h.slack.sendCommand(h.target, { text: 'stop', userId: 'UASKER', channelId: 'C5' });
+    await h.slack.waitFor('the confirmation', () => h!.slack.responses.some((r) => r.id === own.responseId));
+    expect(String(h.slack.responses.find((r) => r.id === own.responseId)!.body.text)).toBe('OK: stopped the running task.');
+    const answerTs = stopControl(h.slack)!.ts;
+    await h.slack.waitFor('the answer edited to its stopped form', () =>
+      h!.slack.callsTo('chat.update').some((c) => c.args.ts === answerTs && String(c.args.text).endsWith('_Stopped by <@UASKER>._') && (c.args.blocks as unknown[]).length === 0),
+    );
+  });
+});
+
 describe('Slack: feedback buttons', () => {
   it('the final streamed message carries thumbs; a vote is stored with turn and voter, and a changed vote replaces it', async () => {
     h = await startSlackHarness(STREAMING);
