@@ -81,8 +81,8 @@ describe('HERMES_ALLOW on slack', () => {
   it('a click by someone not allowed is refused with the notice; the action runs only when an allowed person approves', async () => {
     h.ai.enqueue({ toolCalls: [{ id: 'call_r', name: 'risky_action', arguments: { target: 'prod' } }] });
     const root = await h.mention('C1', 'UOK', 'do the risky thing');
-    await h.slack.waitFor('the approval prompt', () => h.slack.posts().some((p) => Array.isArray(p.args.blocks)));
-    const prompt = h.slack.posts().find((p) => Array.isArray(p.args.blocks))!;
+    await h.slack.waitFor('the approval prompt', () => h.slack.approvalPrompts().length > 0);
+    const prompt = h.slack.approvalPrompts()[0]!;
     const approvalId = JSON.stringify(prompt.args.blocks).match(/"value":"([^"]+)"/)![1]!;
 
     await h.slack.sendClick(h.target, { actionId: 'hermes_approve', value: approvalId, userId: 'UNOBODY', channelId: 'C1', messageTs: prompt.ts, threadTs: root });

@@ -30,8 +30,8 @@ type Block = { type: string; text?: { text: string }; elements?: Array<{ action_
 async function askForApproval(h: SlackHarness, user = 'U1') {
   h.ai.enqueue({ toolCalls: [{ id: 'call_1', name: 'risky_action', arguments: { target: 'prod', note: 'a <b> & "c"' } }] });
   const root = await h.mention('C1', user, 'do the risky thing');
-  await h.slack.waitFor('the approval prompt', () => h.slack.posts().some((p) => Array.isArray(p.args.blocks)));
-  const prompt = h.slack.posts().find((p) => Array.isArray(p.args.blocks))!;
+  await h.slack.waitFor('the approval prompt', () => h.slack.approvalPrompts().length > 0);
+  const prompt = h.slack.approvalPrompts()[0]!;
   const blocks = prompt.args.blocks as Block[];
   const buttons = blocks.find((b) => b.type === 'actions')!.elements!;
   return { root, prompt, blocks, approvalId: buttons[0]!.value!, buttons };

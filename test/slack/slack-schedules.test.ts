@@ -35,7 +35,7 @@ async function start(clock: ManualClock, extra: Parameters<typeof startSlackHarn
 }
 
 const runPosts = (h: SlackHarness, name: string) => h.slack.posts().filter((p) => p.text.startsWith(`⏰ ${name}`));
-const promptOf = (h: SlackHarness) => h.slack.posts().find((p) => Array.isArray(p.args.blocks));
+const promptOf = (h: SlackHarness) => h.slack.approvalPrompts()[0];
 
 /** Mentions the bot asking for a schedule; the model calls schedule_task with `args`. */
 async function askToSchedule(h: SlackHarness, user: string, args: Record<string, unknown>, channel = 'C1') {
@@ -114,8 +114,8 @@ describe('slack scheduled tasks', () => {
     expect(String(h.slack.responses.find((r) => r.id === cancel.responseId)!.body.text)).toContain(`Cancelled scheduled task \`${id}\``);
     // A barrier instead of a sleep: a second schedule keeps running while the cancelled one does not.
     await askToSchedule(h, 'U3', { task: 'other', schedule: 'every 1 seconds', name: 'Other' }, 'C2');
-    await h.slack.waitFor('the second prompt', () => h!.slack.posts({ channel: 'C2' }).some((p) => Array.isArray(p.args.blocks)));
-    const second = h.slack.posts({ channel: 'C2' }).find((p) => Array.isArray(p.args.blocks))!;
+    await h.slack.waitFor('the second prompt', () => h!.slack.approvalPrompts({ channel: 'C2' }).length > 0);
+    const second = h.slack.approvalPrompts({ channel: 'C2' })[0]!;
     h.ai.enqueue({ text: 'Scheduled Other.' });
     await h.slack.sendClick(h.target, { actionId: 'hermes_approve', value: (second.args.blocks as Block[]).find((b) => b.type === 'actions')!.elements![0]!.value!, userId: 'U3', channelId: 'C2', messageTs: second.ts, threadTs: second.thread_ts });
     await tickUntil(h, clock, () => runPosts(h!, 'Other').length >= 4);
@@ -173,12 +173,12 @@ describe('slack scheduled tasks', () => {
     h.ai.enqueue({ toolCalls: [{ id: 'ok_2', name: 'schedule_task', arguments: { task: 'b', schedule: '0 10 * * *' } }] }, { text: 'second refused' });
     await h.mention('C3', 'U1', 'second');
     await h.slack.waitFor('second refused', () => h!.slack.posts().some((p) => p.text === 'second refused'));
-    expect(h.slack.posts({ channel: 'C3' }).filter((p) => Array.isArray(p.args.blocks))).toEqual([]);
+    expect(h.slack.approvalPrompts({ channel: 'C3' })).toEqual([]);
     expect(toolResults().at(-1)).toContain('already has 1 active scheduled tasks, the most allowed (HERMES_MAX_SCHEDULES_PER_USER)');
     // Another user still has room.
     h.ai.enqueue({ toolCalls: [{ id: 'ok_3', name: 'schedule_task', arguments: { task: 'c', schedule: '0 11 * * *' } }] });
     await h.mention('C3', 'U2', 'mine');
-    await h.slack.waitFor('prompt for U2', () => h!.slack.posts({ channel: 'C3' }).some((p) => Array.isArray(p.args.blocks)));
+    await h.slack.waitFor('prompt for U2', () => h!.slack.approvalPrompts({ channel: 'C3' }).length > 0);
   });
 
   it('a run in a DM posts in the DM; a gated tool inside it gets the normal prompt, the creator approves, the answer follows', async () => {
@@ -211,7 +211,7 @@ describe('slack scheduled tasks', () => {
     await h.slack.sendClick(h.target, { actionId: 'hermes_approve', value: idOf(first), userId: 'U1', channelId: 'D1', messageTs: first.ts });
     await h.slack.waitFor('the confirmation', () => h!.slack.posts().some((p) => p.text === 'Scheduled.'));
 
-    const prompts = () => h!.slack.posts({ channel: 'D1' }).filter((p) => Array.isArray(p.args.blocks));
+    const prompts = () => h!.slack.approvalPrompts({ channel: 'D1' });
     await tickUntil(h, clock, () => prompts().length >= 2, 10);
     const gated = prompts()[1]!;
     expect(JSON.stringify(gated.args.blocks)).toContain('risky_action');

@@ -100,6 +100,11 @@ export interface FakeSlack {
   callsTo(method: string): ApiCall[];
   /** Bot posts (successful chat.postMessage calls) in order. */
   posts(filter?: { channel?: string; thread_ts?: string }): Array<{ channel: string; ts: string; text: string; thread_ts?: string; args: Record<string, unknown> }>;
+  /**
+   * Approval prompts among the bot posts (an Approve button in the blocks): other posts carry blocks
+   * too (the Stop button on the in-progress message, feedback buttons on the answer).
+   */
+  approvalPrompts(filter?: { channel?: string; thread_ts?: string }): Array<{ channel: string; ts: string; text: string; thread_ts?: string; args: Record<string, unknown> }>;
   setScopes(scopes: string[] | undefined): void;
   /**
    * Puts a message into a channel as if it had been posted earlier (thread replies with thread_ts).
@@ -411,6 +416,9 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
         .filter((c) => c.method === 'chat.postMessage' && c.status === 200 && c.token === botToken)
         .filter((c) => (filter.channel === undefined || c.args.channel === filter.channel) && (filter.thread_ts === undefined || c.args.thread_ts === filter.thread_ts))
         .map((c) => ({ channel: String(c.args.channel), ts: c.ts ?? '', text: String(c.args.text ?? ''), thread_ts: c.args.thread_ts as string | undefined, args: c.args }));
+    },
+    approvalPrompts(filter = {}) {
+      return fake.posts(filter).filter((p) => Array.isArray(p.args.blocks) && JSON.stringify(p.args.blocks).includes('"action_id":"hermes_approve"'));
     },
     setScopes: (s) => {
       scopes = s;
