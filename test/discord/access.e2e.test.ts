@@ -88,7 +88,7 @@ describe('HERMES_ALLOW on discord', () => {
   it('a click from someone not allowed is refused, even on their own request; the action does not run', async () => {
     bot.openai.enqueue({ toolCalls: [{ name: 'risky_action', arguments: { target: 'prod' } }] });
     bot.discord.sendGuildMessage({ author: DEFAULT_USER, content: 'do it', mentionBot: true, roles: [MEMBER_ROLE.id] });
-    const call = await bot.discord.waitForCall((c) => c.method === 'POST' && c.path === `/channels/${channelId}/messages` && (body(c).components?.length ?? 0) > 0, 15_000, 'the approval prompt');
+    const call = await bot.discord.waitForCall((c) => c.method === 'POST' && c.path === `/channels/${channelId}/messages` && JSON.stringify(body(c).components ?? []).includes('hermes:approve:'), 15_000, 'the approval prompt');
     const prompt = call.response as APIMessage;
     const row = prompt.components![0]!;
     if (row.type !== ComponentType.ActionRow) throw new Error('no buttons');

@@ -33,7 +33,7 @@ async function requestApproval(target: string, channelId: string): Promise<{ pro
   openai.enqueue({ toolCalls: [{ name: 'risky_action', arguments: { target } }] });
   const fresh = since();
   const userMessageId = discord.sendGuildMessage({ author: DEFAULT_USER, content: `please do it to ${target}`, mentionBot: true, channelId });
-  const call = await discord.waitForCall((c) => fresh(c) && c.method === 'POST' && c.path === `/channels/${channelId}/messages` && (body(c).components?.length ?? 0) > 0, 15_000, 'the approval prompt');
+  const call = await discord.waitForCall((c) => fresh(c) && c.method === 'POST' && c.path === `/channels/${channelId}/messages` && JSON.stringify(body(c).components ?? []).includes('hermes:approve:'), 15_000, 'the approval prompt');
   return { prompt: call.response as APIMessage, userMessageId };
 }
 
