@@ -99,7 +99,7 @@ describe('HERMES_USER_DAILY_TOKENS', () => {
 
 describe('HERMES_USER_RATE', () => {
   it('answers each message of a burst over the limit once, queues none of them, and keeps the bucket across a restart', async () => {
-    h = await startHarness({ env: { HERMES_USER_RATE: '2' } });
+    h = await startHarness({ env: { HERMES_USER_RATE: '2', HERMES_BUSY_MODE: 'queue' } });
     h.fake.setHandler(() => ({ text: 'answered' }));
     const verdicts = [];
     for (let i = 0; i < 5; i++) verdicts.push(await h.core.gateway.handleMessage(dm(`burst ${i}`)));
@@ -125,8 +125,8 @@ describe('HERMES_USER_RATE', () => {
     expect(await refusalsReach(h, { rate_limit: 5 })).toEqual({ rate_limit: 5 });
   });
 
-  it('0 turns the limit off', async () => {
-    h = await startHarness({ env: { HERMES_USER_RATE: '0' } });
+  it('0 turns the limit off (each message its own turn: HERMES_BUSY_MODE=queue)', async () => {
+    h = await startHarness({ env: { HERMES_USER_RATE: '0', HERMES_BUSY_MODE: 'queue' } });
     h.fake.setHandler(() => ({ text: 'ok' }));
     for (let i = 0; i < 30; i++) expect(await h.core.gateway.handleMessage(dm(`m${i}`))).toBe('queued');
     await h.core.gateway.idle();
