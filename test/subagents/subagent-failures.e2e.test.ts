@@ -107,6 +107,6 @@ describe('sub-agent failures', { timeout: 60_000 }, () => {
     expect(h.fake.requests).toHaveLength(2);
     const events = await traceEvents(h);
     expect(events.find((e) => e.type === 'subagent')).toMatchObject({ outcome: 'budget_exhausted', steps: 1, promptTokens: 2000 });
-    expect(events.find((e) => e.type === 'tool_call' && e.name === 'delegate')?.result).toMatch(/daily token budget is used up/);
+    expect(events.find((e) => e.type === 'tool_call' && e.name === 'delegate')?.result).toMatch(/daily token budget \(the person's, this channel's or the bot's\) is used up/);
   });
 });
