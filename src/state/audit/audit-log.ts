@@ -129,9 +129,14 @@ export function auditChannel(c: Pick<Conversation, 'platform' | 'channelId'>): s
 
 const clip = (text: string, max = MAX_FIELD_CHARS) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
-/** Fixed-width base-36 time first, so ids sort as the events happened (ties broken at random). */
-function newId(at: number): string {
-  return `${Math.max(0, Math.floor(at)).toString(36).padStart(10, '0')}-${randomBytes(5).toString('hex')}`;
+/**
+ * Fixed-width base-36 time first, then a per-process sequence, so ids sort as the events happened:
+ * two events of one process in the same millisecond keep their order; ties between instances are
+ * broken by the random tail.
+ */
+function idMaker(): (at: number) => string {
+  let seq = 0;
+  return (at) => `${Math.max(0, Math.floor(at)).toString(36).padStart(10, '0')}-${(seq++ % 36 ** 6).toString(36).padStart(6, '0')}-${randomBytes(4).toString('hex')}`;
 }
 
 function parseDetail(text: string): Record<string, unknown> {
@@ -147,6 +152,7 @@ export function createAuditLog(deps: AuditLogDeps): AuditLog {
   const { database, clock, log } = deps;
   const db = database.db;
   const toJson = deps.redact ?? ((v: unknown) => JSON.stringify(v) ?? 'null');
+  const newId = idMaker();
 
   function rowOf(event: AuditEvent): AuditTable {
     const at = clock.now();
