@@ -8,6 +8,9 @@ import { defineConfig } from 'vitest/config';
 //   `npm run test:e2e`
 // `npm test` runs both (CI calls it).
 const E2E = ['test/**/*.e2e.test.ts', 'test/e2e/**/*.test.ts'];
+// Store tests written once for both engines: the unit project runs their SQLite cases, the e2e
+// project their PostgreSQL cases (HERMES_TEST_ENGINES, read by test/helpers/postgres.ts).
+const BOTH_ENGINES = ['test/store/tables.test.ts', 'test/sessions/session-store.test.ts', 'test/approvals/approval-store.test.ts', 'test/audit/audit-log.test.ts'];
 
 export default defineConfig({
   test: {
@@ -20,12 +23,13 @@ export default defineConfig({
     // printed; rerun one order with --sequence.seed=N).
     sequence: { shuffle: true },
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: E2E } },
+      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: E2E, env: { HERMES_TEST_ENGINES: 'sqlite' } } },
       {
         extends: true,
         test: {
           name: 'e2e',
-          include: E2E,
+          include: [...E2E, ...BOTH_ENGINES],
+          env: { HERMES_TEST_ENGINES: 'postgres' },
           // Starts a throw-away PostgreSQL when HERMES_TEST_PG_URL is unset and the server is installed.
           globalSetup: ['test/global-postgres.ts'],
         },

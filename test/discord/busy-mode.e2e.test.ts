@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RESTPostAPIChannelMessageJSONBody } from 'discord-api-types/v10';
 import { getCurrentTime } from '../../tools/get-current-time.js';
@@ -12,9 +15,11 @@ import { startBot, type Bot } from './discord-harness.js';
  * message is durably accepted.
  */
 let bot: Bot | undefined;
+const dirs: string[] = [];
 afterEach(async () => {
   await bot?.close();
   bot = undefined;
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
 });
 
 const OTHER = { ...DEFAULT_USER, id: '300000000000000002', username: 'bea', global_name: 'Bea' };
@@ -96,5 +101,24 @@ describe('discord: a message while the channel\'s turn runs', () => {
     expect(bot.openai.abandoned).toBe(1);
     expect(userTexts(bot.openai.requests[1]).at(-1)).toMatch(/no wait, say it in French$/);
     expect(answers(bot)).toEqual(['Il est midi.']);
+  });
+
+  it('a channel policy\'s busy_mode applies in its channel over HERMES_BUSY_MODE', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-busy-'));
+    dirs.push(dir);
+    const file = path.join(dir, 'hermes.config.yaml');
+    // The fake's one guild text channel.
+    await writeFile(file, ['channels:', '  discord:channel:300000000000000003:', '    busy_mode: queue'].join('\n'));
+    bot = await startBot({ tools: [getCurrentTime], env: { HERMES_CONFIG: file, HERMES_BUSY_MODE: 'steer' } });
+    expect(bot.discord.channelId).toBe('300000000000000003');
+    const first = held();
+    bot.openai.setHandler(async (_req, i) => (i === 0 ? (await first.wait, CALL_TOOL) : i === 1 ? { text: 'It is noon.' } : { text: 'Il est midi.' }));
+    await busyChannel(bot);
+    first.release();
+    await waitUntil(() => answers(bot!).length === 2);
+    await bot.core.gateway.idle();
+    expect(bot.openai.requests).toHaveLength(3);
+    expect(answers(bot)).toEqual(['It is noon.', 'Il est midi.']);
+    expect(reactions(bot)).toEqual([]);
   });
 });

@@ -8,7 +8,19 @@ import pg from 'pg';
  */
 const isCi = (): boolean => process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== 'false' && process.env.CI !== '0';
 
+/**
+ * Which engines this test project runs for the store tests that cover both (BOTH_ENGINES in
+ * vitest.config.ts): the unit project sets HERMES_TEST_ENGINES=sqlite (no server in the fast loop),
+ * the e2e project HERMES_TEST_ENGINES=postgres; a file run by hand with neither runs both.
+ */
+export function engineWanted(name: string): boolean {
+  const only = process.env.HERMES_TEST_ENGINES;
+  return only === undefined || only === '' || only === name;
+}
+
 export async function postgresForTests(): Promise<string | undefined> {
+  // This project leaves PostgreSQL to the other one (not a skip: the same cases run there).
+  if (!engineWanted('postgres')) return undefined;
   const url = process.env.HERMES_TEST_PG_URL;
   const why = url ? await unreachable(url) : 'HERMES_TEST_PG_URL is not set';
   if (!why) return url;

@@ -7,7 +7,7 @@ import type { ChatMessage, Conversation } from '../../src/basics/types.js';
 import { createPgPool } from '../../src/state/store/postgres-store.js';
 import { openPostgresDatabase, openSqliteDatabase, type OpenedDatabase } from '../../src/state/store/database.js';
 import { createSessionStore } from '../../src/state/sessions/session-store.js';
-import { freshSchema, postgresForTests } from '../helpers/postgres.js';
+import { engineWanted, freshSchema, postgresForTests } from '../helpers/postgres.js';
 
 /** The session tables on each engine: a SQLite file, and the real PostgreSQL when there is one. */
 const pgUrl = await postgresForTests();
@@ -60,7 +60,7 @@ if (pgUrl) {
 const channel: Conversation = { platform: 'slack', workspaceId: 'T1', channelId: 'C_1', threadId: '1700.01', isDm: false };
 const user = (text: string): ChatMessage => ({ role: 'user', content: text });
 
-describe.each(engines)('session store ($name)', ({ name, open }) => {
+describe.each(engines.filter((e) => engineWanted(e.name)))('session store ($name)', ({ name, open }) => {
   it('keeps the session and its history across a reopen', async () => {
     const place = await open();
     const sessions = createSessionStore(place.database, systemClock);

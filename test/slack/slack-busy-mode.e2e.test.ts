@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { getCurrentTime } from '../../tools/get-current-time.js';
 import type { ChatCompletionRequestBody } from '../fakes/openai/fake-openai.js';
@@ -10,10 +13,20 @@ import { startSlackHarness, type SlackHarness } from './slack-harness.js';
  * awaited fact, not a race.
  */
 let h: SlackHarness | undefined;
+const dirs: string[] = [];
 afterEach(async () => {
   await h?.close();
   h = undefined;
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
 });
+
+async function configFile(yaml: string): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-busy-'));
+  dirs.push(dir);
+  const file = path.join(dir, 'hermes.config.yaml');
+  await writeFile(file, yaml);
+  return file;
+}
 
 const CALL_TOOL = { toolCalls: [{ name: 'get_current_time', arguments: { timezone: 'UTC' } }] };
 
@@ -27,11 +40,12 @@ const userTexts = (req: ChatCompletionRequestBody | undefined): string[] =>
   (req?.messages ?? []).filter((m) => m.role === 'user').map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)));
 
 /** Mentions the bot, waits for its first model call (held by the test), and sends a reply in the thread that the gateway has durably accepted. */
-async function secondMessageWhileBusy(harness: SlackHarness): Promise<{ ts: string; steerTs: string }> {
-  const ts = await harness.mention('C1', 'U1', 'look up the time and tell me');
-  await harness.slack.waitFor('the first model call', () => harness.ai.requests.length === 1);
-  const steerTs = await harness.say('C1', 'U2', 'and say it in French please', { threadTs: ts });
-  await workRowExists(harness, `msg:slack:C1:${steerTs}`);
+async function secondMessageWhileBusy(harness: SlackHarness, channel = 'C1'): Promise<{ ts: string; steerTs: string }> {
+  const before = harness.ai.requests.length;
+  const ts = await harness.mention(channel, 'U1', 'look up the time and tell me');
+  await harness.slack.waitFor('the first model call', () => harness.ai.requests.length === before + 1);
+  const steerTs = await harness.say(channel, 'U2', 'and say it in French please', { threadTs: ts });
+  await workRowExists(harness, `msg:slack:${channel}:${steerTs}`);
   return { ts, steerTs };
 }
 
@@ -88,5 +102,32 @@ describe('Slack: a message while the thread\'s turn runs', () => {
     expect(h.ai.requests).toHaveLength(2);
     expect(userTexts(h.ai.requests[1]).at(-1)).toMatch(/no wait, say it in French$/);
     expect(h.slack.posts({ channel: 'C1', thread_ts: ts }).map((p) => p.text)).toEqual(['Il est midi.']);
+  });
+
+  it('a channel policy\'s busy_mode wins over HERMES_BUSY_MODE there: queue in its channel, steer elsewhere', async () => {
+    const file = await configFile(['channels:', '  slack:CQUEUE:', '    busy_mode: queue'].join('\n'));
+    h = await startSlackHarness({ extraTools: [getCurrentTime], env: { HERMES_CONFIG: file, HERMES_BUSY_MODE: 'steer' } });
+    // In CQUEUE: the message waits for its own turn (three model calls, two answers, no eyes).
+    let gate = held();
+    h.ai.setHandler(async (_req, i) => (i === 0 ? (await gate.wait, CALL_TOOL) : i === 1 ? { text: 'It is noon.' } : { text: 'Il est midi.' }));
+    const queued = await secondMessageWhileBusy(h, 'CQUEUE');
+    gate.release();
+    await h.slack.waitFor('two answers', () => h!.slack.posts({ channel: 'CQUEUE', thread_ts: queued.ts }).length === 2);
+    await h.core.gateway.idle();
+    expect(h.ai.requests).toHaveLength(3);
+    expect(h.slack.posts({ channel: 'CQUEUE', thread_ts: queued.ts }).map((p) => p.text)).toEqual(['It is noon.', 'Il est midi.']);
+    expect(h.slack.callsTo('reactions.add').filter((c) => c.args.name === 'eyes')).toEqual([]);
+
+    // In C1 (no policy): HERMES_BUSY_MODE=steer folds it into the running turn.
+    gate = held();
+    h.ai.setHandler(async (_req, i) => (i === 3 ? (await gate.wait, CALL_TOOL) : { text: 'Il est midi, encore.' }));
+    const steered = await secondMessageWhileBusy(h, 'C1');
+    gate.release();
+    await h.slack.waitFor('the answer', () => h!.slack.posts({ channel: 'C1', thread_ts: steered.ts }).length > 0);
+    await h.core.gateway.idle();
+    expect(h.ai.requests).toHaveLength(5);
+    expect(userTexts(h.ai.requests[4]).at(-1)).toMatch(/and say it in French please$/);
+    expect(h.slack.posts({ channel: 'C1', thread_ts: steered.ts }).map((p) => p.text)).toEqual(['Il est midi, encore.']);
+    expect(h.slack.callsTo('reactions.add').filter((c) => c.args.name === 'eyes').map((c) => c.args.timestamp)).toEqual([steered.steerTs]);
   });
 });

@@ -4,6 +4,9 @@ import { FEEDBACK_ACTION, STOP_ACTION } from '../../adapters/slack/answer-button
 import { CONTROL_TEXT } from '../../adapters/slack/slack-answer-stream.js';
 import { createFeedbackStore } from '../../src/state/feedback/feedback-store.js';
 import { builtinTools } from '../../tools/index.js';
+import { delegateTool } from '../../tools/delegate.js';
+import { resolveProfiles } from '../../src/settings/agent-profiles.js';
+import { agentOf } from '../subagents/subagent-helpers.js';
 import { startSandbox, type SandboxFixture } from '../sandbox/sandbox-helper.js';
 import { startSlackHarness, type SlackHarness } from './slack-harness.js';
 
@@ -122,6 +125,26 @@ describe('Slack: Stop button', () => {
     expect(Date.now() - clicked).toBeLessThanOrEqual(STOP_WITHIN_MS);
     // The program was killed, not waited for: the model was never asked again with its result.
     expect(h.ai.requests).toHaveLength(1);
+  });
+});
+
+describe('Slack: Stop reaches sub-agents', () => {
+  it('Stop ends a turn whose sub-agent is waiting on the model within 2 s: the sub-agent\'s request is given up and nothing more is asked', async () => {
+    h = await startSlackHarness({ ...STREAMING, extraTools: [delegateTool(resolveProfiles({ coder: false, writer: false }))!] });
+    const main = [{ toolCalls: [{ id: 'slowjob', name: 'delegate', arguments: { agent: 'researcher', task: 'Research something slow' } }] }];
+    h.ai.setHandler((req) => (agentOf(req) ? { hang: true } : (main.shift() ?? { text: 'must not be asked again' })));
+    const ts = await h.mention('C1', 'UASKER', 'research it with your researcher');
+    await h.slack.waitFor('the Stop button and the sub-agent asking the model', () => stopControl(h!.slack) !== undefined && h!.ai.requests.some((r) => agentOf(r)) && h!.ai.inFlight === 1, 10_000);
+    const control = stopControl(h.slack)!;
+    const clicked = Date.now();
+    await h.slack.sendClick(h.target, { actionId: STOP_ACTION, value: control.value, userId: 'UASKER', channelId: 'C1', messageTs: control.ts, threadTs: ts });
+    await h.slack.waitFor('the stream stopped', () => h!.slack.streams()[0]!.state === 'stopped');
+    expect(Date.now() - clicked).toBeLessThanOrEqual(STOP_WITHIN_MS);
+    await h.slack.waitFor('the sub-agent\'s request given up', () => h!.ai.abandoned === 1 && h!.ai.inFlight === 0);
+    await h.core.gateway.idle();
+    // The main agent was never asked again with the sub-agent's result.
+    expect(h.ai.requests).toHaveLength(2);
+    expect(h.slack.streams()[0]!.text).toContain('_Stopped by <@UASKER>._');
   });
 });
 

@@ -52,6 +52,9 @@ export interface RestState {
 
 type Json = Record<string, unknown>;
 
+/** Discord's limit on a message's content. */
+const DISCORD_CONTENT_MAX = 2000;
+
 export async function handleRest(state: RestState, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://fake');
   const method = req.method ?? 'GET';
@@ -76,6 +79,11 @@ export async function handleRest(state: RestState, req: IncomingMessage, res: Se
   await state.onCall?.(call);
   const seg = path.split('/').filter(Boolean);
   const app = state.applicationId;
+  // Discord refuses message content over 2,000 characters (posts, edits and interaction replies).
+  const content = body && typeof body === 'object' && !Array.isArray(body) ? (body as Json).content : undefined;
+  if ((method === 'POST' || method === 'PATCH') && typeof content === 'string' && content.length > DISCORD_CONTENT_MAX) {
+    return reply(400, { message: 'Invalid Form Body', code: 50035, errors: { content: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH', message: `Must be ${DISCORD_CONTENT_MAX} or fewer in length.` }] } } });
+  }
 
   if (method === 'GET' && path === '/gateway/bot') {
     const info: RESTGetAPIGatewayBotResult = { url: state.gatewayUrl(), shards: 1, session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: 1 } };

@@ -21,6 +21,8 @@ export interface ApiCall {
   status: number;
   /** ts we assigned, for chat.postMessage. */
   ts?: string;
+  /** The error a message call was refused with for breaking Slack's size limits (msg_too_long, invalid_blocks). */
+  refused?: string;
 }
 
 export interface ResponseUrlPost {
@@ -278,6 +280,11 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
 
   function answer(call: ApiCall, res: http.ServerResponse): void {
     const { method, args } = call;
+    const oversize = method === 'chat.postMessage' || method === 'chat.update' || method === 'chat.postEphemeral' ? sizeError(args) : undefined;
+    if (oversize) {
+      call.refused = oversize;
+      return json(res, 200, { ok: false, error: oversize });
+    }
     switch (method) {
       case 'files.getUploadURLExternal': {
         const id = `F${String(++fileCounter).padStart(8, '0')}`;
@@ -413,7 +420,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     callsTo: (method) => calls.filter((c) => c.method === method),
     posts(filter = {}) {
       return calls
-        .filter((c) => c.method === 'chat.postMessage' && c.status === 200 && c.token === botToken)
+        .filter((c) => c.method === 'chat.postMessage' && c.status === 200 && c.token === botToken && !c.refused)
         .filter((c) => (filter.channel === undefined || c.args.channel === filter.channel) && (filter.thread_ts === undefined || c.args.thread_ts === filter.thread_ts))
         .map((c) => ({ channel: String(c.args.channel), ts: c.ts ?? '', text: String(c.args.text ?? ''), thread_ts: c.args.thread_ts as string | undefined, args: c.args }));
     },
@@ -534,6 +541,19 @@ function parseArgs(raw: string, contentType: string): Record<string, unknown> {
     } else out[k] = v;
   }
   return out;
+}
+
+/** Slack's size limits on a message: 40,000 characters of text, 3,000 in one section block, 50 blocks. */
+function sizeError(args: Record<string, unknown>): string | undefined {
+  if (typeof args.text === 'string' && args.text.length > 40_000) return 'msg_too_long';
+  const blocks = args.blocks;
+  if (!Array.isArray(blocks)) return undefined;
+  if (blocks.length > 50) return 'invalid_blocks';
+  const sectionTooLong = (b: unknown) => {
+    const text = (b as { type?: string; text?: { text?: unknown } }).text?.text;
+    return (b as { type?: string }).type === 'section' && typeof text === 'string' && text.length > 3_000;
+  };
+  return blocks.some(sectionTooLong) ? 'invalid_blocks' : undefined;
 }
 
 /** Text carried by markdown_text chunks (the other chunk kinds are cards and blocks). */
