@@ -22,7 +22,7 @@ import type { AnyTool } from '../capabilities/toolkit/tool-api.js';
 import { createNetClient } from '../capabilities/net/safe-fetch.js';
 import type { NetClient } from '../capabilities/net/net-client.js';
 import { createReminderStore } from '../state/reminders/reminder-store.js';
-import { createReminderSource } from '../state/reminders/reminder-delivery.js';
+import { createReminderRunner } from '../state/reminders/reminder-delivery.js';
 import { createDueTimer, type DueTimer } from '../state/timers/due-timer.js';
 import { createScheduleStore } from '../state/schedules/schedule-store.js';
 import { createScheduleSource } from '../state/schedules/schedule-runs.js';
@@ -185,7 +185,12 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   if (embeddings) messageIndex.onRecorded((m) => embeddings.add({ kind: 'message', ref: m.id, text: m.text }));
   const searches = createConversationSearch({ index: messageIndex, ...(embeddings && { embeddings }) });
   const channelNotes = createChannelNotes({ database, clock });
-  const reminders = createReminderStore(store, clock);
+  // The one queue of every kind of work: turns, approval resumes, reminders, scheduled runs.
+  const governor = createLoadGovernor({ max: config.limits.maxConcurrentTurns, sampler: eventLoopSampler() });
+  const work: WorkQueue<SessionJob> = opened.shared
+    ? createPgWorkQueue<SessionJob>({ database, url: opened.shared.url, instanceId: self, log, clock, maxConcurrent: () => governor.limit(), onRaise: (fn) => governor.onRaise(fn), ...opts.clusterTiming })
+    : createLocalWorkQueue<SessionJob>({ database, log, clock, maxConcurrent: () => governor.limit(), onRaise: (fn) => governor.onRaise(fn) });
+  const reminders = createReminderStore(database, clock, work);
   const schedules = createScheduleStore(store, clock, { ...config.schedules, defaultTimezone: config.timezone });
   const startedAt = clock.now();
   const counter = createTokenCounter(config.model.name);
@@ -295,10 +300,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
       const reader = gateway.port(state.conversation.platform)?.reader;
       // Built on first use: most calls touch none of these, and a step runs this for every call.
       const userFacts = once(() => facts.forUser(state.speaker));
-      const userReminders = once(() => {
-        const r = reminders.forUser(state.speaker, state.conversation, state.replyTo);
-        return { ...r, create: async (text: string, dueAt: number) => { const made = await r.create(text, dueAt); timer?.poke(); return made; } };
-      });
+      const userReminders = once(() => reminders.forUser(state.speaker, state.conversation, state.replyTo));
       const userSchedules = once(() => {
         const r = schedulesAudited.forUser(state.speaker, state.conversation, state.replyTo);
         return { ...r, create: async (input: Parameters<typeof r.create>[0]) => { const v = await r.create(input); timer?.poke(); return v; } };
@@ -339,10 +341,6 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     },
   };
 
-  const governor = createLoadGovernor({ max: config.limits.maxConcurrentTurns, sampler: eventLoopSampler() });
-  const work: WorkQueue<SessionJob> = opened.shared
-    ? createPgWorkQueue<SessionJob>({ database, url: opened.shared.url, instanceId: self, log, clock, maxConcurrent: () => governor.limit(), onRaise: (fn) => governor.onRaise(fn), ...opts.clusterTiming })
-    : createLocalWorkQueue<SessionJob>({ database, log, clock, maxConcurrent: () => governor.limit(), onRaise: (fn) => governor.onRaise(fn) });
   const status = createStatusReporter({ config, tracesDir: tracer.dir, flushTraces: () => tracer.flush(), provider, approvals, reminders, clock, log, usage: (speaker) => access.report(speaker), extensions: (isAdmin) => [...(mcp?.statusLines(isAdmin) ?? []), ...(opts.skills?.statusLines(isAdmin) ?? [])] });
   const gateway = createGateway({
     store, sessions, approvals, facts, turn, clock, log,
@@ -353,6 +351,8 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     governor,
     database,
     work,
+    // Reminders and scheduled runs are rows of the same queue; off (`reminders: false`) leaves them waiting.
+    ...(opts.reminders !== false && { timers: (job, ctx) => (job.kind === 'reminder' ? reminderRunner(job, ctx) : Promise.resolve()) }),
     progressDelayMs: config.limits.progressDelayMs,
     streaming: config.model.streaming,
     // One mode everywhere for now; a channel policy's busy_mode can answer per conversation here.
@@ -374,7 +374,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   });
   const leaderships: Leadership[] = [];
 
-  const reminderSource = createReminderSource({
+  const reminderRunner = createReminderRunner({
     reminders, clock, log,
     deliver: async (r, info) => {
       // A reminder is the creator speaking later: someone no longer allowed gets no more posts.
@@ -405,7 +405,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   });
   // One timer for every kind of due item (see src/state/timers/due-timer.ts).
   const auditRetention = createAuditRetention({ audit, clock, log, days: config.audit.days });
-  timer = createDueTimer({ clock, log, sources: [reminderSource, scheduleSource, auditRetention] });
+  timer = createDueTimer({ clock, log, sources: [scheduleSource, auditRetention] });
 
   return {
     gateway, store, database, config, log, registry, access, extensions, audit, policies,

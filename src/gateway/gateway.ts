@@ -12,6 +12,7 @@ import { newTurnState } from '../agent/turn-runner.js';
 import { tagUserText } from '../agent/system-prompt.js';
 import type { ApprovalOutcome, CommandInvocation, CommandReply, DecisionResult, FeedbackResult, GatewayApi, OutboundPort, StopTurnResult } from '../basics/ports.js';
 import type { WorkContext, WorkItem, WorkQueue } from '../state/cluster/work-queue.js';
+import { isTimerJob, type TimerJob, type TimerRunner } from '../state/timers/timer-work.js';
 import type { OpenedDatabase } from '../state/store/database.js';
 import { fixedLimit, type LoadGovernor } from './load-governor.js';
 import { createSessionQueue } from './session-queue.js';
@@ -70,8 +71,10 @@ export interface GatewayDeps {
   context?: ConversationContext;
   /** The operational tables (inbound dedupe, work). */
   database: OpenedDatabase;
-  /** Every turn and approval resume goes through it; the gateway never knows which one it is. */
+  /** Every turn, approval resume, reminder and scheduled run goes through it; the gateway never knows which one it is. */
   work: WorkQueue<SessionJob>;
+  /** Runs reminder and scheduled-run rows (src/state/timers/timer-work.ts); absent → they are left waiting. */
+  timers?: TimerRunner;
   /** Scheduled tasks, for `/hermes schedules` and `unschedule`. */
   schedules?: ScheduleStore;
   /** Where accepted messages and answers are kept for search_conversations; absent → nothing is indexed. */
@@ -95,7 +98,8 @@ export interface GatewayDeps {
 export type SessionJob =
   /** `takenIn`: a running turn already added the message to the session (steering.ts); answer it without adding it again. */
   | { kind: 'message'; message: InboundMessage; takenIn?: boolean }
-  | { kind: 'resume'; approvalId: string; outcome: ApprovalOutcome; by?: Speaker };
+  | { kind: 'resume'; approvalId: string; outcome: ApprovalOutcome; by?: Speaker }
+  | TimerJob;
 
 export interface Gateway extends GatewayApi {
   port(platform: Platform): OutboundPort | undefined;
@@ -195,6 +199,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
   /** One job of a session, run by whichever worker claimed its row; messages that steer it end with it. */
   async function runJob(job: SessionJob, ctx: WorkContext): Promise<void | 'interrupted'> {
+    // A reminder or a scheduled run: nobody's messages steer it.
+    if (isTimerJob(job)) {
+      if (deps.timers) return deps.timers(job, ctx);
+      log.debug({ id: ctx.id }, 'a timer is due but timers are off here; it stays for a process that runs them');
+      return 'interrupted';
+    }
     const steered = steering.open(ctx.lane, ctx.id);
     let verdict: void | 'interrupted' = 'interrupted';
     try {
@@ -215,6 +225,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       // A continuation cut off mid-run leaves its record 'running': the next claim reports it unknown.
       return ctx.signal.aborted ? 'interrupted' : undefined;
     }
+    if (job.kind !== 'message') return;
     const msg = job.message;
     if (ctx.startedBefore && (await turnStarted(msg))) {
       // An instance that died (or shut down) was in this turn. Re-running could repeat side effects, so (as
