@@ -49,6 +49,8 @@ export interface SlackAdapterOptions {
   now?: () => number;
   /** Offered when a person opens a new assistant thread (hermes.config `slack: suggested_prompts`). */
   suggestedPrompts?: readonly SuggestedPrompt[];
+  /** How often a working turn renews its assistant thread status (default STATUS_RENEW_MS); tests shorten it. */
+  statusRenewMs?: number;
 }
 
 export type SlackAdapter = Adapter;
@@ -90,7 +92,7 @@ export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<Sla
   const reader = createSlackReader({ client, names, log, botUserId: identity.botUserId, botId: identity.botId, ...(opts.maxRateLimitWaitMs !== undefined && { maxRateLimitWaitMs: opts.maxRateLimitWaitMs }) });
   const assistantDeps = { client, store, log, prompts: opts.suggestedPrompts ?? DEFAULT_SUGGESTED_PROMPTS };
   const assistant = createAssistantThreads(assistantDeps);
-  const port = createSlackPort({ client, log, reader, botToken: config.botToken, apiUrl: config.apiUrl, assistant });
+  const port = createSlackPort({ client, log, reader, botToken: config.botToken, apiUrl: config.apiUrl, assistant, ...(opts.statusRenewMs !== undefined && { statusRenewMs: opts.statusRenewMs }) });
   gateway.registerPort(port);
   const deps = { gateway, log, teamId: identity.teamId };
   registerInbound(app, { ...deps, dedupe: createEventDedupe(store, log), names, botUserId: identity.botUserId, botId: identity.botId, onQueued: (c, text) => assistant.titleFrom(c, text) });

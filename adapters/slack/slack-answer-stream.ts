@@ -57,6 +57,8 @@ export function createSlackAnswer(deps: SlackAnswerDeps, conversation: Conversat
   let pending = '';
   const tasks: Array<{ id: string; title: string; status: 'in_progress' | 'complete'; sent?: 'in_progress' | 'complete' }> = [];
   let ts: string | undefined;
+  /** Every message streamed for this answer, in order. */
+  const streamedTs: string[] = [];
   let inMessage = 0;
   let edited: AnswerStream | undefined = thread === undefined ? editedAnswer() : undefined;
   /** The message carrying Stop under a streamed answer, while it is written. */
@@ -141,6 +143,7 @@ export function createSlackAnswer(deps: SlackAnswerDeps, conversation: Conversat
         }
         if (!started) return void fallBack('no ts', rest);
         ts = started;
+        streamedTs.push(started);
         showControl();
       } else {
         await call(() => deps.client.chat.appendStream({ channel, ts: ts!, ...content }));
@@ -247,13 +250,17 @@ export function createSlackAnswer(deps: SlackAnswerDeps, conversation: Conversat
       // What a stream already shows stays; the edited form carries the rest.
       return edited.finish(given === '' ? markdown : markdown.startsWith(given) ? markdown.slice(given.length) : markdown);
     }
-    // The text was revised at the end: the streamed message is replaced by the final answer.
-    const first = ts;
+    // The text was revised at the end (the loop withdrew a step): the first streamed message is
+    // replaced by the final answer — its blocks too, since a streamed message shows its text as
+    // blocks — further streamed messages are removed, and the last part carries the feedback buttons.
     await stopCurrent(false);
+    const [first, ...later] = streamedTs;
     const parts = chunkMarkdown(renderMrkdwn(markdown), { limit: SLACK_CHUNK_CHARS, partMarkers: true });
-    if (first) await call(() => deps.client.chat.update({ channel, ts: first, text: parts[0] ?? '' }));
-    for (const part of first ? parts.slice(1) : parts) {
-      await call(() => deps.client.chat.postMessage({ channel, thread_ts: thread, text: part, mrkdwn: true, unfurl_links: false, unfurl_media: false }));
+    const blocksOf = (i: number): KnownBlock[] => withText(parts[i]!, (i === parts.length - 1 ? blocksFor('final', parts[i]!) : undefined) ?? []);
+    for (const old of later) await call(() => deps.client.chat.delete({ channel, ts: old }));
+    for (const [i, part] of parts.entries()) {
+      if (i === 0 && first) await call(() => deps.client.chat.update({ channel, ts: first, text: part, blocks: blocksOf(i) }));
+      else await call(() => deps.client.chat.postMessage({ channel, thread_ts: thread, text: part, mrkdwn: true, unfurl_links: false, unfurl_media: false, blocks: blocksOf(i) }));
     }
   }
 }

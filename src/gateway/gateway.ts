@@ -12,9 +12,9 @@ import { newTurnState } from '../agent/turn-runner.js';
 import { tagUserText } from '../agent/system-prompt.js';
 import type { ApprovalOutcome, CommandInvocation, CommandReply, DecisionResult, FeedbackResult, GatewayApi, OutboundPort, StopTurnResult } from '../basics/ports.js';
 import type { WorkContext, WorkItem, WorkQueue } from '../state/cluster/work-queue.js';
+import { isTimerJob, type TimerJob, type TimerRunner } from '../state/timers/timer-work.js';
 import type { OpenedDatabase } from '../state/store/database.js';
 import { fixedLimit, type LoadGovernor } from './load-governor.js';
-import { createSessionQueue } from './session-queue.js';
 import { createTurnDriver, type DriveEnd } from './turn-driver.js';
 import { createInbox } from './inbox.js';
 import { carryOverRound2 } from './carry-over.js';
@@ -70,8 +70,10 @@ export interface GatewayDeps {
   context?: ConversationContext;
   /** The operational tables (inbound dedupe, work). */
   database: OpenedDatabase;
-  /** Every turn and approval resume goes through it; the gateway never knows which one it is. */
+  /** Every turn, approval resume, reminder and scheduled run goes through it; the gateway never knows which one it is. */
   work: WorkQueue<SessionJob>;
+  /** Runs reminder and scheduled-run rows (src/state/timers/timer-work.ts); absent → they are left waiting. */
+  timers?: TimerRunner;
   /** Scheduled tasks, for `/hermes schedules` and `unschedule`. */
   schedules?: ScheduleStore;
   /** Where accepted messages and answers are kept for search_conversations; absent → nothing is indexed. */
@@ -95,7 +97,8 @@ export interface GatewayDeps {
 export type SessionJob =
   /** `takenIn`: a running turn already added the message to the session (steering.ts); answer it without adding it again. */
   | { kind: 'message'; message: InboundMessage; takenIn?: boolean }
-  | { kind: 'resume'; approvalId: string; outcome: ApprovalOutcome; by?: Speaker };
+  | { kind: 'resume'; approvalId: string; outcome: ApprovalOutcome; by?: Speaker }
+  | TimerJob;
 
 export interface Gateway extends GatewayApi {
   port(platform: Platform): OutboundPort | undefined;
@@ -134,8 +137,6 @@ const EXPIRY_WATCH_MS = 30_000;
 export function createGateway(deps: GatewayDeps): Gateway {
   const ports = new Map<Platform, OutboundPort>();
   const governor = deps.governor ?? fixedLimit(deps.maxConcurrentTurns);
-  // Scheduled runs only (they wait for their end in this process); everything else is deps.work.
-  const queue = createSessionQueue(governor);
   const work = deps.work;
   const inbox = createInbox(deps.database, work, () => deps.clock.now());
   const log = deps.log;
@@ -195,6 +196,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
   /** One job of a session, run by whichever worker claimed its row; messages that steer it end with it. */
   async function runJob(job: SessionJob, ctx: WorkContext): Promise<void | 'interrupted'> {
+    // A reminder or a scheduled run: nobody's messages steer it.
+    if (isTimerJob(job)) {
+      if (deps.timers) return deps.timers(job, ctx);
+      log.debug({ id: ctx.id }, 'a timer is due but timers are off here; it stays for a process that runs them');
+      return 'interrupted';
+    }
     const steered = steering.open(ctx.lane, ctx.id);
     let verdict: void | 'interrupted' = 'interrupted';
     try {
@@ -215,6 +222,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       // A continuation cut off mid-run leaves its record 'running': the next claim reports it unknown.
       return ctx.signal.aborted ? 'interrupted' : undefined;
     }
+    if (job.kind !== 'message') return;
     const msg = job.message;
     if (ctx.startedBefore && (await turnStarted(msg))) {
       // An instance that died (or shut down) was in this turn. Re-running could repeat side effects, so (as
@@ -467,7 +475,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         // Admins, and the channel policy's approvers (channels: in hermes.config.yaml), may change a channel's notes.
         notes: { ...(deps.notes && { notes: deps.notes }), mayEdit: (speaker, c) => isAdmin(speaker) || personListed(deps.policies?.at(c.conversation).approvers ?? [], speaker.platform, speaker.userId, c.roles) },
         stop: () => stopConversation(cmd.conversation, cmd.speaker, parsed.kind === 'command' && parsed.name === 'new' ? 'new' : 'command'),
-        queueDepth: () => queue.size() + work.active(),
+        queueDepth: () => work.active(),
         schedules: deps.schedules,
         policy: (c) => describePolicy(c.conversation, c.speaker),
       });
@@ -514,24 +522,23 @@ export function createGateway(deps: GatewayDeps): Gateway {
       }
     },
 
-    // In the conversation's queue slot (after whatever is already running there), in the
-    // schedule's own session: runs of one schedule share a history, and the chat's does not mix in.
-    runScheduled(run) {
-      return queue.run(conversationKey(run.conversation), async (): Promise<ScheduledRunEnd> => {
-        if (closed) return 'interrupted';
-        const session = await deps.sessions.currentByKey(scheduleSessionKey(run.scheduleId));
-        await approvals.supersedeAndRepair(session.id);
-        await deps.sessions.append(session.id, [{ role: 'user', content: tagUserText(run.conversation, run.speaker, run.text), speaker: run.speaker, inboundId: run.runId }]);
-        const state = newTurnState({ sessionId: session.id, conversation: run.conversation, speaker: run.speaker, isAdmin: isAdmin(run.speaker), replyTo: run.replyTo, header: run.header }, deps.clock.now());
-        deps.turn.tracer.record({ type: 'turn_start', turnId: state.turnId, sessionId: session.id, platform: run.conversation.platform, userKey: speakerKey(run.speaker), text: run.text });
-        // Not `drive`: people's messages in the conversation are no part of a scheduled run.
-        const end = await turns.drive(state);
-        if (end === 'answered') return 'answered';
-        if (end === 'paused') return 'waiting_for_approval';
-        // Aborted by shutdown: the run did not finish, and after the restart it is reported so.
-        if (end === 'aborted') return closed ? 'interrupted' : 'stopped';
-        return 'failed';
-      });
+    // Called by the schedule's work row (the WorkQueue's lane `schedule:<id>` runs one of its due
+    // times at a time), in the schedule's own session: runs of one schedule share a history, and
+    // the chat's does not mix in.
+    async runScheduled(run) {
+      if (closed) return 'interrupted';
+      const session = await deps.sessions.currentByKey(scheduleSessionKey(run.scheduleId));
+      await approvals.supersedeAndRepair(session.id);
+      await deps.sessions.append(session.id, [{ role: 'user', content: tagUserText(run.conversation, run.speaker, run.text), speaker: run.speaker, inboundId: run.runId }]);
+      const state = newTurnState({ sessionId: session.id, conversation: run.conversation, speaker: run.speaker, isAdmin: isAdmin(run.speaker), replyTo: run.replyTo, header: run.header }, deps.clock.now());
+      deps.turn.tracer.record({ type: 'turn_start', turnId: state.turnId, sessionId: session.id, platform: run.conversation.platform, userKey: speakerKey(run.speaker), text: run.text });
+      // Not `drive`: people's messages in the conversation are no part of a scheduled run.
+      const end = await turns.drive(state);
+      if (end === 'answered') return 'answered';
+      if (end === 'paused') return 'waiting_for_approval';
+      // Aborted by shutdown: the run did not finish, and after the restart it is reported so.
+      if (end === 'aborted') return closed ? 'interrupted' : 'stopped';
+      return 'failed';
     },
 
     async recover() {
@@ -560,8 +567,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
       watch();
     },
 
-    idle: () => Promise.all([queue.idle(), work.idle()]).then(() => undefined),
-    queueSize: () => queue.size() + work.active(),
+    idle: () => work.idle(),
+    queueSize: () => work.active(),
 
     async close() {
       closed = true;
@@ -570,7 +577,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       approvals.close();
       turns.abortAll();
       await work.close();
-      await Promise.race([Promise.all([queue.idle(), work.idle()]), new Promise((r) => setTimeout(r, 5_000).unref())]);
+      await Promise.race([work.idle(), new Promise((r) => setTimeout(r, 5_000).unref())]);
     },
   };
 }

@@ -463,6 +463,13 @@ const parseYaml = (text: string): unknown => (createRequire(import.meta.url)('ya
  * checked as at start, so a reload never takes half a file. Errors are the same lines a start prints.
  */
 export function rereadConfigFile(file: string): { ok: true; file: ConfigFile } | { ok: false; errors: string[] } {
+  // An empty file while running is a write caught half-way (or a mistake), not "no policies": it
+  // would open every channel. `{}` says "nothing configured" on purpose.
+  try {
+    if (readFileSync(file, 'utf8').trim() === '') return { ok: false, errors: [`${path.basename(file)} is empty (caught while being written?); write {} for a file with nothing in it.`] };
+  } catch {
+    // Unreadable: readConfigFile below says why.
+  }
   const errors: string[] = [];
   const read = readConfigFile(file, errors);
   return read && errors.length === 0 ? { ok: true, file: read } : { ok: false, errors: errors.length ? errors : [`${file} could not be read`] };

@@ -7,6 +7,7 @@ import { createDiscordAdapter, type DiscordAdapter } from '../../adapters/discor
 import { createCore, type Core } from '../../src/app/app.js';
 import { loadConfig, type Config } from '../../src/settings/config.js';
 import { createLogger } from '../../src/basics/log.js';
+import type { Clock } from '../../src/basics/clock.js';
 import { defineTool, type AnyTool } from '../../src/capabilities/toolkit/tool-api.js';
 import { startFakeDiscord, type FakeDiscord } from '../fakes/discord/fake-discord.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
@@ -34,7 +35,9 @@ export interface Bot {
 
 export const FAST_TIMING = { restTimeoutMs: 5000, readyTimeoutMs: 20_000, waitGuildTimeoutMs: 500, typingRenewMs: 200 };
 
-export async function startBot(opts: { env?: Record<string, string>; heartbeatIntervalMs?: number; discord?: FakeDiscord; tools?: AnyTool[] } = {}): Promise<Bot> {
+export async function startBot(
+  opts: { env?: Record<string, string>; heartbeatIntervalMs?: number; discord?: FakeDiscord; tools?: AnyTool[]; /** The core's clock (a manual clock drives scheduled runs and budget days). */ clock?: Clock } = {},
+): Promise<Bot> {
   const discord = opts.discord ?? (await startFakeDiscord({ heartbeatIntervalMs: opts.heartbeatIntervalMs }));
   const openai = await startFakeOpenAI();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hermes-discord-'));
@@ -98,7 +101,7 @@ export async function startBot(opts: { env?: Record<string, string>; heartbeatIn
   });
 
   const build = async (): Promise<{ core: Core; adapter: DiscordAdapter }> => {
-    const core = await createCore({ config, log, extraTools: [risky, ...(opts.tools ?? [])], invalidTraces: 'throw' });
+    const core = await createCore({ config, log, extraTools: [risky, ...(opts.tools ?? [])], invalidTraces: 'throw', ...(opts.clock && { clock: opts.clock }) });
     const adapter = await createDiscordAdapter({ config: config.discord!, gateway: core.gateway, store: core.store, log, timing: FAST_TIMING });
     await adapter.start();
     await core.start();

@@ -54,6 +54,24 @@ describe('discord: Stop and feedback buttons', () => {
     expect(openai.abandoned).toBe(abandonedBefore + 1);
   });
 
+  it('/hermes stop follows the same rule: someone else is refused privately, the requester stops the task', async () => {
+    const { discord, openai } = bot;
+    await bot.core.gateway.idle();
+    openai.enqueue(slowReply());
+    const id = discord.sendGuildMessage({ author: DEFAULT_USER, content: 'write a lot', mentionBot: true });
+    const post = await discord.waitForCall((c) => c.method === 'POST' && c.path === `/channels/${discord.channelId}/messages` && body(c).message_reference?.message_id === id);
+    const reply = post.response as APIMessage;
+    const edited = (token: string) => discord.waitForCall((c) => c.method === 'PATCH' && c.path === `/webhooks/${discord.applicationId}/${token}/messages/@original`, 15_000, 'the edited reply');
+
+    const other = discord.runSlashCommand({ user: bob, text: 'stop' });
+    expect(body(await edited(other.token)).content).toBe(`Only <@${DEFAULT_USER.id}> (who asked) or an admin can stop this task.`);
+    const own = discord.runSlashCommand({ user: DEFAULT_USER, text: 'stop' });
+    expect(body(await edited(own.token)).content).toBe('OK: stopped the running task.');
+    const ended = await discord.waitForCall((c) => c.method === 'PATCH' && c.path.endsWith(`/messages/${reply.id}`) && String(body(c).content).includes('Stopped by'), 5_000);
+    expect(body(ended).content).toMatch(new RegExp(`_Stopped by <@${DEFAULT_USER.id}>\\._$`));
+    expect(body(ended).components).toEqual([]);
+  });
+
   it('the final reply carries 👍 / 👎; a vote is stored with turn and voter and a second vote replaces it', async () => {
     const { discord, openai } = bot;
     openai.enqueue({ text: 'Short answer.' });

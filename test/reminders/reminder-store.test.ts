@@ -1,29 +1,31 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createReminderStore, PRIVATE_TEXT, type ReminderStore } from '../../src/state/reminders/reminder-store.js';
 import { LIMITS, ReminderInputError } from '../../src/state/reminders/reminder-record.js';
-import type { Store } from '../../src/state/store/store.js';
-import { alice, bob, channel, otherChannel, tempStoreFile } from './fixtures.js';
+import { alice, bob, channel, otherChannel } from './fixtures.js';
 import { ManualClock } from './manual-clock.js';
+import { timerDir, type TimerRig } from './timer-rig.js';
 
 const T0 = Date.UTC(2026, 10, 29, 12, 0);
 const MIN = 60_000;
 
-describe('reminder store (SQLite)', () => {
-  let tmp: Awaited<ReturnType<typeof tempStoreFile>>;
-  let store: Store;
+describe('reminder store (the hermes_reminder table, SQLite)', () => {
+  let tmp: Awaited<ReturnType<typeof timerDir>>;
+  let rig: TimerRig;
   let clock: ManualClock;
   let reminders: ReminderStore;
 
   beforeEach(async () => {
-    tmp = await tempStoreFile();
-    store = await tmp.open();
+    tmp = await timerDir();
     clock = new ManualClock(T0);
-    reminders = createReminderStore(store, clock);
+    rig = await tmp.open(clock);
+    reminders = createReminderStore(rig.database, clock, rig.queue);
   });
   afterEach(async () => {
-    await store.close();
+    await rig.close();
     await tmp.cleanup();
   });
+
+  const workRows = () => rig.database.db.selectFrom('hermes_work').select(['id', 'kind', 'lane', 'due_at']).orderBy('due_at').execute();
 
   it('creates a reminder with a short readable id, posting back into the creating conversation', async () => {
     const view = await reminders.forUser(alice, channel, 'M1').create('  water the plants ', T0 + 10 * MIN);
@@ -32,6 +34,8 @@ describe('reminder store (SQLite)', () => {
     const record = await reminders.get(view.id);
     expect(record).toMatchObject({ ownerKey: 'slack:T1:UALICE', conversation: channel, replyTo: 'M1', speaker: alice });
     expect(await reminders.nextDueAt()).toBe(T0 + 10 * MIN);
+    // Its firing is one work row, due at its time, written with it.
+    expect(await workRows()).toEqual([{ id: `reminder:${view.id}`, kind: 'reminder', lane: `reminder:${view.id}`, due_at: T0 + 10 * MIN }]);
   });
 
   it('lists and cancels only the speaker\'s own reminders', async () => {
@@ -49,8 +53,9 @@ describe('reminder store (SQLite)', () => {
     expect(await a.cancel(a1.id.toUpperCase())).toBe(true);
     expect(await a.cancel(a1.id)).toBe(false);
     expect((await a.list()).map((v) => v.id)).toEqual([a2.id]);
-    // A cancelled reminder is no longer due for the scheduler.
+    // A cancelled reminder is no longer due, and its work row went with the cancel.
     expect((await reminders.due(T0 + 60 * MIN)).map((r) => r.id).sort()).toEqual([a2.id, b1.id].sort());
+    expect((await workRows()).map((w) => w.id).sort()).toEqual([`reminder:${a2.id}`, `reminder:${b1.id}`].sort());
   });
 
   it('does not read out the text of a reminder set in a DM when listing elsewhere', async () => {
@@ -91,7 +96,7 @@ describe('reminder store (SQLite)', () => {
   it('lets exactly one of many concurrent claims win, and a claimed reminder cannot be cancelled', async () => {
     const a = reminders.forUser(alice, channel);
     const v = await a.create('once', T0 + MIN);
-    const other = createReminderStore(store, clock);
+    const other = createReminderStore(rig.database, clock, rig.queue);
     const wins = await Promise.all([...Array(10)].map((_, i) => (i % 2 ? reminders : other).claim(v.id)));
     expect(wins.filter(Boolean)).toHaveLength(1);
     expect(await reminders.counts()).toEqual({ scheduled: 0, firing: 1 });
@@ -102,7 +107,7 @@ describe('reminder store (SQLite)', () => {
     await reminders.markFired(v.id, false);
     expect(await reminders.get(v.id)).toMatchObject({ status: 'fired', firedAt: T0, late: false });
     expect(await a.list()).toEqual([]);
-    expect(await reminders.claim(v.id)).toBe(false);
+    expect(await reminders.claim(v.id)).toBeUndefined();
   });
 
   it('only returns reminders that are due, earliest first, bounded by the limit', async () => {
@@ -116,19 +121,29 @@ describe('reminder store (SQLite)', () => {
     expect(late.id).toBeDefined();
   });
 
-  it('finds a claim that was never finished only after its lease, and hands it over once', async () => {
+  it('a claim left "firing" (its runner died) is taken over once, marked as a possible repeat', async () => {
     const v = await reminders.forUser(alice, channel).create('orphan', T0 + MIN);
     clock.advance(MIN);
-    expect(await reminders.claim(v.id)).toBe(true);
-    expect(await reminders.orphans(clock.now() + 10_000, 60_000)).toEqual([]);
-    const later = clock.now() + 60_000;
-    expect((await reminders.orphans(later, 60_000)).map((r) => r.id)).toEqual([v.id]);
-    const [orphan] = await reminders.orphans(later, 60_000);
-    clock.advance(60_000);
-    const [first, second] = await Promise.all([reminders.takeOver(v.id, orphan?.claimedAt), reminders.takeOver(v.id, orphan?.claimedAt)]);
-    expect([first, second].filter(Boolean)).toHaveLength(1);
-    expect(first ?? second).toMatchObject({ maybeRepeat: true, claimedAt: later, status: 'firing' });
-    // The fresh claim is not an orphan until its own lease runs out.
-    expect(await reminders.orphans(later + 30_000, 60_000)).toEqual([]);
+    expect(await reminders.claim(v.id)).toMatchObject({ status: 'firing', claimedAt: T0 + MIN });
+    clock.advance(MIN);
+    const [first, second] = await Promise.all([reminders.takeOver(v.id), reminders.takeOver(v.id)]);
+    // Both may apply on one connection (firing → firing); each hands back the repeat marker.
+    expect([first, second].filter(Boolean).length).toBeGreaterThanOrEqual(1);
+    expect(first ?? second).toMatchObject({ maybeRepeat: true, claimedAt: T0 + 2 * MIN, status: 'firing' });
+    await reminders.markFired(v.id, true);
+    expect(await reminders.takeOver(v.id)).toBeUndefined();
+  });
+
+  it('per-user limit holds under concurrent creation, and ended reminders are pruned by age', async () => {
+    const a = reminders.forUser(alice, channel);
+    for (let i = 0; i < LIMITS.maxScheduledPerUser - 5; i++) await a.create(`r${i}`, T0 + (i + 1) * MIN);
+    const results = await Promise.allSettled([...Array(20)].map((_, i) => a.create(`race ${i}`, T0 + 2 * MIN)));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
+    expect(await reminders.counts()).toEqual({ scheduled: LIMITS.maxScheduledPerUser, firing: 0 });
+    const [first] = await a.list();
+    expect(await a.cancel(first!.id)).toBe(true);
+    expect(await reminders.prune(first!.dueAt)).toBe(0);
+    expect(await reminders.prune(first!.dueAt + 1)).toBe(1);
+    expect(await reminders.get(first!.id)).toBeUndefined();
   });
 });

@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createReminderStore, type ReminderStore } from '../../src/state/reminders/reminder-store.js';
-import type { Store } from '../../src/state/store/store.js';
 import type { ToolContext, ToolResult, UserFacts } from '../../src/capabilities/toolkit/tool-api.js';
 import type { Conversation, Speaker } from '../../src/basics/types.js';
 import { cancelReminderTool, createReminderTool, listRemindersTool, reminderTools } from '../../tools/reminders.js';
-import { alice, bob, channel, memoryLogger, tempStoreFile } from './fixtures.js';
+import { alice, bob, channel, memoryLogger } from './fixtures.js';
 import { ManualClock } from './manual-clock.js';
+import { timerDir, type TimerRig } from './timer-rig.js';
 
 const T0 = Date.UTC(2026, 10, 29, 12, 0); // 13:00 in Berlin (CET)
 
@@ -18,19 +18,19 @@ const unusedFacts: UserFacts = {
 const text = (r: ToolResult) => (typeof r === 'string' ? r : r.summary);
 
 describe('reminder tools', () => {
-  let tmp: Awaited<ReturnType<typeof tempStoreFile>>;
-  let store: Store;
+  let tmp: Awaited<ReturnType<typeof timerDir>>;
+  let rig: TimerRig;
   let clock: ManualClock;
   let reminders: ReminderStore;
 
   beforeEach(async () => {
-    tmp = await tempStoreFile();
-    store = await tmp.open();
+    tmp = await timerDir();
     clock = new ManualClock(T0);
-    reminders = createReminderStore(store, clock);
+    rig = await tmp.open(clock);
+    reminders = createReminderStore(rig.database, clock, rig.queue);
   });
   afterEach(async () => {
-    await store.close();
+    await rig.close();
     await tmp.cleanup();
   });
 

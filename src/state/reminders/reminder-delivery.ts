@@ -1,20 +1,23 @@
 import type { Clock } from '../../basics/clock.js';
 import type { Logger } from '../../basics/log.js';
-import type { DueJob, DueJobContext, DueSource } from '../timers/due-timer.js';
+import type { WorkContext } from '../cluster/work-queue.js';
+import { sleepFor } from '../timers/timer-work.js';
 import type { Reminder } from './reminder-record.js';
 import type { ReminderStore } from './reminder-store.js';
 
 /**
- * Reminders as a source of the due timer (src/state/timers/due-timer.ts): each one delivered exactly
- * once as far as a crash allows.
+ * Delivers a reminder when the WorkQueue hands over its row (`reminder:<id>`, due at the
+ * reminder's time; see src/state/timers/timer-work.ts): each one delivered exactly once as far as
+ * a crash allows.
  *
- * - A reminder is claimed (compare-and-set scheduled → firing) before delivery and marked fired
- *   after, so two timers on one store never both deliver it.
+ * - The queue's claim gives the row to one runner on one instance; the runner still moves the
+ *   record scheduled → firing (a compare-and-set that a cancel at the same moment loses or wins)
+ *   before delivering, and marks it fired after.
  * - A failed delivery is retried after `retryDelaysMs` (one retry per entry), then marked failed.
- * - A claim whose process died mid-delivery (still `firing` after `leaseMs` with no renewal) is
- *   taken over and delivered again marked "may be a repeat": whether the first post went out
- *   cannot be known, and a missed reminder is worse than a flagged duplicate. Live claims renew
- *   at every attempt, so a peer never takes over a delivery still in progress.
+ * - A record found `firing` belonged to a runner that died mid-delivery (kill -9, an instance
+ *   whose lease ran out) or was stopped while waiting to retry: it is delivered again marked "may
+ *   be a repeat", since whether the first post went out cannot be known, and a missed reminder is
+ *   worse than a flagged duplicate.
  */
 export interface DeliveryInfo {
   /** Fired more than lateAfterMs after its time (the bot was down, or busy). */
@@ -36,20 +39,18 @@ export interface ReminderDeliveryOptions {
   retryDelaysMs?: number[];
   /** One delivery attempt; default 30 s. */
   deliverTimeoutMs?: number;
-  /** A claim not renewed for this long is orphaned; default 2 × (timeout + longest retry delay). */
-  leaseMs?: number;
 }
 
 type Attempt = { ok: true } | { ok: false; error: string; timedOut: boolean };
 
-const keyOf = (id: string) => `reminder:${id}`;
+/** Runs the reminder job of one work row; 'interrupted' when stopped before it was done (the row stays). */
+export type ReminderRunner = (job: { reminderId: string }, ctx: Pick<WorkContext, 'signal' | 'startedBefore'>) => Promise<void | 'interrupted'>;
 
-export function createReminderSource(opts: ReminderDeliveryOptions): DueSource {
+export function createReminderRunner(opts: ReminderDeliveryOptions): ReminderRunner {
   const { reminders, clock, deliver, log } = opts;
   const lateAfterMs = opts.lateAfterMs ?? 60_000;
   const retryDelays = opts.retryDelaysMs ?? [2_000, 10_000, 30_000];
   const deliverTimeoutMs = opts.deliverTimeoutMs ?? 30_000;
-  const leaseMs = opts.leaseMs ?? 2 * (deliverTimeoutMs + Math.max(0, ...retryDelays));
 
   async function attemptOnce(r: Reminder, info: DeliveryInfo): Promise<Attempt> {
     let cancel = () => {};
@@ -68,7 +69,7 @@ export function createReminderSource(opts: ReminderDeliveryOptions): DueSource {
     }
   }
 
-  async function deliverWithRetries(r: Reminder, late: boolean, ctx: DueJobContext): Promise<void> {
+  async function deliverWithRetries(r: Reminder, late: boolean, signal: AbortSignal): Promise<void | 'interrupted'> {
     let maybeRepeat = r.maybeRepeat === true;
     const attempts = retryDelays.length + 1;
     for (let attempt = 1; attempt <= attempts; attempt++) {
@@ -89,34 +90,23 @@ export function createReminderSource(opts: ReminderDeliveryOptions): DueSource {
       await reminders.recordAttempt(r.id, outcome.error);
       const waitMs = retryDelays[attempt - 1] ?? 0;
       log.warn({ ...fields, err: outcome.error, retryInMs: waitMs }, 'reminder delivery failed; will retry');
-      // Stopped while waiting: the claim stays and is taken over (marked maybe-repeat) after the lease.
-      if (!(await ctx.sleep(waitMs))) return;
+      // Stopped while waiting: the row stays, and the next claim delivers it marked maybe-repeat.
+      if (!(await sleepFor(clock, waitMs, signal))) return 'interrupted';
     }
   }
 
-  const job = (r: Reminder, late: boolean): DueJob => ({ key: keyOf(r.id), run: (ctx) => deliverWithRetries(r, late, ctx) });
-
-  return {
-    kind: 'reminder',
-    nextDueAt: () => reminders.nextDueAt(),
-
-    async claim(now, limit, busy) {
-      const jobs: DueJob[] = [];
-      for (const r of await reminders.orphans(now, leaseMs, limit)) {
-        if (busy(keyOf(r.id))) continue;
-        const taken = await reminders.takeOver(r.id, r.claimedAt);
-        if (!taken) continue;
-        log.warn({ reminderId: r.id, claimedAt: r.claimedAt }, 'reminder was claimed but never finished (crash mid-delivery?); redelivering marked as a possible repeat');
-        jobs.push(job(taken, clock.now() - taken.dueAt > lateAfterMs));
-      }
-      const room = limit - jobs.length;
-      if (room <= 0) return { jobs, more: true };
-      const due = await reminders.due(now, room);
-      for (const r of due) {
-        if (busy(keyOf(r.id)) || !(await reminders.claim(r.id))) continue;
-        jobs.push(job({ ...r, status: 'firing' }, clock.now() - r.dueAt > lateAfterMs));
-      }
-      return { jobs, more: due.length >= room };
-    },
+  return async (job, ctx) => {
+    const current = await reminders.get(job.reminderId);
+    if (!current) return;
+    let r: Reminder | undefined;
+    if (current.status === 'scheduled') {
+      // Undefined: cancelled a moment ago.
+      r = await reminders.claim(current.id);
+    } else if (current.status === 'firing') {
+      r = await reminders.takeOver(current.id);
+      if (r) log.warn({ reminderId: r.id, claimedAt: current.claimedAt, startedBefore: ctx.startedBefore }, 'reminder was claimed but never finished (crash mid-delivery?); redelivering marked as a possible repeat');
+    }
+    if (!r) return;
+    return deliverWithRetries(r, clock.now() - r.dueAt > lateAfterMs, ctx.signal);
   };
 }

@@ -1,56 +1,45 @@
+import { sql } from 'kysely';
 import type { Clock } from '../../basics/clock.js';
-import { recordIndexes, shortId } from '../store/record-index.js';
-import { storeKey, type Store } from '../store/store.js';
+import type { DbOrTx, OpenedDatabase } from '../store/database.js';
+import { dropWaiting, reminderLane, reminderWork, shortId, type TimerQueue } from '../timers/timer-work.js';
 import type { ReminderView, UserReminders } from './user-reminders.js';
 import { conversationKey, speakerKey, type Conversation, type Speaker } from '../../basics/types.js';
-import { LIMITS, ReminderInputError, type Reminder } from './reminder-record.js';
+import { LIMITS, ReminderInputError, type Reminder, type ReminderStatus } from './reminder-record.js';
 
 /**
- * Reminders on the shared Store, with explicit indexes (the Store has no prefix scan, and Keyv's
- * clear() would hit other users):
- * - `reminder:<id>`                the record;
- * - `reminders:owner:<speakerKey>` ids of that user's scheduled or firing reminders (the per-user limit);
- * - `reminders:due`                [id, dueAt] of scheduled reminders, sorted by dueAt;
- * - `reminders:firing`             [id, claimedAt] of claimed reminders, to find orphaned claims.
+ * Reminders in the `hermes_reminder` table (db-schema.ts): one row each, its status and due time
+ * in columns, the record as JSON. Creating one writes the row and its work row
+ * (`reminder:<id>`, due at the reminder's time) in one transaction; cancelling sets the status
+ * and removes the waiting work row in one transaction. Firing is the WorkQueue's claim of that row
+ * (reminder-delivery.ts), so no list of due reminders exists to keep in step.
  *
- * The record is the truth; indexes may briefly hold an id whose record moved on (a crash between
- * two writes). Readers check the record and prune such entries, so an index can never make a
- * reminder fire twice: only the compare-and-set on the record (claim) can.
+ * Every status change is a compare-and-set on the status column: of a claim and a cancel racing,
+ * exactly one wins.
  */
 export interface ReminderStore {
   /** The speaker's view: list and cancel never see anyone else's reminders. */
   forUser(speaker: Speaker, conversation: Conversation, replyTo?: string): UserReminders;
   get(id: string): Promise<Reminder | undefined>;
-  /** Scheduled reminders with dueAt <= now, earliest first, at most `limit`. */
+  /** Scheduled reminders with dueAt <= now, earliest first, at most `limit` (operators, tests). */
   due(now: number, limit?: number): Promise<Reminder[]>;
-  /** Claimed reminders whose claim is older than leaseMs (their scheduler died mid-delivery). */
-  orphans(now: number, leaseMs: number, limit?: number): Promise<Reminder[]>;
-  /** Compare-and-set scheduled → firing. True for exactly one caller. */
-  claim(id: string): Promise<boolean>;
-  /**
-   * Compare-and-set of an orphaned claim (still carrying the claimedAt the caller saw) to a fresh
-   * claim marked maybeRepeat; the new record, or undefined when someone else moved it first.
-   */
-  takeOver(id: string, seenClaimedAt: number | undefined): Promise<Reminder | undefined>;
-  /** Counts a delivery attempt and renews the claim, so a slow retry is not taken for an orphan. */
+  /** scheduled → firing; the record after, for exactly one caller (undefined for the others). */
+  claim(id: string): Promise<Reminder | undefined>;
+  /** A delivery whose runner died (still `firing`): claimed again and marked maybeRepeat; the record after. */
+  takeOver(id: string): Promise<Reminder | undefined>;
+  /** Counts a delivery attempt (and keeps its last error for operators). */
   recordAttempt(id: string, error?: string): Promise<void>;
   markFired(id: string, late: boolean): Promise<void>;
   markFailed(id: string, error: string): Promise<void>;
   /** Earliest dueAt among scheduled reminders. */
   nextDueAt(): Promise<number | undefined>;
-  /** Index sizes for status output: upcoming reminders and deliveries in progress (may include a few stale entries). */
+  /** Upcoming reminders and deliveries in progress, for status output. */
   counts(): Promise<{ scheduled: number; firing: number }>;
+  /** Deletes reminders that ended (fired, cancelled, failed) and were due before `before`; how many. */
+  prune(before: number): Promise<number>;
 }
 
-/** Finished records stay readable this long (for operators), then the store expires them. */
-const FINISHED_TTL_MS = 30 * 24 * 60 * 60 * 1000;
-/** How many index entries one due()/orphans() call may look at: keeps each call bounded. */
-const SCAN_SLACK = 50;
-
-const recordKey = (id: string) => storeKey('reminder', id);
-const ownerKey = (owner: string) => storeKey('reminders', 'owner', owner);
-const DUE_KEY = storeKey('reminders', 'due');
-const FIRING_KEY = storeKey('reminders', 'firing');
+const OPEN: ReminderStatus[] = ['scheduled', 'firing'];
+const ENDED: ReminderStatus[] = ['fired', 'cancelled', 'failed', 'unknown'];
 
 export const PRIVATE_TEXT = '(text hidden: set in a direct message; list there to see it)';
 
@@ -65,24 +54,45 @@ function viewFrom(r: Reminder, here: Conversation): ReminderView {
   return r.conversation.isDm && conversationKey(r.conversation) !== conversationKey(here) ? { ...view, text: PRIVATE_TEXT } : view;
 }
 
-export function createReminderStore(store: Store, clock: Clock): ReminderStore {
-  const load = (id: string) => store.get<Reminder>(recordKey(id));
+const parse = (record: string): Reminder => JSON.parse(record) as Reminder;
 
-  const index = recordIndexes<Reminder>(store);
+/** The row of a reminder (also used by the round-2 carry-over). */
+export function reminderRow(r: Reminder) {
+  return { id: r.id, owner_key: r.ownerKey, status: r.status, due_at: r.dueAt, created_at: r.createdAt, record: JSON.stringify(r) };
+}
 
-  /** Compare-and-set: applies `change` when `when` holds on the current record; the new record, or undefined. */
-  const casRecord = (id: string, when: (r: Reminder) => boolean, change: (r: Reminder) => Reminder) =>
-    index.casRecord(recordKey(id), (r) => (when(r) ? change(r) : undefined));
+/** On PostgreSQL, creations of one owner take turns (the per-user limit counts, then inserts). */
+export async function lockOwner(tx: DbOrTx, dialect: OpenedDatabase['dialect'], scope: string, owner: string): Promise<void> {
+  if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext(${`${scope}:${owner}`}))`.execute(tx);
+}
 
-  /** Moves a record to a terminal state (if `from` allows), drops it from every index, starts its TTL. */
-  async function finish(id: string, from: Reminder['status'][], patch: (r: Reminder) => Partial<Reminder>): Promise<Reminder | undefined> {
-    const after = await casRecord(id, (r) => from.includes(r.status), (r) => ({ ...r, ...patch(r) }));
-    if (!after) return undefined;
-    await index.removeTimed(DUE_KEY, [id]);
-    await index.removeTimed(FIRING_KEY, [id]);
-    await index.removeIds(ownerKey(after.ownerKey), [id]);
-    await store.set(recordKey(id), after, FINISHED_TTL_MS);
-    return after;
+export function createReminderStore(database: OpenedDatabase, clock: Clock, queue: TimerQueue): ReminderStore {
+  const { db } = database;
+
+  async function load(id: string): Promise<Reminder | undefined> {
+    const row = await db.selectFrom('hermes_reminder').select('record').where('id', '=', id).executeTakeFirst();
+    return row ? parse(row.record) : undefined;
+  }
+
+  /**
+   * Compare-and-set: applies `patch` when the status is one of `from`; the record after, or
+   * undefined. `also` runs in the same transaction when the change applied.
+   */
+  function change(id: string, from: ReminderStatus[], patch: (r: Reminder) => Reminder, also?: (tx: DbOrTx) => Promise<void>): Promise<Reminder | undefined> {
+    return db.transaction().execute(async (tx) => {
+      const row = await tx.selectFrom('hermes_reminder').select(['status', 'record']).where('id', '=', id).executeTakeFirst();
+      if (!row || !from.includes(row.status as ReminderStatus)) return undefined;
+      const next = patch(parse(row.record));
+      const r = await tx
+        .updateTable('hermes_reminder')
+        .set({ status: next.status, record: JSON.stringify(next) })
+        .where('id', '=', id)
+        .where('status', '=', row.status)
+        .executeTakeFirst();
+      if (Number(r.numUpdatedRows) === 0) return undefined;
+      await also?.(tx);
+      return next;
+    });
   }
 
   function forUser(speaker: Speaker, conversation: Conversation, replyTo?: string): UserReminders {
@@ -103,41 +113,44 @@ export function createReminderStore(store: Store, clock: Clock): ReminderStore {
           throw new ReminderInputError(`Reminders can be set at most one year ahead (until ${new Date(now + LIMITS.maxAheadMs).toISOString()}).`);
         }
         const base = { ownerKey: owner, speaker, conversation, text, dueAt, createdAt: now, status: 'scheduled' as const };
-        const record: Reminder = replyTo === undefined ? { id: '', ...base } : { id: '', ...base, replyTo };
-        for (let attempt = 0; attempt < 8 && record.id === ''; attempt++) {
-          const id = shortId('', 6);
-          const { before } = await store.update<Reminder>(recordKey(id), (cur) => (cur ? undefined : { ...record, id }));
-          if (before === undefined) record.id = id;
-        }
-        if (record.id === '') throw new Error('could not allocate a reminder id');
-        const id = record.id;
-
-        let added = false;
-        await store.update<string[]>(ownerKey(owner), (cur = []) => {
-          added = cur.length < LIMITS.maxScheduledPerUser;
-          return added ? [...cur, id] : undefined;
+        const made = await db.transaction().execute(async (tx) => {
+          await lockOwner(tx, database.dialect, 'reminder', owner);
+          const open = await tx
+            .selectFrom('hermes_reminder')
+            .select((e) => e.fn.countAll<number>().as('n'))
+            .where('owner_key', '=', owner)
+            .where('status', 'in', OPEN)
+            .executeTakeFirstOrThrow();
+          if (Number(open.n) >= LIMITS.maxScheduledPerUser) {
+            throw new ReminderInputError(
+              `This user already has ${LIMITS.maxScheduledPerUser} scheduled reminders, the limit. Cancel one (list_reminders shows them) before adding another.`,
+            );
+          }
+          for (let attempt = 0; attempt < 8; attempt++) {
+            const id = shortId('', 6);
+            const record: Reminder = replyTo === undefined ? { id, ...base } : { id, ...base, replyTo };
+            const r = await tx.insertInto('hermes_reminder').values(reminderRow(record)).onConflict((c) => c.column('id').doNothing()).executeTakeFirst();
+            if (Number(r.numInsertedOrUpdatedRows ?? 0n) === 0) continue;
+            await queue.addIn(tx, reminderWork(id, dueAt));
+            return record;
+          }
+          throw new Error('could not allocate a reminder id');
         });
-        if (!added) {
-          await store.delete(recordKey(id));
-          throw new ReminderInputError(
-            `This user already has ${LIMITS.maxScheduledPerUser} scheduled reminders, the limit. Cancel one (list_reminders shows them) before adding another.`,
-          );
-        }
-        await index.putTimed(DUE_KEY, id, dueAt);
-        return toView(record);
+        queue.wake(reminderLane(made.id));
+        return toView(made);
       },
 
       async list() {
-        const ids = await index.ids(ownerKey(owner));
-        const mine: Reminder[] = [];
-        const stale: string[] = [];
-        for (const id of ids.slice(0, LIMITS.maxScheduledPerUser + SCAN_SLACK)) {
-          const r = await load(id);
-          if (r && r.ownerKey === owner && (r.status === 'scheduled' || r.status === 'firing')) mine.push(r);
-          else stale.push(id);
-        }
-        await index.removeIds(ownerKey(owner), stale);
-        return mine.sort((a, b) => a.dueAt - b.dueAt).map((r) => viewFrom(r, conversation));
+        const rows = await db
+          .selectFrom('hermes_reminder')
+          .select('record')
+          .where('owner_key', '=', owner)
+          .where('status', 'in', OPEN)
+          .orderBy('due_at')
+          .orderBy('id')
+          .limit(LIMITS.maxScheduledPerUser + 1)
+          .execute();
+        return rows.map((row) => viewFrom(parse(row.record), conversation));
       },
 
       async cancel(rawId) {
@@ -146,7 +159,7 @@ export function createReminderStore(store: Store, clock: Clock): ReminderStore {
         const current = await load(id);
         // Someone else's id answers exactly like a missing one: no probing of other users' reminders.
         if (!current || current.ownerKey !== owner) return false;
-        const done = await finish(id, ['scheduled'], () => ({ status: 'cancelled', cancelledAt: clock.now() }));
+        const done = await change(id, ['scheduled'], (r) => ({ ...r, status: 'cancelled', cancelledAt: clock.now() }), (tx) => dropWaiting(tx, reminderWork(id, current.dueAt).id));
         return done !== undefined;
       },
     };
@@ -157,88 +170,53 @@ export function createReminderStore(store: Store, clock: Clock): ReminderStore {
     get: load,
 
     async due(now, limit = 50) {
-      const entries = await index.timed(DUE_KEY);
-      const out: Reminder[] = [];
-      const stale: string[] = [];
-      const moved: Reminder[] = [];
-      let looked = 0;
-      for (const [id, at] of entries) {
-        if (at > now || out.length >= limit || looked >= limit + SCAN_SLACK) break;
-        looked++;
-        const r = await load(id);
-        if (r?.status === 'scheduled') out.push(r);
-        else if (r?.status === 'firing') moved.push(r);
-        else stale.push(id);
-      }
-      // A claim whose due-index removal did not land: hand it to the firing index so orphans() sees it.
-      for (const r of moved) await index.putTimed(FIRING_KEY, r.id, r.claimedAt ?? 0);
-      await index.removeTimed(DUE_KEY, [...stale, ...moved.map((r) => r.id)]);
-      return out;
+      const rows = await db
+        .selectFrom('hermes_reminder')
+        .select('record')
+        .where('status', '=', 'scheduled')
+        .where('due_at', '<=', now)
+        .orderBy('due_at')
+        .orderBy('id')
+        .limit(Math.max(0, limit))
+        .execute();
+      return rows.map((row) => parse(row.record));
     },
 
-    async orphans(now, leaseMs, limit = 50) {
-      const entries = await index.timed(FIRING_KEY);
-      const out: Reminder[] = [];
-      const stale: string[] = [];
-      let looked = 0;
-      for (const [id, claimedAt] of entries) {
-        if (claimedAt > now - leaseMs || out.length >= limit || looked >= limit + SCAN_SLACK) break;
-        looked++;
-        const r = await load(id);
-        if (r?.status !== 'firing') stale.push(id);
-        else if ((r.claimedAt ?? 0) <= now - leaseMs) out.push(r);
-      }
-      await index.removeTimed(FIRING_KEY, stale);
-      return out;
-    },
+    claim: (id) => change(id, ['scheduled'], (r) => ({ ...r, status: 'firing', claimedAt: clock.now(), attempts: 0 })),
 
-    async claim(id) {
-      const claimedAt = clock.now();
-      const claimed = await casRecord(id, (r) => r.status === 'scheduled', (r) => ({ ...r, status: 'firing', claimedAt, attempts: 0 }));
-      if (!claimed) return false;
-      await index.putTimed(FIRING_KEY, id, claimedAt);
-      await index.removeTimed(DUE_KEY, [id]);
-      return true;
-    },
-
-    async takeOver(id, seenClaimedAt) {
-      const claimedAt = clock.now();
-      const after = await casRecord(
-        id,
-        (r) => r.status === 'firing' && r.claimedAt === seenClaimedAt,
-        (r) => ({ ...r, claimedAt, maybeRepeat: true }),
-      );
-      if (!after) return undefined;
-      await index.putTimed(FIRING_KEY, id, claimedAt);
-      return after;
-    },
+    takeOver: (id) => change(id, ['firing'], (r) => ({ ...r, claimedAt: clock.now(), maybeRepeat: true })),
 
     async recordAttempt(id, error) {
-      const claimedAt = clock.now();
-      const after = await casRecord(
-        id,
-        (r) => r.status === 'firing',
-        (r) => ({ ...r, claimedAt, attempts: (r.attempts ?? 0) + 1, ...(error === undefined ? {} : { lastError: error.slice(0, 500) }) }),
-      );
-      if (after) await index.putTimed(FIRING_KEY, id, claimedAt);
+      await change(id, ['firing'], (r) => ({ ...r, claimedAt: clock.now(), attempts: (r.attempts ?? 0) + 1, ...(error === undefined ? {} : { lastError: error.slice(0, 500) }) }));
     },
 
     async markFired(id, late) {
-      await finish(id, ['firing'], () => ({ status: 'fired', firedAt: clock.now(), late }));
+      await change(id, ['firing'], (r) => ({ ...r, status: 'fired', firedAt: clock.now(), late }));
     },
 
     async markFailed(id, error) {
-      await finish(id, ['firing'], () => ({ status: 'failed', lastError: error.slice(0, 500) }));
+      await change(id, ['firing'], (r) => ({ ...r, status: 'failed', lastError: error.slice(0, 500) }));
     },
 
     async nextDueAt() {
-      const entries = await index.timed(DUE_KEY);
-      return entries[0]?.[1];
+      const row = await db.selectFrom('hermes_reminder').select('due_at').where('status', '=', 'scheduled').orderBy('due_at').limit(1).executeTakeFirst();
+      return row?.due_at;
     },
 
     async counts() {
-      const [due, firing] = await Promise.all([index.timed(DUE_KEY), index.timed(FIRING_KEY)]);
-      return { scheduled: due.length, firing: firing.length };
+      const rows = await db
+        .selectFrom('hermes_reminder')
+        .select(['status', (e) => e.fn.countAll<number>().as('n')])
+        .where('status', 'in', OPEN)
+        .groupBy('status')
+        .execute();
+      const n = (s: string) => Number(rows.find((r) => r.status === s)?.n ?? 0);
+      return { scheduled: n('scheduled'), firing: n('firing') };
+    },
+
+    async prune(before) {
+      const r = await db.deleteFrom('hermes_reminder').where('status', 'in', ENDED).where('due_at', '<', before).executeTakeFirst();
+      return Number(r.numDeletedRows);
     },
   };
 }

@@ -173,6 +173,38 @@ export interface MessageTable {
   body: string;
 }
 
+/**
+ * A reminder (src/state/reminders): `status` and `due_at` are columns (the per-user listing and
+ * limit are indexed queries); the whole record is JSON in `record`. Its firing is the hermes_work
+ * row `reminder:<id>` (due_at = the reminder's), written in the transaction that created it.
+ */
+export interface ReminderTable {
+  id: string;
+  /** speakerKey of the creator: list, cancel and the per-user limit match on it. */
+  owner_key: string;
+  /** 'scheduled' | 'firing' | 'fired' | 'cancelled' | 'failed'. */
+  status: string;
+  due_at: number;
+  created_at: number;
+  record: string;
+}
+
+/**
+ * A scheduled task (src/state/schedules). Its next run is the hermes_work row
+ * `schedule:<id>@<due>`; the run that claims one due time writes the row of the next in the same
+ * transaction that moves `next_due_at`, so exactly one row per schedule waits at any time.
+ */
+export interface ScheduleTable {
+  id: string;
+  owner_key: string;
+  /** 'active' | 'finished' | 'cancelled' | 'stopped'. */
+  status: string;
+  /** The due time the waiting work row is for; null once nothing is left to run. */
+  next_due_at: number | null;
+  created_at: number;
+  record: string;
+}
+
 export interface Tables {
   hermes_inbound: InboundTable;
   hermes_receipt: ReceiptTable;
@@ -187,4 +219,6 @@ export interface Tables {
   hermes_recall_member: RecallMemberTable;
   hermes_embedding: EmbeddingTable;
   hermes_channel_note: ChannelNoteTable;
+  hermes_reminder: ReminderTable;
+  hermes_schedule: ScheduleTable;
 }

@@ -134,6 +134,37 @@ const steps: Record<string, Migration> = {
     },
   },
   '0006-recall-messages-notes': recallTablesStep,
+  '0007-timers': {
+    async up(db: Kysely<unknown>) {
+      // Reminders and scheduled tasks: the record, with the columns list, limits and status read.
+      // When one fires is not kept here but in its hermes_work row (kind 'reminder' or 'scheduled',
+      // due_at = the fire time), written in the same transaction: the queue's indexed due-time
+      // claim is the one timer, and no row is written by every instance.
+      await db.schema
+        .createTable('hermes_reminder')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('owner_key', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('due_at', 'double precision', (c) => c.notNull())
+        .addColumn('created_at', 'double precision', (c) => c.notNull())
+        .addColumn('record', 'text', (c) => c.notNull())
+        .execute();
+      // A person's open reminders (list, the per-user limit); counts by status (/hermes status).
+      await db.schema.createIndex('hermes_reminder_owner').on('hermes_reminder').columns(['owner_key', 'status', 'due_at']).execute();
+      await db.schema.createIndex('hermes_reminder_status').on('hermes_reminder').columns(['status', 'due_at']).execute();
+      await db.schema
+        .createTable('hermes_schedule')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('owner_key', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('next_due_at', 'double precision')
+        .addColumn('created_at', 'double precision', (c) => c.notNull())
+        .addColumn('record', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('hermes_schedule_owner').on('hermes_schedule').columns(['owner_key', 'status', 'created_at']).execute();
+      await db.schema.createIndex('hermes_schedule_status').on('hermes_schedule').columns(['status', 'next_due_at']).execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => steps };
