@@ -276,11 +276,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
   async function processMessage(msg: InboundMessage, takenIn: boolean): Promise<DriveEnd> {
     try {
       // The bot is about to answer in this thread: from now on it is part of it.
-      if (msg.conversation.threadId) await deps.sessions.markJoined(msg.conversation);
-      const session = await deps.sessions.current(msg.conversation);
-      await approvals.supersedeAndRepair(session.id);
+      const session = await deps.sessions.current(msg.conversation, { join: msg.conversation.threadId !== undefined });
+      // A session this call created has no history and no approvals: nothing to supersede or repair.
+      const history: readonly ChatMessage[] = session.created ? [] : await approvals.supersedeAndRepair(session.id);
       if (deps.context && !takenIn) {
-        const gathered = await deps.context.gather(msg, () => deps.sessions.history(session.id), portFor(msg.conversation));
+        const gathered = await deps.context.gather(msg, async () => history, portFor(msg.conversation));
         if (gathered.userNote) await send(msg.conversation, gathered.userNote, msg.replyTo);
         if (gathered.messages.length) await deps.sessions.append(session.id, gathered.messages);
         await deps.context.clearNoted(msg, gathered.notedIds);

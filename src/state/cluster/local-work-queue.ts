@@ -34,14 +34,20 @@ export function createLocalWorkQueue<J>(opts: LocalWorkQueueOptions): WorkQueue<
     settleMs: opts.settleMs ?? 0,
     pollMs: 0,
     heartbeat: false,
+    // The file is this process's alone (sqlite-owner-lock.ts) and rows enter through addIn.
+    seesEveryAdd: true,
   });
   opts.onRaise?.(() => loop.pump());
   let started = false;
 
   const queue: WorkQueue<J> = {
     async addIn(tx, item) {
-      const r = await tx.insertInto('hermes_work').values(rowOf(item, opts.clock.now())).onConflict((c) => c.column('id').doNothing()).executeTakeFirst();
-      return Number(r.numInsertedOrUpdatedRows ?? 0n) > 0;
+      const row = rowOf(item, opts.clock.now());
+      const r = await tx.insertInto('hermes_work').values(row).onConflict((c) => c.column('id').doNothing()).executeTakeFirst();
+      const added = Number(r.numInsertedOrUpdatedRows ?? 0n) > 0;
+      // Told even if the caller's transaction then rolls back: a wake-up too many claims nothing.
+      if (added) loop.added(row.due_at);
+      return added;
     },
     wake() {
       if (started) loop.pump();

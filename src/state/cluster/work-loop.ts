@@ -30,6 +30,12 @@ export interface WorkLoopOptions {
   pollMs: number;
   /** Renews leases while jobs run (several instances); a lone instance's claims cannot be taken. */
   heartbeat: boolean;
+  /**
+   * Every row enters through this process's queue, which calls `added` for it (a lone instance on
+   * its own SQLite file): the loop then knows when the next waiting row comes due without asking
+   * the table after every claim. Without it (PostgreSQL, other instances add rows) it asks.
+   */
+  seesEveryAdd?: boolean;
 }
 
 interface ClaimedRow {
@@ -45,6 +51,8 @@ const MAX_SLEEP_MS = 60_000;
 
 export interface WorkLoop<J> extends Pick<WorkQueue<J>, 'active' | 'idle'> {
   start(run: WorkRunner<J>): void;
+  /** A row due at `dueAt` was written (seesEveryAdd): the next wake-up is no later than that. */
+  added(dueAt: number): void;
   /** Looks for runnable rows now (a wake-up). */
   pump(): void;
   /** Aborts the rows of a lane running here; true if there was one. */
@@ -80,12 +88,23 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
   let cancelPoll: (() => void) | undefined;
   let idleWaiters: Array<() => void> = [];
   const lock = database.dialect === 'postgres' ? sql`for update skip locked` : sql``;
+  /**
+   * With seesEveryAdd: when the next waiting row comes due, as far as the adds this process saw
+   * tell (exact once the table was asked since start; undefined = none waiting). A row deleted
+   * meanwhile only costs a wake-up that claims nothing.
+   */
+  let known: { at: number | undefined } | undefined;
 
-  async function claim(): Promise<ClaimedRow | undefined> {
+  /**
+   * Claims up to `room` runnable rows in one statement. At most one row per lane is runnable (the
+   * first in its lane), so the rows are of different lanes; fewer than `room` means nothing else
+   * is runnable now, and no further claim is needed to find that out.
+   */
+  async function claim(room: number): Promise<ClaimedRow[]> {
     const now = clock.now();
     const { rows } = await sql<ClaimedRow>`
       update hermes_work set claimed_by = ${opts.instanceId}, claimed_until = ${now + opts.leaseMs}, attempts = attempts + 1
-      where id = (
+      where id in (
         select w.id from hermes_work w
         where w.due_at <= ${now} and w.created_at <= ${now - opts.settleMs}
           and (w.claimed_until is null or w.claimed_until < ${now})
@@ -95,21 +114,34 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
               and ((e.claimed_until is not null and e.claimed_until >= ${now})
                 or e.order_key < w.order_key or (e.order_key = w.order_key and e.id < w.id)))
         order by w.due_at, w.order_key, w.id
-        limit 1
+        limit ${room}
         ${lock}
       )
       returning id, kind, lane, payload, attempts`.execute(db);
-    return rows[0];
+    return rows;
   }
 
-  /** When the next row that is waiting (not due or not settled yet) becomes runnable. */
+  /**
+   * When the next row that is waiting (not due or not settled yet) becomes runnable. Rows that
+   * are due but wait behind an earlier one of their lane are not counted: the end of that one
+   * looks again (counting them had the loop wake every millisecond while a lane was busy).
+   */
   async function nextAt(): Promise<number | undefined> {
     const settle = opts.settleMs;
+    const now = clock.now();
     const { rows } = await sql<{ at: number | null }>`
       select min(case when due_at > created_at + ${settle} then due_at else created_at + ${settle} end) as at
-      from hermes_work where claimed_until is null`.execute(db);
+      from hermes_work where claimed_until is null and (due_at > ${now} or created_at + ${settle} > ${now})`.execute(db);
     const at = rows[0]?.at;
     return at === null || at === undefined ? undefined : Number(at);
+  }
+
+  /** nextAt, from what this process saw added when that is enough. */
+  async function nextWake(): Promise<number | undefined> {
+    if (opts.seesEveryAdd && known && (known.at === undefined || known.at > clock.now())) return known.at;
+    const at = await nextAt();
+    if (opts.seesEveryAdd) known = { at };
+    return at;
   }
 
   function sleepUntil(at: number | undefined): void {
@@ -139,13 +171,20 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
       try {
         do {
           again = false;
-          while (running && held.size < Math.max(1, opts.maxConcurrent())) {
-            const row = await claim();
-            if (!row) break;
-            launch(row);
+          while (running) {
+            const room = Math.max(1, opts.maxConcurrent()) - held.size;
+            if (room <= 0) break;
+            const rows = await claim(room);
+            rows.sort((a, b) => (a.id < b.id ? -1 : 1)).forEach(launch);
+            if (rows.length < room) break;
+          }
+          if (running && held.size < Math.max(1, opts.maxConcurrent())) {
+            const at = await nextWake();
+            // A wake-up that came while looking (a row added meanwhile) means: claim again first.
+            if (again) continue;
+            sleepUntil(at);
           }
         } while (again && running);
-        if (running && held.size < Math.max(1, opts.maxConcurrent())) sleepUntil(await nextAt());
       } catch (err) {
         log.warn({ err: (err as Error).message }, 'work queue: looking for work failed; trying again shortly');
         sleepUntil(clock.now() + 1_000);
@@ -224,6 +263,9 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
       pump();
     },
     pump,
+    added(dueAt) {
+      if (known && dueAt > clock.now() && (known.at === undefined || dueAt < known.at)) known = { at: dueAt };
+    },
     abortLane(lane) {
       let found = false;
       for (const h of held.values()) {

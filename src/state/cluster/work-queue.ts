@@ -52,7 +52,8 @@ export type WorkRunner<J> = (job: J, ctx: WorkContext) => Promise<void | 'interr
 export interface WorkQueue<J> {
   /**
    * Writes the row inside the caller's transaction. True when it was added, false when a row with
-   * this id is already queued. Call wake(lane) once the transaction has committed.
+   * this id is already queued. Call wake(lane) once the transaction has committed. Rows enter the
+   * table only through here (or before start): a lone instance learns its next due time from it.
    */
   addIn(tx: DbOrTx, item: WorkItem<J>): Promise<boolean>;
   /** Tells the workers (here and, on a shared database, elsewhere) that a lane has work. */

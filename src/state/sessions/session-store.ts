@@ -11,11 +11,16 @@ export interface SessionRecord {
   summary?: string;
   /** Count of history messages covered by `summary`. */
   summarizedUpTo: number;
+  /** Only on what current() returns when that call created the session: it has no history and no approvals yet. */
+  created?: true;
 }
 
 export interface SessionStore {
-  /** The conversation's live session; the first one is created lazily. */
-  current(conversation: Conversation): Promise<SessionRecord>;
+  /**
+   * The conversation's live session; the first one is created lazily. `join`: the bot answers
+   * here, so the conversation is also marked joined (as markJoined, in the same statements).
+   */
+  current(conversation: Conversation, opts?: { join?: boolean }): Promise<SessionRecord>;
   /** The live session under a key of its own (a scheduled task's runs), created lazily. */
   currentByKey(key: string): Promise<SessionRecord>;
   get(sessionId: string): Promise<SessionRecord | undefined>;
@@ -78,39 +83,62 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
 
   const newId = (convKey: string) => `${convKey}#${clock.now().toString(36)}-${randomBytes(6).toString('base64url')}`;
 
-  async function readCurrent(convKey: string): Promise<SessionRecord | undefined> {
+  async function readCurrent(convKey: string): Promise<{ record: SessionRecord; joined: boolean } | undefined> {
     const row = await db
       .selectFrom('hermes_conversation as c')
       .innerJoin('hermes_session as s', 's.id', 'c.current_session')
-      .select(SESSION_COLUMNS)
+      .select([...SESSION_COLUMNS, 'c.joined'])
       .where('c.key', '=', convKey)
       .executeTakeFirst();
-    return row ? recordOf(row) : undefined;
+    return row ? { record: recordOf(row), joined: Number(row.joined) === 1 } : undefined;
   }
 
-  async function insertSession(tx: Tx, convKey: string): Promise<SessionRecord> {
+  async function insertSession(tx: Pick<Tx, 'insertInto'>, convKey: string): Promise<SessionRecord> {
     const record: SessionRecord = { id: newId(convKey), conversationKey: convKey, createdAt: clock.now(), summarizedUpTo: 0 };
     await tx.insertInto('hermes_session').values({ id: record.id, conversation_key: convKey, created_at: record.createdAt, summary: null, summarized_up_to: 0, archived_at: null }).execute();
     return record;
   }
 
-  /** The live session, created when there is none: the first writer wins, everyone uses its session. */
-  async function currentLocked(convKey: string): Promise<SessionRecord> {
+  /**
+   * The live session, created when there is none: the first writer wins, everyone uses its session.
+   * Creating is two statements without a transaction, in an order that keeps the invariant: the
+   * session row first, then the conversation pointed at it. A crash between them leaves a session
+   * row nothing points at (never listed: not current, not archived), never a pointer to nothing.
+   */
+  async function currentLocked(convKey: string, join: boolean): Promise<SessionRecord> {
     const found = await readCurrent(convKey);
-    if (found) return found;
-    const created = await db.transaction().execute(async (tx) => {
-      const record = await insertSession(tx, convKey);
-      const r = await tx
-        .insertInto('hermes_conversation')
-        .values({ key: convKey, current_session: record.id, joined: 0 })
-        .onConflict((c) => c.column('key').doUpdateSet({ current_session: record.id }).where('hermes_conversation.current_session', 'is', null))
-        .executeTakeFirst();
-      if (Number(r.numInsertedOrUpdatedRows ?? 0n) > 0) return record;
-      // Another instance made one first: ours is dropped with this transaction.
-      await tx.deleteFrom('hermes_session').where('id', '=', record.id).execute();
-      return undefined;
-    });
-    return created ?? (await readCurrent(convKey)) ?? Promise.reject(new Error(`conversation ${convKey}: its session could not be read back`));
+    if (found) {
+      if (found.joined) rememberJoined(convKey);
+      else if (join) await markJoinedKey(convKey);
+      return found.record;
+    }
+    const record = await insertSession(db, convKey);
+    const r = await db
+      .insertInto('hermes_conversation')
+      .values({ key: convKey, current_session: record.id, joined: join ? 1 : 0 })
+      .onConflict((c) => c.column('key').doUpdateSet({ current_session: record.id, ...(join && { joined: 1 }) }).where('hermes_conversation.current_session', 'is', null))
+      .executeTakeFirst();
+    if (Number(r.numInsertedOrUpdatedRows ?? 0n) > 0) {
+      if (join) rememberJoined(convKey);
+      return { ...record, created: true };
+    }
+    // Another instance made one first: ours is dropped, and theirs is used.
+    await db.deleteFrom('hermes_session').where('id', '=', record.id).execute();
+    const theirs = await readCurrent(convKey);
+    if (!theirs) throw new Error(`conversation ${convKey}: its session could not be read back`);
+    if (join && !theirs.joined) await markJoinedKey(convKey);
+    return theirs.record;
+  }
+
+  async function markJoinedKey(key: string): Promise<void> {
+    // Called for every answer in a thread: once known here, nothing is written again.
+    if (joined.has(key)) return;
+    await db
+      .insertInto('hermes_conversation')
+      .values({ key, current_session: null, joined: 1 })
+      .onConflict((c) => c.column('key').doUpdateSet({ joined: 1 }))
+      .execute();
+    rememberJoined(key);
   }
 
   async function nextSeq(q: Pick<Tx, 'selectFrom'>, sessionId: string): Promise<number> {
@@ -124,13 +152,13 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
   }
 
   return {
-    current(conversation) {
+    current(conversation, opts) {
       const convKey = conversationKey(conversation);
-      return locks.run(`conv:${convKey}`, () => currentLocked(convKey));
+      return locks.run(`conv:${convKey}`, () => currentLocked(convKey, opts?.join === true));
     },
 
     currentByKey(key) {
-      return locks.run(`conv:${key}`, () => currentLocked(key));
+      return locks.run(`conv:${key}`, () => currentLocked(key, false));
     },
 
     async get(sessionId) {
@@ -224,17 +252,7 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
       return rows.map((r) => r.id);
     },
 
-    async markJoined(conversation) {
-      const key = conversationKey(conversation);
-      // Called for every answer in a thread: once known here, nothing is written again.
-      if (joined.has(key)) return;
-      await db
-        .insertInto('hermes_conversation')
-        .values({ key, current_session: null, joined: 1 })
-        .onConflict((c) => c.column('key').doUpdateSet({ joined: 1 }))
-        .execute();
-      rememberJoined(key);
-    },
+    markJoined: (conversation) => markJoinedKey(conversationKey(conversation)),
 
     async isJoined(conversation) {
       const key = conversationKey(conversation);
