@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { defineTool } from '../../src/capabilities/toolkit/tool-api.js';
 import { scheduleTools } from '../../tools/schedules.js';
 import { renderMrkdwn } from '../../adapters/slack/render-mrkdwn.js';
-import { NOT_AN_APPROVER } from '../../src/gateway/user-messages.js';
+import { NOT_ALLOWED, NOT_AN_APPROVER } from '../../src/gateway/user-messages.js';
 import type { ChatCompletionRequestBody } from '../fakes/openai/fake-openai.js';
 import { ManualClock } from '../reminders/manual-clock.js';
 import { startSlackHarness, type SlackHarness } from '../slack/slack-harness.js';
@@ -47,6 +47,10 @@ channels:
     respond: all
   slack:CBUDGET:
     daily_tokens: 300
+  slack:CPRIV:
+    users: [slack:UMEMBER]
+    approvers: [slack:UAPPR]
+    model: private-model
 `;
 
 const T0 = Date.UTC(2026, 10, 30, 9, 0, 0);
@@ -133,6 +137,31 @@ describe('channel policies on slack', () => {
     await answered('mentioned answer');
     expect(h.ai.requests.length).toBe(before + 1);
     expect(JSON.stringify(h.ai.requests.at(-1)!.messages)).not.toContain('just chatting');
+  });
+
+  it('users narrow who is answered in the channel (approvers and admins pass); the channel model is used there', async () => {
+    const before = h.ai.requests.length;
+    h.ai.enqueue({ text: 'private answer for the member' });
+    await h.mention('CPRIV', 'UMEMBER', 'hello');
+    await answered('private answer for the member');
+    expect(h.ai.requests[before]!.model).toBe('private-model');
+
+    await h.mention('CPRIV', 'UOUTSIDER', 'let me in');
+    await h.slack.waitFor('the private notice', () => ephemeralsTo('UOUTSIDER').length === 1);
+    expect(ephemeralsTo('UOUTSIDER')[0]!.args.text).toBe(renderMrkdwn(NOT_ALLOWED));
+    expect(h.ai.requests.length).toBe(before + 1);
+
+    h.ai.enqueue({ text: 'private answer for the approver' }, { text: 'private answer for the admin' });
+    await h.mention('CPRIV', 'UAPPR', 'status?');
+    await answered('private answer for the approver');
+    await h.mention('CPRIV', 'UADMIN', 'and now?');
+    await answered('private answer for the admin');
+    expect(h.ai.requests.length).toBe(before + 3);
+    // Elsewhere the outsider is answered, with the bot's model.
+    h.ai.enqueue({ text: 'general answer for the outsider' });
+    await h.mention('CGEN', 'UOUTSIDER', 'hi');
+    await answered('general answer for the outsider');
+    expect(h.ai.requests.at(-1)!.model).not.toBe('private-model');
   });
 
   it('a channel budget stops the model call, for admins too', async () => {
