@@ -38,6 +38,7 @@ import { DEFAULT_BUSY_MODE, type BusyMode } from '../settings/busy-mode.js';
 import { createSteering } from './steering.js';
 import type { AuditLog } from '../state/audit/audit-log.js';
 import { createTurnStopper, type StopRequest } from './turn-stop.js';
+import type { StopReason } from './stop-reason.js';
 import { createFeedbackStore } from '../state/feedback/feedback-store.js';
 
 export interface GatewayDeps {
@@ -318,9 +319,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
   }
 
   /** Stops the turn running in a conversation, here or (on a shared database) on another instance. True if one was asked to stop. */
-  async function stopRunning(key: string): Promise<boolean> {
+  async function stopRunning(key: string, reason?: StopReason): Promise<boolean> {
     const running = turns.runningIn(key);
-    running?.controller.abort();
+    running?.controller.abort(reason);
     // On a shared database the turn may be running on another instance: it is told too.
     const elsewhere = await work.stopElsewhere(key).catch(() => false);
     return running !== undefined || elsewhere;
@@ -346,7 +347,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     return { stoppedTurn, cancelledApprovals: cancelled, ...(stopped.kind === 'not_allowed' && { refused: stopped.text }) };
   }
 
-  async function auditStop(conversation: Conversation, by: Speaker, via: 'command' | 'new' | 'button', stopped: StopTurnResult, detail: Record<string, unknown> = {}): Promise<void> {
+  async function auditStop(conversation: Conversation, by: Speaker, via: 'command' | 'new' | 'button' | 'interrupt', stopped: StopTurnResult, detail: Record<string, unknown> = {}): Promise<void> {
     const cancelled = typeof detail.cancelledApprovals === 'number' ? detail.cancelledApprovals : 0;
     const outcome = stopped.kind === 'not_allowed' ? 'refused' : stopped.kind === 'stopped' || cancelled > 0 ? 'stopped' : 'nothing_running';
     await deps.audit.record({ kind: 'stop', outcome, actor: by, conversation, detail: { via, ...detail } });
@@ -448,7 +449,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
           return 'queued';
         }
         if (!(await accept(msg))) return 'duplicate';
-        if (busyMode(msg.conversation) === 'interrupt') await stopRunning(conversationKey(msg.conversation));
+        if (busyMode(msg.conversation) === 'interrupt') {
+          // As the Stop button would, on the new message's author's behalf: the answer being written says who, the audit records it.
+          const stopped = await stopRunning(conversationKey(msg.conversation), { kind: 'stopped', by: msg.speaker, via: 'interrupt' });
+          if (stopped) await auditStop(msg.conversation, msg.speaker, 'interrupt', { kind: 'stopped' });
+        }
         return 'queued';
       } catch (err) {
         log.error({ err: (err as Error).message }, 'store failed while accepting a message');

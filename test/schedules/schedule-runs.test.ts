@@ -85,7 +85,7 @@ describe('scheduled runs as rows of the WorkQueue (injected clock, SQLite)', () 
     await settle(async () => (await schedules.get(v.id))?.runs === 3);
   });
 
-  // Two instances racing for one due time is PostgreSQL's case: test/timers/timer-tables.e2e.test.ts.
+  // Two instances racing for one due time is PostgreSQL's case: test/timers/timer-tables.test.ts (its PostgreSQL half).
 
   it('a restart in between: the missed due time runs once at start, late, and older misses are mentioned', async () => {
     const v = await hourly();
