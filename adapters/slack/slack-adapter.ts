@@ -16,7 +16,7 @@ import type { Logger } from '../../src/basics/log.js';
 import type { Store } from '../../src/state/store/store.js';
 import { createEventDedupe } from './event-dedupe.js';
 import { createOutboundClient, normaliseApiUrl, SLACK_CALL_TIMEOUT_MS } from './slack-calls.js';
-import { registerInbound } from './slack-inbound.js';
+import { registerInbound, skippedOnArrival } from './slack-inbound.js';
 import { registerInteractions } from './slack-interactions.js';
 import { toSlackLogger } from './slack-logger.js';
 import { createSlackPort } from './slack-port.js';
@@ -83,7 +83,7 @@ export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<Sla
       retryConfig: { retries: opts.retries ?? 2 },
       timeout: SLACK_CALL_TIMEOUT_MS,
     },
-  }, opts.receipts, log);
+  }, opts.receipts, log, (body) => skippedOnArrival(body, identity.teamId, identity.botUserId, identity.botId));
   app.error(async (err) => {
     log.error({ err: { code: err.code, message: err.message } }, 'slack: Bolt reported an error');
   });

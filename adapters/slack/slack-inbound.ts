@@ -34,6 +34,23 @@ export function registerInbound(app: App, deps: InboundDeps): void {
   });
 }
 
+/**
+ * True when onEvent would skip this Events API body without a store call or any other effect
+ * (a top-level channel mention's message.channels twin, bots, joins and the like): the durable
+ * app does not journal such a delivery.
+ */
+export function skippedOnArrival(body: Record<string, unknown>, teamId: string, botUserId: string, botId?: string): boolean {
+  if (body.type !== 'event_callback') return false;
+  const event = body.event as SlackMessageLike | undefined;
+  if (!event || typeof event !== 'object' || (event.type !== 'message' && event.type !== 'app_mention') || typeof event.channel !== 'string') return false;
+  try {
+    return !isRevision(event) && classifyEvent(event, teamId, botUserId, botId).kind === 'skip';
+  } catch {
+    // A body too odd to judge is journaled like any other.
+    return false;
+  }
+}
+
 export async function onEvent(deps: InboundDeps, event: SlackMessageLike, eventId: string | undefined): Promise<void> {
   const { gateway, dedupe, names, log } = deps;
   try {

@@ -88,7 +88,7 @@ export interface CoreOptions {
   tools?: AnyTool[];
   /** More tools on top (tests add gated test tools here). */
   extraTools?: AnyTool[];
-  /** Start the due timer: reminders and scheduled tasks (default true). */
+  /** Run reminders and scheduled tasks when they are due, and the retention sweep (default true); off, their work rows wait for a process that runs them. */
   reminders?: boolean;
   /** A trace record that does not match trace-schema.ts: `throw` in tests, logged otherwise. */
   invalidTraces?: 'throw' | 'log';

@@ -161,6 +161,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     append: async (msg, sessionId) => {
       await deps.sessions.append(sessionId, [await userEntry(msg, sessionId)]);
     },
+    mayHaveWaiting: (lane) => work.mayHaveWaiting(lane),
+    removedWaiting: (lane, n) => work.removedWaiting(lane, n),
   });
   /** Every turn of a conversation's job listens for messages that steer it. */
   const drive: typeof turns.drive = (state, before) => turns.drive(state, before, steering.hookFor(conversationKey(state.conversation), state.sessionId));

@@ -8,7 +8,7 @@ import { scheduleTools } from '../../tools/schedules.js';
 import { renderMrkdwn } from '../../adapters/slack/render-mrkdwn.js';
 import { NOT_ALLOWED, NOT_AN_APPROVER } from '../../src/gateway/user-messages.js';
 import type { ChatCompletionRequestBody } from '../fakes/openai/fake-openai.js';
-import { ManualClock } from '../reminders/manual-clock.js';
+import { advanceUntil, ManualClock } from '../reminders/manual-clock.js';
 import { startSlackHarness, type SlackHarness } from '../slack/slack-harness.js';
 
 /**
@@ -204,11 +204,8 @@ describe('channel policies on slack', () => {
 
     const before = h.ai.requests.length;
     h.ai.setHandler((req) => (toolMessages(req).length ? { text: 'run done' } : { toolCalls: [{ id: 'call_forced', name: 'lookup', arguments: { target: 'build' } }] }));
-    for (let i = 0; i < 30 && !h.slack.posts().some((p) => p.text.startsWith('⏰ Builds')); i++) {
-      clock.advance(1000);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    await h.slack.waitFor('the scheduled run', () => h.slack.posts().some((p) => p.text.startsWith('⏰ Builds')));
+    // Time moves a second at a time (real pauses let the run's I/O happen) until the run is posted.
+    await advanceUntil(clock, () => h.slack.posts().some((p) => p.text.startsWith('⏰ Builds')), { stepMs: 1000, maxSteps: 30, pauseMs: 100 });
     const run = h.ai.requests.slice(before);
     expect(toolNames(run[0]!)).not.toContain('lookup');
     expect(toolMessages(run[1]!)).toEqual([expect.stringContaining('lookup did not run: the policy of this channel does not allow it here')]);

@@ -125,6 +125,9 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions): WorkQueue<J> {
       await sql`select pg_notify(${STOP_CHANNEL}, ${lane})`.execute(db);
       return true;
     },
+    // Other instances add rows: only the table knows.
+    mayHaveWaiting: () => true,
+    removedWaiting: () => undefined,
     active: () => loop.active(),
     idle: () => loop.idle(),
     async close() {

@@ -36,6 +36,8 @@ export interface WorkLoopOptions {
    * the table after every claim. Without it (PostgreSQL, other instances add rows) it asks.
    */
   seesEveryAdd?: boolean;
+  /** Told of each row as it is claimed here. */
+  claimed?(lane: string): void;
 }
 
 interface ClaimedRow {
@@ -175,7 +177,10 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
             const room = Math.max(1, opts.maxConcurrent()) - held.size;
             if (room <= 0) break;
             const rows = await claim(room);
-            rows.sort((a, b) => (a.id < b.id ? -1 : 1)).forEach(launch);
+            for (const row of rows.sort((a, b) => (a.id < b.id ? -1 : 1))) {
+              opts.claimed?.(row.lane);
+              launch(row);
+            }
             if (rows.length < room) break;
           }
           if (running && held.size < Math.max(1, opts.maxConcurrent())) {

@@ -64,6 +64,14 @@ export interface WorkQueue<J> {
   start(run: WorkRunner<J>, onStop?: (lane: string) => void): Promise<void>;
   /** Asks the instance running the lane's current row, if it is another one, to stop it. True if one was asked. */
   stopElsewhere(lane: string): Promise<boolean>;
+  /**
+   * False only when no row of `lane` can be waiting unclaimed (a lone instance counts the rows it
+   * added and claimed); true when one may be, so the caller looks. Lets a running turn skip looking
+   * for messages that arrived meanwhile when none did.
+   */
+  mayHaveWaiting(lane: string): boolean;
+  /** Rows of `lane` that were waiting were removed by their caller (steering took them in). */
+  removedWaiting(lane: string, n: number): void;
   /** Rows running in this instance now. */
   active(): number;
   /** Resolves when this instance runs no row. */

@@ -45,6 +45,8 @@ export interface SessionStore {
 
 /** Joined conversations remembered in this process (a join is never undone, so this is never stale). */
 const JOINED_MEMO_MAX = 10_000;
+/** Sessions whose unsummarised history one process on its own SQLite file keeps in memory. */
+const HISTORY_CACHE_MAX = 256;
 
 interface SessionRow {
   id: string;
@@ -80,6 +82,7 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
   // shared database the statements themselves settle a race with another instance.
   const locks = createKeyedSerialiser();
   const joined = new Set<string>();
+  const history = createHistoryCache(database.dialect === 'sqlite');
 
   const newId = (convKey: string) => `${convKey}#${clock.now().toString(36)}-${randomBytes(6).toString('base64url')}`;
 
@@ -120,6 +123,7 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
       .executeTakeFirst();
     if (Number(r.numInsertedOrUpdatedRows ?? 0n) > 0) {
       if (join) rememberJoined(convKey);
+      history.put(record, []);
       return { ...record, created: true };
     }
     // Another instance made one first: ours is dropped, and theirs is used.
@@ -167,6 +171,9 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
     },
 
     async withHistory(sessionId) {
+      const cached = history.get(sessionId);
+      if (cached) return cached;
+      const seen = history.mark();
       const rows = await db
         .selectFrom('hermes_session as s')
         .leftJoin('hermes_message as m', (j) => j.onRef('m.session_id', '=', 's.id').onRef('m.seq', '>=', 's.summarized_up_to'))
@@ -176,8 +183,9 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
         .execute();
       const first = rows[0];
       if (!first) return undefined;
-      const history = rows.flatMap((r) => (r.body === null ? [] : [JSON.parse(r.body) as ChatMessage]));
-      return { session: recordOf(first), history };
+      const bodies = rows.flatMap((r) => (r.body === null ? [] : [r.body]));
+      history.fill(seen, recordOf(first), bodies);
+      return { session: recordOf(first), history: bodies.map((b) => JSON.parse(b) as ChatMessage) };
     },
 
     startNew(conversation) {
@@ -206,7 +214,7 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
 
     append(sessionId, messages) {
       if (messages.length === 0) return Promise.resolve();
-      return locks.run(`session:${sessionId}`, async () => {
+      return locks.run(`session:${sessionId}`, () => history.writing(sessionId, messages.map((m) => JSON.stringify(m)), async () => {
         if (messages.length === 1) {
           // One statement: the number is taken and the row written atomically.
           await db
@@ -232,11 +240,12 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
             .values(messages.map((m, i) => ({ session_id: sessionId, seq: base + i, body: JSON.stringify(m) })))
             .execute();
         });
-      });
+      }));
     },
 
     async setSummary(sessionId, summary, summarizedUpTo) {
-      const r = await db.updateTable('hermes_session').set({ summary, summarized_up_to: summarizedUpTo }).where('id', '=', sessionId).executeTakeFirst();
+      history.drop(sessionId);
+      const r = await db.updateTable('hermes_session').set({ summary, summarized_up_to: summarizedUpTo }).where('id', '=', sessionId).executeTakeFirst().finally(() => history.drop(sessionId));
       if (Number(r.numUpdatedRows) === 0) throw new Error(`session ${sessionId} does not exist, so its summary cannot be set`);
     },
 
@@ -261,6 +270,69 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
       const yes = Number(row?.joined ?? 0) === 1;
       if (yes) rememberJoined(key);
       return yes;
+    },
+  };
+}
+
+/**
+ * The unsummarised history of recently used sessions, for a lone instance on its own SQLite file
+ * (sqlite-owner-lock.ts): every append goes through this store, so an entry kept in step with
+ * them is what the table holds, and a turn's model calls need not read it back. Bodies are kept
+ * as the JSON the table holds and parsed on every read, so callers get fresh objects as from the
+ * table. Off (every read goes to the table) when other instances may write (PostgreSQL).
+ */
+function createHistoryCache(on: boolean) {
+  const entries = new Map<string, { session: SessionRecord; bodies: string[] }>();
+  // Write counter; lastWrite holds each session's latest, `cleared` stands in for those forgotten.
+  let clock = 0;
+  let cleared = 0;
+  const lastWrite = new Map<string, number>();
+  const wrote = (id: string) => {
+    clock++;
+    if (lastWrite.size >= HISTORY_CACHE_MAX * 4) {
+      lastWrite.clear();
+      cleared = clock;
+    }
+    lastWrite.set(id, clock);
+  };
+  const put = (session: SessionRecord, bodies: string[]) => {
+    if (entries.size >= HISTORY_CACHE_MAX) entries.clear();
+    const { created: _created, ...plain } = session;
+    entries.set(session.id, { session: plain, bodies });
+  };
+  return {
+    get(id: string): { session: SessionRecord; history: ChatMessage[] } | undefined {
+      const e = on ? entries.get(id) : undefined;
+      return e && { session: { ...e.session }, history: e.bodies.map((b) => JSON.parse(b) as ChatMessage) };
+    },
+    /** Before a read of the table: fill() keeps what it read only if nothing was written since. */
+    mark: () => clock,
+    fill(seen: number, session: SessionRecord, bodies: string[]): void {
+      if (on && (lastWrite.get(session.id) ?? cleared) <= seen) put(session, bodies);
+    },
+    put(session: SessionRecord, bodies: string[]): void {
+      if (!on) return;
+      wrote(session.id);
+      put(session, bodies);
+    },
+    /** Runs an append; on success its rows join the entry, on failure the entry is dropped. */
+    async writing(id: string, bodies: string[], write: () => Promise<void>): Promise<void> {
+      if (!on) return write();
+      wrote(id);
+      try {
+        await write();
+      } catch (err) {
+        entries.delete(id);
+        throw err;
+      } finally {
+        wrote(id);
+      }
+      entries.get(id)?.bodies.push(...bodies);
+    },
+    drop(id: string): void {
+      if (!on) return;
+      wrote(id);
+      entries.delete(id);
     },
   };
 }
