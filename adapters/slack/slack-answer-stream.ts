@@ -23,7 +23,7 @@ import type { Logger } from '../../src/basics/log.js';
 import type { Conversation } from '../../src/basics/types.js';
 import { createEditedAnswer, type MessageRole } from '../../src/gateway/edited-answer.js';
 import type { AnswerStream, AnswerStreamOptions } from '../../src/basics/ports.js';
-import { chunkMarkdown } from '../../src/basics/text/chunk-markdown.js';
+import { chunkMarkdown, openFenceAt } from '../../src/basics/text/chunk-markdown.js';
 import { SLACK_CHUNK_CHARS } from './chunk.js';
 import { renderMrkdwn } from './render-mrkdwn.js';
 import { describeSlackError, honouringRateLimits, type Sleep } from './slack-calls.js';
@@ -36,6 +36,9 @@ export const SLACK_EDIT_MS = 1000;
 const MARKDOWN_TEXT_MAX = 12_000;
 /** One streamed message holds at most this much; the answer goes on in a new streamed message. */
 export const STREAM_MESSAGE_CHARS = 12_000;
+const FENCE = '```';
+/** Room kept in a streamed message for the fence that closes a code block running on into the next one. */
+const FENCE_RESERVE = FENCE.length + 1;
 
 /** Buttons a message of the answer carries in each role (answer-buttons.ts: Stop while written, feedback when final). */
 export type SlackBlocksFor = (role: MessageRole, text: string, opts: AnswerStreamOptions) => KnownBlock[] | undefined;
@@ -60,6 +63,10 @@ export function createSlackAnswer(deps: SlackAnswerDeps, conversation: Conversat
   /** Every message streamed for this answer, in order. */
   const streamedTs: string[] = [];
   let inMessage = 0;
+  /** What the current streamed message shows (fences it opened and closes included). */
+  let messageText = '';
+  /** The fence a message that continues an answer inside a code block starts with. */
+  let reopen = '';
   let edited: AnswerStream | undefined = thread === undefined ? editedAnswer() : undefined;
   /** The message carrying Stop under a streamed answer, while it is written. */
   let control: Promise<string | undefined> | undefined;
@@ -130,9 +137,15 @@ export function createSlackAnswer(deps: SlackAnswerDeps, conversation: Conversat
     let chunks = taskChunks();
     // Bounded: each round sends at least one character or the task cards, or starts a new message.
     for (let round = 0; (rest !== '' || chunks.length > 0) && round < 1_000; round++) {
-      if (ts !== undefined && inMessage >= STREAM_MESSAGE_CHARS) await stopCurrent(false);
-      const piece = nextPiece(rest, Math.min(MARKDOWN_TEXT_MAX, STREAM_MESSAGE_CHARS - inMessage));
-      const content = body(neutralise(piece), chunks);
+      if (ts !== undefined && inMessage >= STREAM_MESSAGE_CHARS - FENCE_RESERVE) {
+        // A code block that runs on is closed here and opened again in the next message, so each renders on its own.
+        const fence = openFenceAt(messageText);
+        await stopCurrent(false, fence ? `\n${FENCE}` : '');
+        reopen = fence ? `${fence}\n` : '';
+      }
+      const lead = ts === undefined ? reopen : '';
+      const piece = nextPiece(rest, Math.min(MARKDOWN_TEXT_MAX, STREAM_MESSAGE_CHARS - inMessage - FENCE_RESERVE) - lead.length);
+      const content = body(neutralise(lead + piece), chunks);
       if (ts === undefined) {
         let started: string | undefined;
         try {
@@ -149,8 +162,10 @@ export function createSlackAnswer(deps: SlackAnswerDeps, conversation: Conversat
         await call(() => deps.client.chat.appendStream({ channel, ts: ts!, ...content }));
       }
       chunks = [];
+      reopen = '';
       given += piece;
-      inMessage += piece.length;
+      messageText += lead + piece;
+      inMessage += lead.length + piece.length;
       rest = rest.slice(piece.length);
     }
   }
@@ -171,7 +186,8 @@ export function createSlackAnswer(deps: SlackAnswerDeps, conversation: Conversat
     return out;
   }
 
-  async function stopCurrent(final: boolean): Promise<void> {
+  /** Stops the current streamed message; `closing` is Markdown it ends with (a fence that closes a code block). */
+  async function stopCurrent(final: boolean, closing = ''): Promise<void> {
     if (ts === undefined) return;
     for (const t of tasks) t.status = 'complete';
     const chunks = taskChunks();
@@ -179,7 +195,8 @@ export function createSlackAnswer(deps: SlackAnswerDeps, conversation: Conversat
     const current = ts;
     ts = undefined;
     inMessage = 0;
-    await call(() => deps.client.chat.stopStream({ channel, ts: current, ...(chunks.length > 0 && { chunks }), ...(blocks && { blocks }) }));
+    messageText = '';
+    await call(() => deps.client.chat.stopStream({ channel, ts: current, ...(closing && { markdown_text: closing }), ...(chunks.length > 0 && { chunks }), ...(blocks && { blocks }) }));
   }
 
   const throttle = createThrottledFlush({

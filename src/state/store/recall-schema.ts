@@ -82,6 +82,19 @@ export const recallTablesStep: Migration = {
   },
 };
 
+/**
+ * SQLite: the full-text row is written by a trigger on the message's insert, inside that one
+ * statement, so recording a message needs no transaction of its own (PostgreSQL's tsvector column
+ * is generated the same way already). Messages are never updated or deleted here.
+ */
+export const recallFtsTriggerStep: Migration = {
+  async up(db: Kysely<unknown>) {
+    if (isPostgres(db)) return;
+    await sql`create trigger hermes_recall_message_fts_add after insert on hermes_recall_message
+      begin insert into hermes_recall_message_fts(rowid, text) values (new.seq, new.text); end`.execute(db);
+  },
+};
+
 export function isPostgres(db: Kysely<unknown>): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
 }
