@@ -96,6 +96,8 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
    * meanwhile only costs a wake-up that claims nothing.
    */
   let known: { at: number | undefined } | undefined;
+  /** Adds seen so far: an add while nextAt's query runs makes its answer stale (see nextWake). */
+  let adds = 0;
 
   /**
    * Claims up to `room` runnable rows in one statement. At most one row per lane is runnable (the
@@ -141,8 +143,17 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
   /** nextAt, from what this process saw added when that is enough. */
   async function nextWake(): Promise<number | undefined> {
     if (opts.seesEveryAdd && known && (known.at === undefined || known.at > clock.now())) return known.at;
+    const before = adds;
     const at = await nextAt();
-    if (opts.seesEveryAdd) known = { at };
+    if (!opts.seesEveryAdd) return at;
+    // A row added while the query ran (a scheduled run writing its next due time) may be missing
+    // from its answer: keeping that answer ("nothing waits") slept the loop a minute past the row.
+    // Nothing is cached then, and the loop looks again at once.
+    if (adds !== before) {
+      known = undefined;
+      return clock.now() + 1;
+    }
+    known = { at };
     return at;
   }
 
@@ -269,6 +280,7 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
     },
     pump,
     added(dueAt) {
+      adds++;
       if (known && dueAt > clock.now() && (known.at === undefined || dueAt < known.at)) known = { at: dueAt };
     },
     abortLane(lane) {
