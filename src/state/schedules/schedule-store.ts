@@ -77,7 +77,10 @@ export function createScheduleStore(database: OpenedDatabase, clock: Clock, sett
    */
   function casRecord(id: string, change: (r: ScheduleRecord) => ScheduleRecord | undefined, also?: (tx: DbOrTx, before: ScheduleRecord, after: ScheduleRecord) => Promise<void>): Promise<ScheduleRecord | undefined> {
     return db.transaction().execute(async (tx) => {
-      const row = await tx.selectFrom('hermes_schedule').select(['status', 'next_due_at', 'record']).where('id', '=', id).executeTakeFirst();
+      // PostgreSQL: the row is locked until commit, so a change racing this one (a cancel while a
+      // run ends) waits and then sees this one's result, rather than making it miss.
+      const read = tx.selectFrom('hermes_schedule').select(['status', 'next_due_at', 'record']).where('id', '=', id);
+      const row = await (database.dialect === 'postgres' ? read.forUpdate() : read).executeTakeFirst();
       if (!row) return undefined;
       const before = parse(row.record);
       const after = change(before);
