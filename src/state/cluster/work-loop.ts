@@ -57,6 +57,11 @@ export interface WorkLoop<J> extends Pick<WorkQueue<J>, 'active' | 'idle'> {
   added(dueAt: number): void;
   /** Looks for runnable rows now (a wake-up). */
   pump(): void;
+  /**
+   * A row was just added (here or by another instance): it may run once it has settled, so look
+   * then, not now (a look now finds it unsettled and only asks when to look again).
+   */
+  wakeSoon(): void;
   /** Aborts the rows of a lane running here; true if there was one. */
   abortLane(lane: string): boolean;
   holds(lane: string): boolean;
@@ -88,6 +93,9 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
   let again = false;
   let cancelSleep: (() => void) | undefined;
   let cancelPoll: (() => void) | undefined;
+  /** When the sleep timer fires, and the earliest settle time of rows announced since the last look. */
+  let timerAt: number | undefined;
+  let soonAt: number | undefined;
   let idleWaiters: Array<() => void> = [];
   const lock = database.dialect === 'postgres' ? sql`for update skip locked` : sql``;
   /**
@@ -160,9 +168,26 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
   function sleepUntil(at: number | undefined): void {
     cancelSleep?.();
     cancelSleep = undefined;
+    timerAt = undefined;
     if (!running) return;
+    // A row announced while this pump looked settles then, even if the look did not see it.
+    if (soonAt !== undefined && (at === undefined || soonAt < at)) at = soonAt;
     const wait = at === undefined ? MAX_SLEEP_MS : Math.min(MAX_SLEEP_MS, Math.max(1, at - clock.now()));
-    cancelSleep = clock.setTimer(() => pump(), wait);
+    timerAt = clock.now() + wait;
+    cancelSleep = clock.setTimer(() => {
+      timerAt = undefined;
+      pump();
+    }, wait);
+  }
+
+  function wakeSoon(): void {
+    if (!running) return;
+    if (opts.settleMs <= 0) return pump();
+    const at = clock.now() + opts.settleMs;
+    soonAt = soonAt === undefined ? at : Math.min(soonAt, at);
+    // A pump under way sleeps until soonAt at the latest when it ends.
+    if (pumping) return;
+    if (timerAt === undefined || soonAt < timerAt) sleepUntil(soonAt);
   }
 
   /** Nothing held, nothing being looked for: what idle() waits for. */
@@ -184,6 +209,8 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
       try {
         do {
           again = false;
+          // Rows announced before this look are committed, so this look (or its nextAt) sees them.
+          soonAt = undefined;
           while (running) {
             const room = Math.max(1, opts.maxConcurrent()) - held.size;
             if (room <= 0) break;
@@ -279,6 +306,7 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
       pump();
     },
     pump,
+    wakeSoon,
     added(dueAt) {
       adds++;
       if (known && dueAt > clock.now() && (known.at === undefined || dueAt < known.at)) known = { at: dueAt };
