@@ -15,13 +15,18 @@ import type { ReceiptJournal } from '../../src/gateway/receipts.js';
 export const REPLAY_MARK = 'hermes_replayed';
 
 export class DurableApp extends App {
-  constructor(options: AppOptions, private readonly receipts: ReceiptJournal, private readonly log: Logger) {
+  /**
+   * `needsNothing`: true for a request every listener skips, judged from its body alone (the
+   * message.channels twin of each channel mention): it does nothing, so a crash cannot lose
+   * anything of it and it is not journaled.
+   */
+  constructor(options: AppOptions, private readonly receipts: ReceiptJournal, private readonly log: Logger, private readonly needsNothing: (body: Record<string, unknown>) => boolean = () => false) {
     super(options);
   }
 
   override async processEvent(event: ReceiverEvent): Promise<void> {
     const id = receiptId(event.body);
-    if (!id) return super.processEvent(event);
+    if (!id || this.needsNothing(event.body)) return super.processEvent(event);
     // A failed write throws before any ack: Slack sees an error and retries the delivery.
     await this.receipts.add(id, event.body);
     try {

@@ -16,7 +16,7 @@ import type { Logger } from '../../src/basics/log.js';
 import type { Store } from '../../src/state/store/store.js';
 import { createEventDedupe } from './event-dedupe.js';
 import { createOutboundClient, normaliseApiUrl, SLACK_CALL_TIMEOUT_MS } from './slack-calls.js';
-import { registerInbound } from './slack-inbound.js';
+import { registerInbound, skippedOnArrival } from './slack-inbound.js';
 import { registerInteractions } from './slack-interactions.js';
 import { toSlackLogger } from './slack-logger.js';
 import { createSlackPort } from './slack-port.js';
@@ -49,6 +49,8 @@ export interface SlackAdapterOptions {
   now?: () => number;
   /** Offered when a person opens a new assistant thread (hermes.config `slack: suggested_prompts`). */
   suggestedPrompts?: readonly SuggestedPrompt[];
+  /** How often a working turn renews its assistant thread status (default STATUS_RENEW_MS); tests shorten it. */
+  statusRenewMs?: number;
 }
 
 export type SlackAdapter = Adapter;
@@ -81,7 +83,7 @@ export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<Sla
       retryConfig: { retries: opts.retries ?? 2 },
       timeout: SLACK_CALL_TIMEOUT_MS,
     },
-  }, opts.receipts, log);
+  }, opts.receipts, log, (body) => skippedOnArrival(body, identity.teamId, identity.botUserId, identity.botId));
   app.error(async (err) => {
     log.error({ err: { code: err.code, message: err.message } }, 'slack: Bolt reported an error');
   });
@@ -90,7 +92,7 @@ export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<Sla
   const reader = createSlackReader({ client, names, log, botUserId: identity.botUserId, botId: identity.botId, ...(opts.maxRateLimitWaitMs !== undefined && { maxRateLimitWaitMs: opts.maxRateLimitWaitMs }) });
   const assistantDeps = { client, store, log, prompts: opts.suggestedPrompts ?? DEFAULT_SUGGESTED_PROMPTS };
   const assistant = createAssistantThreads(assistantDeps);
-  const port = createSlackPort({ client, log, reader, botToken: config.botToken, apiUrl: config.apiUrl, assistant });
+  const port = createSlackPort({ client, log, reader, botToken: config.botToken, apiUrl: config.apiUrl, assistant, ...(opts.statusRenewMs !== undefined && { statusRenewMs: opts.statusRenewMs }) });
   gateway.registerPort(port);
   const deps = { gateway, log, teamId: identity.teamId };
   registerInbound(app, { ...deps, dedupe: createEventDedupe(store, log), names, botUserId: identity.botUserId, botId: identity.botId, onQueued: (c, text) => assistant.titleFrom(c, text) });

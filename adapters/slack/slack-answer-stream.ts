@@ -23,7 +23,7 @@ import type { Logger } from '../../src/basics/log.js';
 import type { Conversation } from '../../src/basics/types.js';
 import { createEditedAnswer, type MessageRole } from '../../src/gateway/edited-answer.js';
 import type { AnswerStream, AnswerStreamOptions } from '../../src/basics/ports.js';
-import { chunkMarkdown } from '../../src/basics/text/chunk-markdown.js';
+import { chunkMarkdown, openFenceAt } from '../../src/basics/text/chunk-markdown.js';
 import { SLACK_CHUNK_CHARS } from './chunk.js';
 import { renderMrkdwn } from './render-mrkdwn.js';
 import { describeSlackError, honouringRateLimits, type Sleep } from './slack-calls.js';
@@ -36,6 +36,9 @@ export const SLACK_EDIT_MS = 1000;
 const MARKDOWN_TEXT_MAX = 12_000;
 /** One streamed message holds at most this much; the answer goes on in a new streamed message. */
 export const STREAM_MESSAGE_CHARS = 12_000;
+const FENCE = '```';
+/** Room kept in a streamed message for the fence that closes a code block running on into the next one. */
+const FENCE_RESERVE = FENCE.length + 1;
 
 /** Buttons a message of the answer carries in each role (answer-buttons.ts: Stop while written, feedback when final). */
 export type SlackBlocksFor = (role: MessageRole, text: string, opts: AnswerStreamOptions) => KnownBlock[] | undefined;
@@ -57,7 +60,13 @@ export function createSlackAnswer(deps: SlackAnswerDeps, conversation: Conversat
   let pending = '';
   const tasks: Array<{ id: string; title: string; status: 'in_progress' | 'complete'; sent?: 'in_progress' | 'complete' }> = [];
   let ts: string | undefined;
+  /** Every message streamed for this answer, in order. */
+  const streamedTs: string[] = [];
   let inMessage = 0;
+  /** What the current streamed message shows (fences it opened and closes included). */
+  let messageText = '';
+  /** The fence a message that continues an answer inside a code block starts with. */
+  let reopen = '';
   let edited: AnswerStream | undefined = thread === undefined ? editedAnswer() : undefined;
   /** The message carrying Stop under a streamed answer, while it is written. */
   let control: Promise<string | undefined> | undefined;
@@ -128,9 +137,15 @@ export function createSlackAnswer(deps: SlackAnswerDeps, conversation: Conversat
     let chunks = taskChunks();
     // Bounded: each round sends at least one character or the task cards, or starts a new message.
     for (let round = 0; (rest !== '' || chunks.length > 0) && round < 1_000; round++) {
-      if (ts !== undefined && inMessage >= STREAM_MESSAGE_CHARS) await stopCurrent(false);
-      const piece = nextPiece(rest, Math.min(MARKDOWN_TEXT_MAX, STREAM_MESSAGE_CHARS - inMessage));
-      const content = body(neutralise(piece), chunks);
+      if (ts !== undefined && inMessage >= STREAM_MESSAGE_CHARS - FENCE_RESERVE) {
+        // A code block that runs on is closed here and opened again in the next message, so each renders on its own.
+        const fence = openFenceAt(messageText);
+        await stopCurrent(false, fence ? `\n${FENCE}` : '');
+        reopen = fence ? `${fence}\n` : '';
+      }
+      const lead = ts === undefined ? reopen : '';
+      const piece = nextPiece(rest, Math.min(MARKDOWN_TEXT_MAX, STREAM_MESSAGE_CHARS - inMessage - FENCE_RESERVE) - lead.length);
+      const content = body(neutralise(lead + piece), chunks);
       if (ts === undefined) {
         let started: string | undefined;
         try {
@@ -141,13 +156,16 @@ export function createSlackAnswer(deps: SlackAnswerDeps, conversation: Conversat
         }
         if (!started) return void fallBack('no ts', rest);
         ts = started;
+        streamedTs.push(started);
         showControl();
       } else {
         await call(() => deps.client.chat.appendStream({ channel, ts: ts!, ...content }));
       }
       chunks = [];
+      reopen = '';
       given += piece;
-      inMessage += piece.length;
+      messageText += lead + piece;
+      inMessage += lead.length + piece.length;
       rest = rest.slice(piece.length);
     }
   }
@@ -168,7 +186,8 @@ export function createSlackAnswer(deps: SlackAnswerDeps, conversation: Conversat
     return out;
   }
 
-  async function stopCurrent(final: boolean): Promise<void> {
+  /** Stops the current streamed message; `closing` is Markdown it ends with (a fence that closes a code block). */
+  async function stopCurrent(final: boolean, closing = ''): Promise<void> {
     if (ts === undefined) return;
     for (const t of tasks) t.status = 'complete';
     const chunks = taskChunks();
@@ -176,7 +195,8 @@ export function createSlackAnswer(deps: SlackAnswerDeps, conversation: Conversat
     const current = ts;
     ts = undefined;
     inMessage = 0;
-    await call(() => deps.client.chat.stopStream({ channel, ts: current, ...(chunks.length > 0 && { chunks }), ...(blocks && { blocks }) }));
+    messageText = '';
+    await call(() => deps.client.chat.stopStream({ channel, ts: current, ...(closing && { markdown_text: closing }), ...(chunks.length > 0 && { chunks }), ...(blocks && { blocks }) }));
   }
 
   const throttle = createThrottledFlush({
@@ -247,13 +267,17 @@ export function createSlackAnswer(deps: SlackAnswerDeps, conversation: Conversat
       // What a stream already shows stays; the edited form carries the rest.
       return edited.finish(given === '' ? markdown : markdown.startsWith(given) ? markdown.slice(given.length) : markdown);
     }
-    // The text was revised at the end: the streamed message is replaced by the final answer.
-    const first = ts;
+    // The text was revised at the end (the loop withdrew a step): the first streamed message is
+    // replaced by the final answer — its blocks too, since a streamed message shows its text as
+    // blocks — further streamed messages are removed, and the last part carries the feedback buttons.
     await stopCurrent(false);
+    const [first, ...later] = streamedTs;
     const parts = chunkMarkdown(renderMrkdwn(markdown), { limit: SLACK_CHUNK_CHARS, partMarkers: true });
-    if (first) await call(() => deps.client.chat.update({ channel, ts: first, text: parts[0] ?? '' }));
-    for (const part of first ? parts.slice(1) : parts) {
-      await call(() => deps.client.chat.postMessage({ channel, thread_ts: thread, text: part, mrkdwn: true, unfurl_links: false, unfurl_media: false }));
+    const blocksOf = (i: number): KnownBlock[] => withText(parts[i]!, (i === parts.length - 1 ? blocksFor('final', parts[i]!) : undefined) ?? []);
+    for (const old of later) await call(() => deps.client.chat.delete({ channel, ts: old }));
+    for (const [i, part] of parts.entries()) {
+      if (i === 0 && first) await call(() => deps.client.chat.update({ channel, ts: first, text: part, blocks: blocksOf(i) }));
+      else await call(() => deps.client.chat.postMessage({ channel, thread_ts: thread, text: part, mrkdwn: true, unfurl_links: false, unfurl_media: false, blocks: blocksOf(i) }));
     }
   }
 }

@@ -34,20 +34,39 @@ export function registerInbound(app: App, deps: InboundDeps): void {
   });
 }
 
+/**
+ * True when onEvent would skip this Events API body without a store call or any other effect
+ * (a top-level channel mention's message.channels twin, bots, joins and the like): the durable
+ * app does not journal such a delivery.
+ */
+export function skippedOnArrival(body: Record<string, unknown>, teamId: string, botUserId: string, botId?: string): boolean {
+  if (body.type !== 'event_callback') return false;
+  const event = body.event as SlackMessageLike | undefined;
+  if (!event || typeof event !== 'object' || (event.type !== 'message' && event.type !== 'app_mention') || typeof event.channel !== 'string') return false;
+  try {
+    return !isRevision(event) && classifyEvent(event, teamId, botUserId, botId).kind === 'skip';
+  } catch {
+    // A body too odd to judge is journaled like any other.
+    return false;
+  }
+}
+
 export async function onEvent(deps: InboundDeps, event: SlackMessageLike, eventId: string | undefined): Promise<void> {
   const { gateway, dedupe, names, log } = deps;
   try {
+    // Skipping is decided from the event alone, so a redelivered skip is skipped again: it needs
+    // no dedupe read or mark (the twin message.channels event of every channel mention is one).
+    const verdict = isRevision(event) ? undefined : classifyEvent(event, deps.teamId, deps.botUserId, deps.botId);
+    if (verdict?.kind === 'skip') {
+      log.debug({ eventId, reason: verdict.reason }, 'slack: event skipped');
+      return;
+    }
     if (eventId && (await dedupe.seen(eventId))) {
       log.debug({ eventId }, 'slack: event already handled');
       return;
     }
-    if (await revision(deps, event)) {
-      if (eventId) await dedupe.markHandled(eventId);
-      return;
-    }
-    const verdict = classifyEvent(event, deps.teamId, deps.botUserId, deps.botId);
-    if (verdict.kind === 'skip') {
-      log.debug({ eventId, reason: verdict.reason }, 'slack: event skipped');
+    if (!verdict) {
+      await revision(deps, event);
       if (eventId) await dedupe.markHandled(eventId);
       return;
     }
@@ -69,17 +88,17 @@ export async function onEvent(deps: InboundDeps, event: SlackMessageLike, eventI
   }
 }
 
+const isRevision = (ev: SlackMessageLike) => ev.subtype === 'message_changed' || ev.subtype === 'message_deleted';
+
 /**
  * An edit or deletion of a thread message: if the gateway noted it as context (talk between
- * others in a joined thread), it keeps the latest text or drops it. True when the event was one.
+ * others in a joined thread), it keeps the latest text or drops it.
  */
-async function revision(deps: InboundDeps, ev: SlackMessageLike): Promise<boolean> {
-  if (ev.subtype !== 'message_changed' && ev.subtype !== 'message_deleted') return false;
+async function revision(deps: InboundDeps, ev: SlackMessageLike): Promise<void> {
   const msg = ev.subtype === 'message_changed' ? ev.message : ev.previous_message;
   const ts = ev.subtype === 'message_changed' ? ev.message?.ts : (ev.deleted_ts ?? ev.previous_message?.ts);
-  if (!msg?.thread_ts || !ts || msg.thread_ts === ts || !deps.gateway.reviseContext) return true;
+  if (!msg?.thread_ts || !ts || msg.thread_ts === ts || !deps.gateway.reviseContext) return;
   const conversation = { platform: 'slack' as const, workspaceId: deps.teamId, channelId: ev.channel, threadId: msg.thread_ts, isDm: false };
   const text = ev.subtype === 'message_changed' ? cleanInboundText(ev.message?.text ?? '', deps.botUserId, deps.names.nameOf) : null;
   await deps.gateway.reviseContext(conversation, `${ev.channel}:${ts}`, text);
-  return true;
 }

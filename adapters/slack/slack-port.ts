@@ -41,7 +41,12 @@ export interface SlackPortDeps {
   blocksFor?: SlackBlocksFor;
   /** Assistant threads show Slack's status line while a turn works, instead of the reaction. */
   assistant?: AssistantThreads;
+  /** How often a working turn sets its assistant thread status again (Slack drops it after 2 minutes without a message). */
+  statusRenewMs?: number;
 }
+
+/** Under Slack's two-minute timeout of an assistant thread status that no message followed. */
+export const STATUS_RENEW_MS = 90_000;
 
 export function createSlackPort(deps: SlackPortDeps): OutboundPort {
   const { client, log } = deps;
@@ -139,7 +144,7 @@ export function createSlackPort(deps: SlackPortDeps): OutboundPort {
 
     async startWorking(conversation, opts) {
       const assistant = deps.assistant;
-      if (assistant && (await assistant.isAssistantThread(conversation))) return showStatus(assistant, conversation, log);
+      if (assistant && (await assistant.isAssistantThread(conversation))) return showStatus(assistant, conversation, log, deps.clock ?? systemClock, deps.statusRenewMs ?? STATUS_RENEW_MS);
       const timestamp = opts?.replyTo;
       if (!timestamp) return async () => undefined;
       const channel = conversation.channelId;
@@ -164,8 +169,12 @@ export function createSlackPort(deps: SlackPortDeps): OutboundPort {
   };
 }
 
-/** Slack's status line under an assistant thread while the turn works; cleared at its end (Slack also clears it when the answer is posted). */
-async function showStatus(assistant: AssistantThreads, conversation: Conversation, log: Logger): Promise<() => Promise<void>> {
+/**
+ * Slack's status line under an assistant thread while the turn works; cleared at its end (Slack
+ * also clears it when the answer is posted). Slack drops a status that no message followed within
+ * two minutes, so a long turn sets it again every `renewMs` until it ends.
+ */
+async function showStatus(assistant: AssistantThreads, conversation: Conversation, log: Logger, clock: Clock, renewMs: number): Promise<() => Promise<void>> {
   try {
     await assistant.setStatus(conversation, WORKING_STATUS);
   } catch (err) {
@@ -173,9 +182,23 @@ async function showStatus(assistant: AssistantThreads, conversation: Conversatio
     return async () => undefined;
   }
   let cleared = false;
+  let cancel: (() => void) | undefined;
+  const renew = (): void => {
+    cancel = clock.setTimer(() => {
+      if (cleared) return;
+      assistant
+        .setStatus(conversation, WORKING_STATUS)
+        .catch((err: unknown) => log.warn({ err: describeSlackError(err), channel: conversation.channelId }, 'slack: could not renew the assistant thread status'))
+        .finally(() => {
+          if (!cleared) renew();
+        });
+    }, renewMs);
+  };
+  renew();
   return async () => {
     if (cleared) return;
     cleared = true;
+    cancel?.();
     await assistant.setStatus(conversation, '').catch((err: unknown) => log.warn({ err: describeSlackError(err), channel: conversation.channelId }, 'slack: could not clear the assistant thread status'));
   };
 }

@@ -23,9 +23,8 @@ import { createNetClient } from '../capabilities/net/safe-fetch.js';
 import type { NetClient } from '../capabilities/net/net-client.js';
 import { createReminderStore } from '../state/reminders/reminder-store.js';
 import { createReminderRunner } from '../state/reminders/reminder-delivery.js';
-import { createDueTimer, type DueTimer } from '../state/timers/due-timer.js';
 import { createScheduleStore } from '../state/schedules/schedule-store.js';
-import { createScheduleSource } from '../state/schedules/schedule-runs.js';
+import { createScheduleRunner } from '../state/schedules/schedule-runs.js';
 import { scheduleSessionKey } from '../state/schedules/schedule-record.js';
 import { formatReminder } from '../state/reminders/format-reminder.js';
 import { createTracer } from '../runtime/trace/tracer.js';
@@ -65,7 +64,7 @@ import { createChannelNotes } from '../state/notes/channel-notes.js';
 import { createPolicyBook, type PolicyBook } from '../settings/policy-book.js';
 import { skillAllowed } from '../settings/channel-policies.js';
 import { createAuditLog, type AuditLog } from '../state/audit/audit-log.js';
-import { createAuditRetention } from '../state/audit/audit-retention.js';
+import { createAuditRetention, DAY_MS } from '../state/audit/audit-retention.js';
 import { auditPinChanges } from '../state/audit/audit-pins.js';
 import { auditedSchedules } from '../state/audit/audited-schedules.js';
 import { configHash } from '../settings/config-hash.js';
@@ -89,7 +88,7 @@ export interface CoreOptions {
   tools?: AnyTool[];
   /** More tools on top (tests add gated test tools here). */
   extraTools?: AnyTool[];
-  /** Start the due timer: reminders and scheduled tasks (default true). */
+  /** Run reminders and scheduled tasks when they are due, and the retention sweep (default true); off, their work rows wait for a process that runs them. */
   reminders?: boolean;
   /** A trace record that does not match trace-schema.ts: `throw` in tests, logged otherwise. */
   invalidTraces?: 'throw' | 'log';
@@ -191,7 +190,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     ? createPgWorkQueue<SessionJob>({ database, url: opened.shared.url, instanceId: self, log, clock, maxConcurrent: () => governor.limit(), onRaise: (fn) => governor.onRaise(fn), ...opts.clusterTiming })
     : createLocalWorkQueue<SessionJob>({ database, log, clock, maxConcurrent: () => governor.limit(), onRaise: (fn) => governor.onRaise(fn) });
   const reminders = createReminderStore(database, clock, work);
-  const schedules = createScheduleStore(store, clock, { ...config.schedules, defaultTimezone: config.timezone });
+  const schedules = createScheduleStore(database, clock, { ...config.schedules, defaultTimezone: config.timezone }, work);
   const startedAt = clock.now();
   const counter = createTokenCounter(config.model.name);
   const redact = createRedactor(secretValues(config));
@@ -270,7 +269,6 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     file: path.join(config.dataDir, 'vision.json'),
     log,
   });
-  let timer: DueTimer | undefined;
   const subagents = createSubAgents({ turn: () => turn, maxParallel: config.limits.maxParallelAgents });
   const turn: TurnDeps = {
     provider, registry, executor, sessions, approvals, facts, counter, tracer, clock, log,
@@ -303,7 +301,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
       const userReminders = once(() => reminders.forUser(state.speaker, state.conversation, state.replyTo));
       const userSchedules = once(() => {
         const r = schedulesAudited.forUser(state.speaker, state.conversation, state.replyTo);
-        return { ...r, create: async (input: Parameters<typeof r.create>[0]) => { const v = await r.create(input); timer?.poke(); return v; } };
+        return r;
       });
       const userSearch = once(() => searches.forSpeaker(state.speaker, { dms: state.conversation.isDm, ...(state.messageId && { exclude: [state.messageId] }) }));
       const toolLog = once(() => log.child({ tool: toolName, turnId: state.turnId }));
@@ -352,7 +350,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     database,
     work,
     // Reminders and scheduled runs are rows of the same queue; off (`reminders: false`) leaves them waiting.
-    ...(opts.reminders !== false && { timers: (job, ctx) => (job.kind === 'reminder' ? reminderRunner(job, ctx) : Promise.resolve()) }),
+    ...(opts.reminders !== false && { timers: (job, ctx) => (job.kind === 'reminder' ? reminderRunner(job, ctx) : scheduleRunner(job, ctx)) }),
     progressDelayMs: config.limits.progressDelayMs,
     streaming: config.model.streaming,
     // One mode everywhere for now; a channel policy's busy_mode can answer per conversation here.
@@ -387,7 +385,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
       await port.sendText(r.conversation, formatReminder(r, port.mention(r.speaker.userId), info.late), { replyTo: r.replyTo, notify: r.speaker.userId });
     },
   });
-  const scheduleSource = createScheduleSource({
+  const scheduleRunner = createScheduleRunner({
     schedules, clock, log, startedAt,
     graceMs: config.schedules.graceS * 1000,
     run: (run) => gateway.runScheduled(run),
@@ -403,9 +401,12 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     // HERMES_ALLOW at run time: a creator taken off the list stops running (traced as a refusal).
     allowed: async (speaker, conversation) => (await access.checkAccess({ speaker, conversation }, 'schedule')) === undefined,
   });
-  // One timer for every kind of due item (see src/state/timers/due-timer.ts).
-  const auditRetention = createAuditRetention({ audit, clock, log, days: config.audit.days });
-  timer = createDueTimer({ clock, log, sources: [scheduleSource, auditRetention] });
+  // Reminders and scheduled runs are work rows (above); only the hourly retention sweep has a timer of its own.
+  const retention = createAuditRetention({
+    audit, clock, log, days: config.audit.days,
+    // Fired, cancelled and failed reminders stay readable for operators this long.
+    prune: [{ what: 'reminders that ended', run: (now) => reminders.prune(now - 30 * DAY_MS) }],
+  });
 
   return {
     gateway, store, database, config, log, registry, access, extensions, audit, policies,
@@ -420,18 +421,18 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     async start() {
       await audit.record({ kind: 'config', outcome: 'start', detail: { configHash: configHash(config), instance: self, ...(configFile && { configFile }) } });
       await gateway.recover();
-      if (opts.reminders !== false) await timer?.start();
+      if (opts.reminders !== false) retention.start();
     },
     flushTraces: async () => {
       await Promise.all([tracer.flush(), telemetry?.flush()]);
     },
     async close() {
-      timer?.stop();
+      retention.stop();
       stopWatchingConfig?.();
       await Promise.all(leaderships.map((l) => l.stop()));
       await gateway.close();
       // Jobs finish their bookkeeping (a scheduled run's end) before the store closes.
-      await timer?.idle(5_000);
+      await retention.idle();
       await mcp?.close();
       await embeddings?.close();
       await tracer.close();

@@ -2,7 +2,7 @@ import type { ApprovalRecord } from '../state/approvals/approval-store.js';
 import { shownArgsJson, visibleText } from '../state/approvals/shown-args.js';
 import { runApprovedCall, type TurnState } from '../agent/turn-runner.js';
 import { actionNotRun, actionOutcomeUnknown, interruptedCall } from '../basics/model-notes.js';
-import type { Conversation, Speaker } from '../basics/types.js';
+import type { ChatMessage, Conversation, Speaker } from '../basics/types.js';
 import { speakerKey } from '../basics/types.js';
 import type { ApprovalDecisionInput, ApprovalOutcome, ApprovalView, DecisionResult, OutboundPort } from '../basics/ports.js';
 import type { Logger } from 'pino';
@@ -228,8 +228,11 @@ export function createApprovalFlow(deps: FlowDeps) {
     return stillOpen;
   }
 
-  /** Answers tool calls left without a result by a crash, except those of requests still `open`. */
-  async function repairHistory(sessionId: string, open?: Set<string>): Promise<void> {
+  /**
+   * Answers tool calls left without a result by a crash, except those of requests still `open`.
+   * Returns the session's whole history as it is now, fixes included.
+   */
+  async function repairHistory(sessionId: string, open?: Set<string>): Promise<ChatMessage[]> {
     const waiting = open ?? new Set((await deps.approvals.openForSession(sessionId)).filter((r) => OPEN.has(r.status)).map((r) => r.toolCallId));
     const history = await deps.sessions.history(sessionId);
     const answered = new Set(history.flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : [])));
@@ -239,6 +242,7 @@ export function createApprovalFlow(deps: FlowDeps) {
         : [],
     );
     if (fixes.length) await deps.sessions.append(sessionId, fixes);
+    return [...history, ...fixes];
   }
 
   return {
@@ -291,8 +295,9 @@ export function createApprovalFlow(deps: FlowDeps) {
      * Before a new turn of the session: supersede, then repair, reading the session's open requests
      * once for both (what supersede did not close is still open for the repair).
      */
-    async supersedeAndRepair(sessionId: string): Promise<void> {
-      await repairHistory(sessionId, await supersede(sessionId));
+    /** Returns the session's whole history afterwards, so the turn need not read it again. */
+    async supersedeAndRepair(sessionId: string): Promise<ChatMessage[]> {
+      return repairHistory(sessionId, await supersede(sessionId));
     },
 
     /** `/hermes stop`: cancel pending requests now, answer their calls in the slot. */
@@ -311,7 +316,9 @@ export function createApprovalFlow(deps: FlowDeps) {
     },
 
     /** Answers tool calls left without a result by a crash, so the next request is valid. */
-    repairHistory: (sessionId: string) => repairHistory(sessionId),
+    repairHistory: async (sessionId: string): Promise<void> => {
+      await repairHistory(sessionId);
+    },
 
     /**
      * At start (other instances may be running on a shared database, so only what is safe with

@@ -5,15 +5,15 @@ import type { Store } from '../state/store/store.js';
 import type { OpenedDatabase } from '../state/store/database.js';
 import type { WorkItem } from '../state/cluster/work-queue.js';
 import { moveRound2Sessions } from '../state/sessions/session-carry-over.js';
-import { moveRound2Reminders } from '../state/timers/timer-carry-over.js';
+import { moveRound2Reminders, moveRound2Schedules } from '../state/timers/timer-carry-over.js';
 
 /**
  * Work a round-2 data directory (or database) still holds is moved into the tables, once, at the
  * first start: accepted messages waiting in the key-value inbox (`inbox:<id>`), request bodies
  * acknowledged but not handed over (`receipt:<platform>:<id>`), and on PostgreSQL the rows of the
  * old `hermes_inbox` table, approval requests (`approval:record:<id>`) into `hermes_approval`, and
- * sessions with their history (session-carry-over.ts), reminders into `hermes_reminder` with their
- * work rows (timer-carry-over.ts). Facts stay where they are (the key-value store this version
+ * sessions with their history (session-carry-over.ts), reminders and schedules into
+ * `hermes_reminder` / `hermes_schedule` with their work rows (timer-carry-over.ts). Facts stay where they are (the key-value store this version
  * still reads).
  *
  * A moved message is marked as started once (attempts = 1): its turn may have begun before the
@@ -48,6 +48,7 @@ export interface CarriedOver {
   historyMessages: number;
   conversations: number;
   reminders: number;
+  schedules: number;
 }
 
 export async function carryOverRound2<J>(deps: CarryOverDeps<J>): Promise<CarriedOver> {
@@ -58,6 +59,7 @@ export async function carryOverRound2<J>(deps: CarryOverDeps<J>): Promise<Carrie
   const approvals = await moveApprovals(store, database);
   const moved = await moveRound2Sessions(store, database);
   const reminders = await moveRound2Reminders(store, database);
+  const schedules = await moveRound2Schedules(store, database);
   for (const key of await store.keysWithPrefix('inbox:')) {
     const entry = await store.get<OldInboxEntry>(key);
     if (entry?.message) {
@@ -92,9 +94,9 @@ export async function carryOverRound2<J>(deps: CarryOverDeps<J>): Promise<Carrie
     await store.delete(key);
   }
   const sharedRows = database.dialect === 'postgres' ? await moveOldSharedInbox(database) : 0;
-  const out: CarriedOver = { messages, receipts, sharedRows, approvals, sessions: moved.sessions, historyMessages: moved.messages, conversations: moved.conversations, reminders };
+  const out: CarriedOver = { messages, receipts, sharedRows, approvals, sessions: moved.sessions, historyMessages: moved.messages, conversations: moved.conversations, reminders, schedules };
   if (Object.values(out).some((n) => n > 0)) {
-    deps.log.info(out, 'carried round-2 state over into the tables (accepted messages, unacknowledged requests, shared inbox rows, approval requests, sessions with their history, conversations, reminders)');
+    deps.log.info(out, 'carried round-2 state over into the tables (accepted messages, unacknowledged requests, shared inbox rows, approval requests, sessions with their history, conversations, reminders, schedules)');
   }
   return out;
 }

@@ -15,7 +15,6 @@ import type { WorkContext, WorkItem, WorkQueue } from '../state/cluster/work-que
 import { isTimerJob, type TimerJob, type TimerRunner } from '../state/timers/timer-work.js';
 import type { OpenedDatabase } from '../state/store/database.js';
 import { fixedLimit, type LoadGovernor } from './load-governor.js';
-import { createSessionQueue } from './session-queue.js';
 import { createTurnDriver, type DriveEnd } from './turn-driver.js';
 import { createInbox } from './inbox.js';
 import { carryOverRound2 } from './carry-over.js';
@@ -39,6 +38,7 @@ import { DEFAULT_BUSY_MODE, type BusyMode } from '../settings/busy-mode.js';
 import { createSteering } from './steering.js';
 import type { AuditLog } from '../state/audit/audit-log.js';
 import { createTurnStopper, type StopRequest } from './turn-stop.js';
+import type { StopReason } from './stop-reason.js';
 import { createFeedbackStore } from '../state/feedback/feedback-store.js';
 
 export interface GatewayDeps {
@@ -138,8 +138,6 @@ const EXPIRY_WATCH_MS = 30_000;
 export function createGateway(deps: GatewayDeps): Gateway {
   const ports = new Map<Platform, OutboundPort>();
   const governor = deps.governor ?? fixedLimit(deps.maxConcurrentTurns);
-  // Scheduled runs only (they wait for their end in this process); everything else is deps.work.
-  const queue = createSessionQueue(governor);
   const work = deps.work;
   const inbox = createInbox(deps.database, work, () => deps.clock.now());
   const log = deps.log;
@@ -163,6 +161,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     append: async (msg, sessionId) => {
       await deps.sessions.append(sessionId, [await userEntry(msg, sessionId)]);
     },
+    mayHaveWaiting: (lane) => work.mayHaveWaiting(lane),
+    removedWaiting: (lane, n) => work.removedWaiting(lane, n),
   });
   /** Every turn of a conversation's job listens for messages that steer it. */
   const drive: typeof turns.drive = (state, before) => turns.drive(state, before, steering.hookFor(conversationKey(state.conversation), state.sessionId));
@@ -279,11 +279,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
   async function processMessage(msg: InboundMessage, takenIn: boolean): Promise<DriveEnd> {
     try {
       // The bot is about to answer in this thread: from now on it is part of it.
-      if (msg.conversation.threadId) await deps.sessions.markJoined(msg.conversation);
-      const session = await deps.sessions.current(msg.conversation);
-      await approvals.supersedeAndRepair(session.id);
+      const session = await deps.sessions.current(msg.conversation, { join: msg.conversation.threadId !== undefined });
+      // A session this call created has no history and no approvals: nothing to supersede or repair.
+      const history: readonly ChatMessage[] = session.created ? [] : await approvals.supersedeAndRepair(session.id);
       if (deps.context && !takenIn) {
-        const gathered = await deps.context.gather(msg, () => deps.sessions.history(session.id), portFor(msg.conversation));
+        const gathered = await deps.context.gather(msg, async () => history, portFor(msg.conversation));
         if (gathered.userNote) await send(msg.conversation, gathered.userNote, msg.replyTo);
         if (gathered.messages.length) await deps.sessions.append(session.id, gathered.messages);
         await deps.context.clearNoted(msg, gathered.notedIds);
@@ -319,9 +319,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
   }
 
   /** Stops the turn running in a conversation, here or (on a shared database) on another instance. True if one was asked to stop. */
-  async function stopRunning(key: string): Promise<boolean> {
+  async function stopRunning(key: string, reason?: StopReason): Promise<boolean> {
     const running = turns.runningIn(key);
-    running?.controller.abort();
+    running?.controller.abort(reason);
     // On a shared database the turn may be running on another instance: it is told too.
     const elsewhere = await work.stopElsewhere(key).catch(() => false);
     return running !== undefined || elsewhere;
@@ -347,7 +347,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     return { stoppedTurn, cancelledApprovals: cancelled, ...(stopped.kind === 'not_allowed' && { refused: stopped.text }) };
   }
 
-  async function auditStop(conversation: Conversation, by: Speaker, via: 'command' | 'new' | 'button', stopped: StopTurnResult, detail: Record<string, unknown> = {}): Promise<void> {
+  async function auditStop(conversation: Conversation, by: Speaker, via: 'command' | 'new' | 'button' | 'interrupt', stopped: StopTurnResult, detail: Record<string, unknown> = {}): Promise<void> {
     const cancelled = typeof detail.cancelledApprovals === 'number' ? detail.cancelledApprovals : 0;
     const outcome = stopped.kind === 'not_allowed' ? 'refused' : stopped.kind === 'stopped' || cancelled > 0 ? 'stopped' : 'nothing_running';
     await deps.audit.record({ kind: 'stop', outcome, actor: by, conversation, detail: { via, ...detail } });
@@ -449,7 +449,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
           return 'queued';
         }
         if (!(await accept(msg))) return 'duplicate';
-        if (busyMode(msg.conversation) === 'interrupt') await stopRunning(conversationKey(msg.conversation));
+        if (busyMode(msg.conversation) === 'interrupt') {
+          // As the Stop button would, on the new message's author's behalf: the answer being written says who, the audit records it.
+          const stopped = await stopRunning(conversationKey(msg.conversation), { kind: 'stopped', by: msg.speaker, via: 'interrupt' });
+          if (stopped) await auditStop(msg.conversation, msg.speaker, 'interrupt', { kind: 'stopped' });
+        }
         return 'queued';
       } catch (err) {
         log.error({ err: (err as Error).message }, 'store failed while accepting a message');
@@ -478,7 +482,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         // Admins, and the channel policy's approvers (channels: in hermes.config.yaml), may change a channel's notes.
         notes: { ...(deps.notes && { notes: deps.notes }), mayEdit: (speaker, c) => isAdmin(speaker) || personListed(deps.policies?.at(c.conversation).approvers ?? [], speaker.platform, speaker.userId, c.roles) },
         stop: () => stopConversation(cmd.conversation, cmd.speaker, parsed.kind === 'command' && parsed.name === 'new' ? 'new' : 'command'),
-        queueDepth: () => queue.size() + work.active(),
+        queueDepth: () => work.active(),
         schedules: deps.schedules,
         policy: (c) => describePolicy(c.conversation, c.speaker),
       });
@@ -525,24 +529,23 @@ export function createGateway(deps: GatewayDeps): Gateway {
       }
     },
 
-    // In the conversation's queue slot (after whatever is already running there), in the
-    // schedule's own session: runs of one schedule share a history, and the chat's does not mix in.
-    runScheduled(run) {
-      return queue.run(conversationKey(run.conversation), async (): Promise<ScheduledRunEnd> => {
-        if (closed) return 'interrupted';
-        const session = await deps.sessions.currentByKey(scheduleSessionKey(run.scheduleId));
-        await approvals.supersedeAndRepair(session.id);
-        await deps.sessions.append(session.id, [{ role: 'user', content: tagUserText(run.conversation, run.speaker, run.text), speaker: run.speaker, inboundId: run.runId }]);
-        const state = newTurnState({ sessionId: session.id, conversation: run.conversation, speaker: run.speaker, isAdmin: isAdmin(run.speaker), replyTo: run.replyTo, header: run.header }, deps.clock.now());
-        deps.turn.tracer.record({ type: 'turn_start', turnId: state.turnId, sessionId: session.id, platform: run.conversation.platform, userKey: speakerKey(run.speaker), text: run.text });
-        // Not `drive`: people's messages in the conversation are no part of a scheduled run.
-        const end = await turns.drive(state);
-        if (end === 'answered') return 'answered';
-        if (end === 'paused') return 'waiting_for_approval';
-        // Aborted by shutdown: the run did not finish, and after the restart it is reported so.
-        if (end === 'aborted') return closed ? 'interrupted' : 'stopped';
-        return 'failed';
-      });
+    // Called by the schedule's work row (the WorkQueue's lane `schedule:<id>` runs one of its due
+    // times at a time), in the schedule's own session: runs of one schedule share a history, and
+    // the chat's does not mix in.
+    async runScheduled(run) {
+      if (closed) return 'interrupted';
+      const session = await deps.sessions.currentByKey(scheduleSessionKey(run.scheduleId));
+      await approvals.supersedeAndRepair(session.id);
+      await deps.sessions.append(session.id, [{ role: 'user', content: tagUserText(run.conversation, run.speaker, run.text), speaker: run.speaker, inboundId: run.runId }]);
+      const state = newTurnState({ sessionId: session.id, conversation: run.conversation, speaker: run.speaker, isAdmin: isAdmin(run.speaker), replyTo: run.replyTo, header: run.header }, deps.clock.now());
+      deps.turn.tracer.record({ type: 'turn_start', turnId: state.turnId, sessionId: session.id, platform: run.conversation.platform, userKey: speakerKey(run.speaker), text: run.text });
+      // Not `drive`: people's messages in the conversation are no part of a scheduled run.
+      const end = await turns.drive(state);
+      if (end === 'answered') return 'answered';
+      if (end === 'paused') return 'waiting_for_approval';
+      // Aborted by shutdown: the run did not finish, and after the restart it is reported so.
+      if (end === 'aborted') return closed ? 'interrupted' : 'stopped';
+      return 'failed';
     },
 
     async recover() {
@@ -571,8 +574,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
       watch();
     },
 
-    idle: () => Promise.all([queue.idle(), work.idle()]).then(() => undefined),
-    queueSize: () => queue.size() + work.active(),
+    idle: () => work.idle(),
+    queueSize: () => work.active(),
 
     async close() {
       closed = true;
@@ -581,7 +584,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       approvals.close();
       turns.abortAll();
       await work.close();
-      await Promise.race([Promise.all([queue.idle(), work.idle()]), new Promise((r) => setTimeout(r, 5_000).unref())]);
+      await Promise.race([work.idle(), new Promise((r) => setTimeout(r, 5_000).unref())]);
     },
   };
 }

@@ -33,6 +33,10 @@ export interface SteeringDeps<J> {
   markTakenIn(job: J): J;
   /** Appends the message to the running turn's session, as its turn would (files saved, author tagged). */
   append(message: InboundMessage, sessionId: string): Promise<void>;
+  /** The work queue's word on whether a row of the lane may be waiting (absent: always look). */
+  mayHaveWaiting?(lane: string): boolean;
+  /** Told how many waiting rows of a lane were removed once their messages were answered. */
+  removedWaiting?(lane: string, n: number): void;
 }
 
 export interface Steering {
@@ -53,7 +57,7 @@ export function createSteering<J>(deps: SteeringDeps<J>): Steering {
 
   async function takeIn(lane: string, sessionId: string): Promise<void> {
     const job = jobs.get(lane);
-    if (!job) return;
+    if (!job || deps.mayHaveWaiting?.(lane) === false) return;
     const waiting = await waitingInLane<J>(deps.database, lane, 'turn', job.rowId, deps.clock.now());
     for (const row of waiting) {
       if (job.takenIn.has(row.id)) continue;
@@ -87,7 +91,10 @@ export function createSteering<J>(deps: SteeringDeps<J>): Steering {
         async close(how) {
           if (jobs.get(lane) === job) jobs.delete(lane);
           if (how === 'cut_off' || job.takenIn.size === 0) return;
-          await removeWaiting(deps.database, [...job.takenIn]).catch((err: Error) => log.error({ err: err.message, lane }, 'steering: could not remove messages the turn answered; they will be answered again'));
+          await removeWaiting(deps.database, [...job.takenIn]).then(
+            (n) => deps.removedWaiting?.(lane, n),
+            (err: Error) => log.error({ err: err.message, lane }, 'steering: could not remove messages the turn answered; they will be answered again'),
+          );
         },
       };
     },

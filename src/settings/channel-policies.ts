@@ -37,7 +37,15 @@ const policySchema = z
     instructions: z.string().trim().min(1).max(8000).optional(),
     model: z.string().trim().min(1).max(200).optional(),
     users: z.array(z.string().regex(PERSON, { error: `is not a person: ${PERSON_FIX}` })).max(1000).optional(),
-    roles: z.array(z.string().regex(ROLE, { error: 'is not a Discord role: use the role id (digits) or discord:role:<id>' })).max(1000).optional(),
+    roles: z
+      .array(
+        z
+          // Unquoted in YAML, a role id is a number (and past 2^53 a different one): say to quote it.
+          .string({ error: 'is not text: quote a role id in YAML ("123456789012345678"), unquoted it is read as a number and loses digits' })
+          .regex(ROLE, { error: 'is not a Discord role: use the role id (digits) or discord:role:<id>' }),
+      )
+      .max(1000)
+      .optional(),
     approvers: z.array(z.string().regex(PERSON, { error: `is not a person: ${PERSON_FIX}` })).max(1000).optional(),
     busy_mode: z.enum(BUSY_MODES).optional(),
     daily_tokens: z.number().int().min(0).optional(),
@@ -63,11 +71,12 @@ export interface ChannelPolicy {
   roles?: string[];
   approvers: string[];
   busyMode?: BusyMode;
-  /** 0 = no channel budget. */
+  /**
+   * 0 = no channel budget. Counted per channel (a thread counts in its channel) whichever key set
+   * it: `daily_tokens` on `default` or a guild gives each channel there an allowance of that size.
+   */
   dailyTokens: number;
   respond: 'mention' | 'all';
-  /** Key the channel budget is counted under (the most specific key that sets `daily_tokens`). */
-  budgetKey?: string;
 }
 
 /** Where a policy is looked up: what the verified event says. */
@@ -108,13 +117,9 @@ export function resolvePolicy(file: ChannelsFile | undefined, place: PolicyPlace
     if (p.roles !== undefined) out.roles = p.roles;
     if (p.approvers !== undefined) out.approvers = p.approvers;
     if (p.busy_mode !== undefined) out.busyMode = p.busy_mode;
-    if (p.daily_tokens !== undefined) {
-      out.dailyTokens = p.daily_tokens;
-      out.budgetKey = key;
-    }
+    if (p.daily_tokens !== undefined) out.dailyTokens = p.daily_tokens;
     if (p.respond !== undefined) out.respond = p.respond;
   }
-  if (out.dailyTokens === 0) delete out.budgetKey;
   return out;
 }
 

@@ -7,7 +7,6 @@ import { createPgPool } from '../../src/state/store/postgres-store.js';
 import { openPostgresDatabase, openSqliteDatabase, type OpenedDatabase } from '../../src/state/store/database.js';
 import { createAuditLog, type AuditLog } from '../../src/state/audit/audit-log.js';
 import { createAuditRetention, DAY_MS } from '../../src/state/audit/audit-retention.js';
-import { createDueTimer } from '../../src/state/timers/due-timer.js';
 import { hashArgs } from '../../src/state/approvals/approval-store.js';
 import { createRedactor } from '../../src/runtime/trace/redact.js';
 import { engineWanted, freshSchema, postgresForTests } from '../helpers/postgres.js';
@@ -135,15 +134,18 @@ describe.each(engines.filter((e) => engineWanted(e.name)))('audit table on $name
     expect(mem.lines().some((l) => l.msg === 'audit: could not record an event' && l.kind === 'stop')).toBe(true);
   });
 
-  it('retention through the one due timer: rows older than HERMES_AUDIT_DAYS go, newer stay (fake clock)', async () => {
+  it('retention sweeps on its own timer: rows older than HERMES_AUDIT_DAYS go, newer stay (fake clock)', async () => {
     const clock = new ManualClock(0);
     const audit = await seeded(await engine.open(), clock);
     const days = 30;
     // Day 30 after T0 + 1.5 s: the three rows of T0 … T0+2 s straddle the cut-off.
     clock.advance(T0 + days * DAY_MS + 1_500 - clock.now());
-    const timer = createDueTimer({ clock, log: silent, pollMs: 60 * 60_000, sources: [createAuditRetention({ audit, clock, log: silent, days, everyMs: 60 * 60_000 })] });
-    await timer.start();
-    cleanups.push(async () => timer.stop());
+    const timer = createAuditRetention({ audit, clock, log: silent, days, everyMs: 60 * 60_000 });
+    timer.start();
+    cleanups.push(async () => {
+      timer.stop();
+      await timer.idle();
+    });
     await advanceUntil(clock, async () => (await audit.list({}, { limit: 50, offset: 0 })).total === 3, { stepMs: 1, maxSteps: 200 });
     expect((await audit.list({}, { limit: 50, offset: 0 })).entries.map((e) => e.outcome)).toEqual(['start', 'rate_limit', 'stopped']);
     // An hour later the next sweep runs on its own and takes the rows now past the cut-off.

@@ -86,6 +86,8 @@ describe('what the running bot audits', () => {
     const [limited] = await rowsUntil({ kind: 'limit_refused' }, 1);
     expect(limited).toMatchObject({ outcome: 'rate_limit', actor: 'slack:U3', channel: 'slack:C1', detail: { source: 'message', perMinute: 1 } });
 
+    // U3's "first" is answered before the commands, so neither stop nor new finds a turn running.
+    await h.core.gateway.idle();
     await h.core.gateway.handleCommand({ conversation: place, speaker: requester, text: 'stop' });
     await h.core.gateway.handleCommand({ conversation: place, speaker: requester, text: 'new' });
     await h.core.gateway.handleCommand({ conversation: place, speaker: requester, text: 'forget f123' });

@@ -190,8 +190,8 @@ describe.skipIf(!pgUrl)('two instances on one PostgreSQL database', () => {
     expect(await waitForTexts([a, b], 1)).toEqual(['I will remind you.']);
     const id = await findReminderId(a);
     expect(id).not.toBe('');
-    // A third instance started now reads the same due reminder and arms its own timer for it:
-    // two schedulers race for it at its due time, and the claim in the database lets one win.
+    // A third instance started now: three work queues race for the reminder's row at its due time,
+    // and the claim in the database (FOR UPDATE SKIP LOCKED) lets one win.
     const c = await startHarness({ fake, // Ordering and one-at-a-time per session are under test: messages queue rather than steer.
       env: { HERMES_STORE_URL: schema!.url, HERMES_BUSY_MODE: 'queue' }, extraTools: [...reminderTools], core: { clusterTiming: { leaseMs: 1_500, pollMs: 200 } } });
     running.push(c);
@@ -200,7 +200,7 @@ describe.skipIf(!pgUrl)('two instances on one PostgreSQL database', () => {
     expect(fired.filter((t) => t.includes('water the plants'))).toHaveLength(1);
     // Wait until the reminder's record says fired, then count again: no second delivery.
     for (let i = 0; i < 200; i++) {
-      const r = await a.core.store.get<{ status: string }>(`reminder:${id}`);
+      const r = await a.core.database.db.selectFrom('hermes_reminder').select('status').where('id', '=', id).executeTakeFirst();
       if (r?.status === 'fired') break;
       await new Promise((res) => setTimeout(res, 25));
     }
@@ -220,6 +220,6 @@ async function waitForRunner(hs: Harness[], since: number): Promise<Harness> {
 }
 
 async function findReminderId(h: Harness): Promise<string> {
-  const res = await h.core.store.get<string[]>('reminders:owner:' + encodeURIComponent('slack:T1:U_ALICE'));
-  return res?.[0] ?? '';
+  const row = await h.core.database.db.selectFrom('hermes_reminder').select('id').where('owner_key', '=', 'slack:T1:U_ALICE').executeTakeFirst();
+  return row?.id ?? '';
 }

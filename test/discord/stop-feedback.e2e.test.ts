@@ -3,6 +3,7 @@ import { MessageFlags, type APIActionRowComponent, type APIButtonComponentWithCu
 import { createFeedbackStore } from '../../src/state/feedback/feedback-store.js';
 import { DEFAULT_USER } from '../fakes/discord/fake-discord.js';
 import { user } from '../fakes/discord/payloads.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { startBot, type Bot } from './discord-harness.js';
 
 /** Stop and feedback buttons on answers, through the real discord.js client and core against the fakes. */
@@ -51,7 +52,30 @@ describe('discord: Stop and feedback buttons', () => {
     // The Stop button is gone and an unfinished answer gets no feedback buttons.
     expect(body(ended).components).toEqual([]);
     await bot.core.gateway.idle();
+    await waitFor('the model call abandoned', () => openai.abandoned >= abandonedBefore + 1);
     expect(openai.abandoned).toBe(abandonedBefore + 1);
+  });
+
+  it('/hermes stop follows the same rule: someone else is refused privately, the requester stops the task', async () => {
+    const { discord, openai } = bot;
+    await bot.core.gateway.idle();
+    const abandonedBefore = openai.abandoned;
+    openai.enqueue(slowReply());
+    const id = discord.sendGuildMessage({ author: DEFAULT_USER, content: 'write a lot', mentionBot: true });
+    const post = await discord.waitForCall((c) => c.method === 'POST' && c.path === `/channels/${discord.channelId}/messages` && body(c).message_reference?.message_id === id);
+    const reply = post.response as APIMessage;
+    const edited = (token: string) => discord.waitForCall((c) => c.method === 'PATCH' && c.path === `/webhooks/${discord.applicationId}/${token}/messages/@original`, 15_000, 'the edited reply');
+
+    const other = discord.runSlashCommand({ user: bob, text: 'stop' });
+    expect(body(await edited(other.token)).content).toBe(`Only <@${DEFAULT_USER.id}> (who asked) or an admin can stop this task.`);
+    const own = discord.runSlashCommand({ user: DEFAULT_USER, text: 'stop' });
+    expect(body(await edited(own.token)).content).toBe('OK: stopped the running task.');
+    const ended = await discord.waitForCall((c) => c.method === 'PATCH' && c.path.endsWith(`/messages/${reply.id}`) && String(body(c).content).includes('Stopped by'), 5_000);
+    expect(body(ended).content).toMatch(new RegExp(`_Stopped by <@${DEFAULT_USER.id}>\\._$`));
+    expect(body(ended).components).toEqual([]);
+    // The model stream was given up (awaited, so the next test's count starts clean).
+    await bot.core.gateway.idle();
+    await waitFor('the model call abandoned', () => openai.abandoned === abandonedBefore + 1);
   });
 
   it('the final reply carries 👍 / 👎; a vote is stored with turn and voter and a second vote replaces it', async () => {

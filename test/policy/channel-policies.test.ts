@@ -114,6 +114,13 @@ describe('channels: in the config file', () => {
     expect(errors.every((e) => e.includes('docs/access-and-limits.md'))).toBe(true);
   });
 
+  it('an unquoted role id (a YAML number) is refused with the fix, not read with lost digits', () => {
+    const bad = withFile('channels:\n  discord:channel:112233445566778899:\n    roles: [445566778899001122]\n');
+    expect(bad.ok ? [] : bad.errors).toEqual([expect.stringContaining('channels.discord:channel:112233445566778899.roles.0: is not text: quote a role id in YAML')]);
+    const ok = withFile('channels:\n  discord:channel:112233445566778899:\n    roles: ["445566778899001122"]\n');
+    expect(ok.ok && ok.config.channels['discord:channel:112233445566778899']?.roles).toEqual(['445566778899001122']);
+  });
+
   it('HERMES_DAILY_TOKENS is a whole number', () => {
     const r = loadConfig({ OPENAI_API_KEY: 'k', HERMES_DAILY_TOKENS: 'lots' }, os.tmpdir());
     expect(r.ok).toBe(false);

@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../../src/capabilities/toolkit/tool-api.js';
 import { scheduleTools } from '../../tools/schedules.js';
-import { NOT_AN_APPROVER } from '../../src/gateway/user-messages.js';
-import { DEFAULT_USER, type RestCall } from '../fakes/discord/fake-discord.js';
+import { NOT_ALLOWED, NOT_AN_APPROVER } from '../../src/gateway/user-messages.js';
+import { DEFAULT_USER, MEMBER_ROLE, type RestCall } from '../fakes/discord/fake-discord.js';
 import { user } from '../fakes/discord/payloads.js';
 import type { ChatCompletionRequestBody } from '../fakes/openai/fake-openai.js';
 import { advanceUntil, ManualClock } from '../reminders/manual-clock.js';
@@ -28,6 +28,8 @@ const BUDGET = '300000000000000004'; // #random, with a channel budget
 const bob = user('100000000000000011', 'bob');
 const carol = user('100000000000000012', 'carol'); // the channel's approver
 const admin = user('100000000000000013', 'admin');
+const dave = user('100000000000000014', 'dave'); // holds MEMBER_ROLE
+const THREAD = '400000000000000044'; // a thread of ENG with its own policy
 
 const runs: string[] = [];
 const tool = (name: string) =>
@@ -56,6 +58,10 @@ channels:
     approvers: [discord:${carol.id}]
   discord:channel:${BUDGET}:
     daily_tokens: 300
+  discord:channel:${THREAD}:
+    respond: all
+    model: thread-model
+    roles: ["${MEMBER_ROLE.id}"]
 `;
 
 type Body = RESTPostAPIChannelMessageJSONBody & { type?: number; flags?: number; recipient_id?: string };
@@ -195,6 +201,36 @@ describe('channel policies on discord', () => {
     bot.openai.setHandler(() => ({ text: 'ok' }));
     await writeFile(ctx.file, POLICIES);
     expect(bot.core.reloadConfig('signal')).toMatchObject({ ok: true, changed: ['channels'] });
+  });
+
+  it('a thread takes its channel\'s policy and adds its own: respond all, its model, only members with the role (and approvers, admins)', async () => {
+    const before = bot.openai.requests.length;
+    bot.openai.enqueue({ text: 'thread answer for dave' });
+    // No mention: `respond: all` in the thread.
+    bot.discord.sendThreadMessage({ author: dave, content: 'how do I run the tests?', threadId: THREAD, roles: [MEMBER_ROLE.id] });
+    await posted(bot, THREAD, 'thread answer for dave');
+    const req = bot.openai.requests[before]!;
+    expect(req.model).toBe('thread-model');
+    // The parent channel's tools and instructions hold in its thread (default → guild → channel → thread).
+    expect(toolNames(req).sort()).toEqual(['lookup', 'risky_action', 'schedule_task']);
+    expect(systemText(req)).toContain('Engineering rule two.');
+
+    // bob has no role: no model call, one private notice (a DM), nothing in the thread.
+    const mark = bot.openai.requests.length;
+    bot.discord.sendThreadMessage({ author: bob, content: 'me too?', threadId: THREAD, mentionBot: true, roles: [] });
+    const dm = await bot.discord.waitForCall((c) => c.method === 'POST' && c.path === '/users/@me/channels' && body(c).recipient_id === bob.id, 15_000, "bob's DM channel");
+    const notice = await bot.discord.waitForCall((c) => c.method === 'POST' && c.path === `/channels/${(dm.response as { id: string }).id}/messages`, 15_000, "bob's notice");
+    expect(body(notice).content).toBe(NOT_ALLOWED);
+
+    // The channel's approver and an admin are answered there without the role.
+    bot.openai.enqueue({ text: 'thread answer for carol' }, { text: 'thread answer for the admin' });
+    bot.discord.sendThreadMessage({ author: carol, content: 'status?', threadId: THREAD, roles: [] });
+    await posted(bot, THREAD, 'thread answer for carol');
+    bot.discord.sendThreadMessage({ author: admin, content: 'and now?', threadId: THREAD, roles: [] });
+    await posted(bot, THREAD, 'thread answer for the admin');
+    expect(bot.openai.requests.length).toBe(mark + 2);
+    const access = await bot.core.audit.list({ kind: 'access_refused', actor: `discord:${bob.id}` }, { limit: 10, offset: 0 });
+    expect(access.entries.map((e) => [e.outcome, e.channel])).toEqual([['not_allowed', `discord:${THREAD}`]]);
   });
 
   it("a channel budget stops the model call there, for admins too, and the refusal is audited", async () => {

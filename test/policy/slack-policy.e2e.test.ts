@@ -6,9 +6,9 @@ import { z } from 'zod';
 import { defineTool } from '../../src/capabilities/toolkit/tool-api.js';
 import { scheduleTools } from '../../tools/schedules.js';
 import { renderMrkdwn } from '../../adapters/slack/render-mrkdwn.js';
-import { NOT_AN_APPROVER } from '../../src/gateway/user-messages.js';
+import { NOT_ALLOWED, NOT_AN_APPROVER } from '../../src/gateway/user-messages.js';
 import type { ChatCompletionRequestBody } from '../fakes/openai/fake-openai.js';
-import { ManualClock } from '../reminders/manual-clock.js';
+import { advanceUntil, ManualClock } from '../reminders/manual-clock.js';
 import { startSlackHarness, type SlackHarness } from '../slack/slack-harness.js';
 
 /**
@@ -47,6 +47,10 @@ channels:
     respond: all
   slack:CBUDGET:
     daily_tokens: 300
+  slack:CPRIV:
+    users: [slack:UMEMBER]
+    approvers: [slack:UAPPR]
+    model: private-model
 `;
 
 const T0 = Date.UTC(2026, 10, 30, 9, 0, 0);
@@ -135,6 +139,31 @@ describe('channel policies on slack', () => {
     expect(JSON.stringify(h.ai.requests.at(-1)!.messages)).not.toContain('just chatting');
   });
 
+  it('users narrow who is answered in the channel (approvers and admins pass); the channel model is used there', async () => {
+    const before = h.ai.requests.length;
+    h.ai.enqueue({ text: 'private answer for the member' });
+    await h.mention('CPRIV', 'UMEMBER', 'hello');
+    await answered('private answer for the member');
+    expect(h.ai.requests[before]!.model).toBe('private-model');
+
+    await h.mention('CPRIV', 'UOUTSIDER', 'let me in');
+    await h.slack.waitFor('the private notice', () => ephemeralsTo('UOUTSIDER').length === 1);
+    expect(ephemeralsTo('UOUTSIDER')[0]!.args.text).toBe(renderMrkdwn(NOT_ALLOWED));
+    expect(h.ai.requests.length).toBe(before + 1);
+
+    h.ai.enqueue({ text: 'private answer for the approver' }, { text: 'private answer for the admin' });
+    await h.mention('CPRIV', 'UAPPR', 'status?');
+    await answered('private answer for the approver');
+    await h.mention('CPRIV', 'UADMIN', 'and now?');
+    await answered('private answer for the admin');
+    expect(h.ai.requests.length).toBe(before + 3);
+    // Elsewhere the outsider is answered, with the bot's model.
+    h.ai.enqueue({ text: 'general answer for the outsider' });
+    await h.mention('CGEN', 'UOUTSIDER', 'hi');
+    await answered('general answer for the outsider');
+    expect(h.ai.requests.at(-1)!.model).not.toBe('private-model');
+  });
+
   it('a channel budget stops the model call, for admins too', async () => {
     h.ai.enqueue({ text: 'first budget answer', usage: { prompt_tokens: 250, completion_tokens: 100 } });
     await h.mention('CBUDGET', 'UDEV', 'spend');
@@ -175,11 +204,8 @@ describe('channel policies on slack', () => {
 
     const before = h.ai.requests.length;
     h.ai.setHandler((req) => (toolMessages(req).length ? { text: 'run done' } : { toolCalls: [{ id: 'call_forced', name: 'lookup', arguments: { target: 'build' } }] }));
-    for (let i = 0; i < 30 && !h.slack.posts().some((p) => p.text.startsWith('⏰ Builds')); i++) {
-      clock.advance(1000);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    await h.slack.waitFor('the scheduled run', () => h.slack.posts().some((p) => p.text.startsWith('⏰ Builds')));
+    // Time moves a second at a time (real pauses let the run's I/O happen) until the run is posted.
+    await advanceUntil(clock, () => h.slack.posts().some((p) => p.text.startsWith('⏰ Builds')), { stepMs: 1000, maxSteps: 30, pauseMs: 100 });
     const run = h.ai.requests.slice(before);
     expect(toolNames(run[0]!)).not.toContain('lookup');
     expect(toolMessages(run[1]!)).toEqual([expect.stringContaining('lookup did not run: the policy of this channel does not allow it here')]);

@@ -25,11 +25,11 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 });
 
-/** `before0008`: the tables as the step before the place words left them, then opened (migrated) as usual. */
+/** `before0009`: the tables as the step before the place words (step 0009) left them, then opened (migrated) as usual. */
 interface Engine {
   name: string;
   open(): Promise<OpenedDatabase>;
-  before0008(): Promise<{ raw: Kysely<unknown>; open(): Promise<OpenedDatabase> }>;
+  before0009(): Promise<{ raw: Kysely<unknown>; open(): Promise<OpenedDatabase> }>;
 }
 
 const engines: Engine[] = [
@@ -42,12 +42,12 @@ const engines: Engine[] = [
       cleanups.push(() => db.close());
       return db;
     },
-    async before0008() {
+    async before0009() {
       const dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-recall-'));
       cleanups.push(() => rm(dir, { recursive: true, force: true }));
       const file = path.join(dir, 'hermes.sqlite');
       const raw = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new Database(file) }) });
-      await migrateUpTo(raw, '0007-timers');
+      await migrateUpTo(raw, '0008-recall-fts-trigger');
       return {
         raw,
         async open() {
@@ -72,13 +72,13 @@ if (pgUrl) {
       cleanups.push(() => db.close());
       return db;
     },
-    async before0008() {
+    async before0009() {
       const schema = await freshSchema(pgUrl);
       cleanups.push(() => schema.drop());
       const pool = createPgPool(schema.url);
       cleanups.push(() => pool.end());
       const raw = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: { connect: () => pool.connect(), end: async () => undefined } }) });
-      await migrateUpTo(raw, '0007-timers', { schema: schema.schema });
+      await migrateUpTo(raw, '0008-recall-fts-trigger', { schema: schema.schema });
       return {
         raw,
         async open() {
@@ -159,9 +159,9 @@ for (const engine of engines) {
       expect(thread.place).toMatchObject({ channelId: 'CGEN', threadId: '171.1', threadStartedAt: thread.at });
     });
 
-    it('messages stored before the place words (schema step 0008) are found by the same rule after the upgrade', async () => {
-      const { raw, open } = await engine.before0008();
-      // Rows as the 0006 index wrote them: the message, its full-text entry, who took part where.
+    it('messages stored before the place words (schema step 0009) are found by the same rule after the upgrade', async () => {
+      const { raw, open } = await engine.before0009();
+      // Rows as the index wrote them before: the message (step 0008's trigger adds its full-text row), who took part where.
       const rows: Array<[string, string, string, string | null, string, string]> = [
         // id, channel, thread, dm owner, author, text
         ['o1', 'DA', '', 'slack:T1:UA', 'slack:T1:UA', 'old zebrafish secret in A DM'],
@@ -174,7 +174,6 @@ for (const engine of engines) {
         at += 1000;
         await sql`insert into hermes_recall_message (id, platform, workspace_id, channel_id, thread_id, parent_channel_id, dm_owner, author, author_name, text, at)
           values (${id}, 'slack', 'T1', ${channel}, ${thread}, null, ${owner}, ${author}, ${author.split(':')[2]!.toLowerCase()}, ${text}, ${at})`.execute(raw);
-        if (engine.name === 'sqlite') await sql`insert into hermes_recall_message_fts(rowid, text) select seq, text from hermes_recall_message where id = ${id}`.execute(raw);
         if (owner === null) {
           await sql`insert into hermes_recall_member (member, platform, workspace_id, channel_id, thread_id, since) values (${author}, 'slack', 'T1', ${channel}, ${thread}, ${at})
             on conflict do nothing`.execute(raw);

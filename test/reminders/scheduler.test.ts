@@ -132,7 +132,7 @@ describe('reminders as rows of the WorkQueue (injected clock, SQLite)', () => {
   });
 
   // Two instances racing for one reminder is PostgreSQL's case (one process owns a SQLite file):
-  // test/timers/timer-tables.e2e.test.ts.
+  // test/timers/timer-tables.test.ts (its PostgreSQL half).
 
   it('100 reminders within one minute each fire exactly once, on time', async () => {
     const users: Speaker[] = [0, 1, 2, 3].map((n) => ({ ...alice, userId: `U${n}` }));

@@ -1,12 +1,11 @@
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ScheduleRecord } from '../../src/state/schedules/schedule-record.js';
-import { createScheduleSource, type ScheduledRun, type ScheduledRunEnd, type ScheduleRunsOptions } from '../../src/state/schedules/schedule-runs.js';
+import { createScheduleRunner, type ScheduledRun, type ScheduledRunEnd, type ScheduleRunsOptions } from '../../src/state/schedules/schedule-runs.js';
 import { createScheduleStore, type ScheduleStore } from '../../src/state/schedules/schedule-store.js';
-import { createDueTimer } from '../../src/state/timers/due-timer.js';
-import type { Store } from '../../src/state/store/store.js';
-import { alice, bob, channel, memoryLogger, otherChannel, tempStoreFile } from '../reminders/fixtures.js';
+import { alice, bob, channel, memoryLogger, otherChannel } from '../reminders/fixtures.js';
 import { advanceUntil as advanceBy, ManualClock, settle } from '../reminders/manual-clock.js';
+import { timerDir, type TimerRig } from '../reminders/timer-rig.js';
 
 /** Small manual-clock steps with room for real SQLite I/O between them (slow shared machines). */
 const advanceUntil = (clock: ManualClock, done: () => boolean | Promise<boolean>, opts: { stepMs: number; maxSteps?: number }) =>
@@ -20,32 +19,37 @@ const pause = (ms = 30) => new Promise((r) => setTimeout(r, ms));
 /** The due time a run was claimed for (its runId is `<id>@<dueAt>`). */
 const dueOf = (run: ScheduledRun) => new Date(Number(run.runId.split('@')[1])).toISOString();
 
-describe('scheduled runs on the due timer (injected clock, SQLite)', () => {
-  let tmp: Awaited<ReturnType<typeof tempStoreFile>>;
-  let store: Store;
+describe('scheduled runs as rows of the WorkQueue (injected clock, SQLite)', () => {
+  let tmp: Awaited<ReturnType<typeof timerDir>>;
+  let rig: TimerRig;
   let clock: ManualClock;
   let schedules: ScheduleStore;
   let runs: Array<ScheduledRun & { at: number }>;
   let notices: Array<{ id: string; text: string }>;
-  const stops: Array<() => void> = [];
+  const rigs: TimerRig[] = [];
 
   beforeEach(async () => {
-    tmp = await tempStoreFile();
-    store = await tmp.open();
+    tmp = await timerDir();
     clock = new ManualClock(T0);
-    schedules = createScheduleStore(store, clock, settings);
+    await reopen();
     runs = [];
     notices = [];
   });
   afterEach(async () => {
-    for (const stop of stops.splice(0)) stop();
-    await store.close();
+    for (const r of rigs.splice(0)) await r.close();
     await tmp.cleanup();
   });
 
+  /** A (re)start over the same file: the tables and the queue, as the bot opens them. */
+  async function reopen(): Promise<void> {
+    rig = await tmp.open(clock);
+    rigs.push(rig);
+    schedules = createScheduleStore(rig.database, clock, settings, rig.queue);
+  }
+
   function timer(overrides: Partial<ScheduleRunsOptions> = {}) {
     const log = process.env.TEST_LOG ? pino({ level: 'debug' }) : memoryLogger().log;
-    const source = createScheduleSource({
+    const runner = createScheduleRunner({
       // Lateness is covered by the restart test; here a slow machine must not make runs "late".
       schedules, clock, log, graceMs: 60 * MIN, lateAfterMs: 30 * MIN, startedAt: clock.now(),
       run: async (run): Promise<ScheduledRunEnd> => {
@@ -56,9 +60,12 @@ describe('scheduled runs on the due timer (injected clock, SQLite)', () => {
       waitingForApproval: async () => false,
       ...overrides,
     });
-    const t = createDueTimer({ clock, log, sources: [source] });
-    stops.push(() => t.stop());
-    return t;
+    return {
+      start: () => rig.start(async (job, ctx) => (job.kind === 'scheduled' ? runner(job, ctx) : undefined)),
+      stop: () => rig.close(),
+      /** Creating a schedule wakes the queue itself. */
+      poke: () => undefined,
+    };
   }
 
   const hourly = (text = 'post the digest') => schedules.forUser(alice, channel, 'root-1').create({ task: text, schedule: '0 * * * *', name: 'Digest' });
@@ -78,31 +85,17 @@ describe('scheduled runs on the due timer (injected clock, SQLite)', () => {
     await settle(async () => (await schedules.get(v.id))?.runs === 3);
   });
 
-  it('two timers on one store: each due time runs once', async () => {
-    await hourly();
-    const a = timer();
-    const b = timer();
-    await Promise.all([a.start(), b.start()]);
-    await advanceUntil(clock, () => runs.length >= 2, { stepMs: 5 * MIN, maxSteps: 60 });
-    a.poke();
-    b.poke();
-    clock.advance(MIN);
-    await pause(100);
-    expect(runs.map((r) => r.runId)).toEqual([...new Set(runs.map((r) => r.runId))]);
-    expect(runs).toHaveLength(2);
-  });
+  // Two instances racing for one due time is PostgreSQL's case: test/timers/timer-tables.test.ts (its PostgreSQL half).
 
   it('a restart in between: the missed due time runs once at start, late, and older misses are mentioned', async () => {
     const v = await hourly();
     const first = timer();
     await first.start();
     await advanceUntil(clock, () => runs.length >= 1, { stepMs: 5 * MIN, maxSteps: 30 });
-    first.stop();
-    await store.close();
+    await first.stop();
 
     clock.advance(2 * 60 * MIN + 20 * MIN); // down across 14:00 and 15:00; now 15:20
-    store = await tmp.open();
-    schedules = createScheduleStore(store, clock, settings);
+    await reopen();
     const second = timer({ startedAt: clock.now() });
     await second.start();
     await settle(() => runs.length >= 2);
@@ -165,15 +158,16 @@ describe('scheduled runs on the due timer (injected clock, SQLite)', () => {
   it('a run whose process died is reported as interrupted once, never re-run', async () => {
     const v = await hourly();
     clock.advance(60 * MIN);
-    // The old process claimed 13:00 and died mid-run.
-    const claimed = await schedules.claim(v.id, Date.UTC(2026, 10, 30, 13), clock.now(), false, { graceMs: 60 * MIN, lateAfterMs: MIN, startedAt: T0 });
+    // The old process claimed 13:00 (its row claimed once, never finished) and died mid-run.
+    const claimed = await schedules.claimRun(v.id, Date.UTC(2026, 10, 30, 13), clock.now(), false, { graceMs: 60 * MIN, lateAfterMs: MIN, startedAt: T0 });
     expect(claimed?.kind).toBe('run');
+    await rig.database.db.updateTable('hermes_work').set({ claimed_by: 'dead', claimed_until: clock.now() + 1e12, attempts: 1 }).where('id', '=', `schedule:${v.id}@${Date.UTC(2026, 10, 30, 13)}`).execute();
+    await rig.close();
     clock.advance(30 * SEC);
-    const t = timer({ leaseMs: 2 * MIN });
+    await reopen();
+    const t = timer();
     await t.start();
-    await pause();
-    expect(notices).toEqual([]);
-    await advanceUntil(clock, () => notices.length >= 1, { stepMs: 30 * SEC, maxSteps: 20 });
+    await settle(() => notices.length >= 1);
     expect(notices[0]!.text).toBe('⏰ Digest: the run due 2026-11-30 13:00 UTC was interrupted (I stopped while it ran) and did not finish. It is not repeated; the next run is on schedule.');
     await advanceUntil(clock, () => runs.length >= 1, { stepMs: MIN, maxSteps: 90 });
     expect(runs.map(dueOf)).toEqual(['2026-11-30T14:00:00.000Z']);
@@ -209,8 +203,11 @@ describe('scheduled runs on the due timer (injected clock, SQLite)', () => {
 
   it('only the creator can list or cancel; the per-user limit holds', async () => {
     const mine = schedules.forUser(alice, channel);
+    // Listed in creation order (created_at; each creation is its own approved call, never the same millisecond).
     const a = await mine.create({ task: 'a', schedule: '0 9 * * *' });
+    clock.advance(1);
     await mine.create({ task: 'b', schedule: '0 10 * * *' });
+    clock.advance(1);
     await mine.create({ task: 'c', schedule: '0 11 * * *' });
     await expect(mine.create({ task: 'd', schedule: '0 12 * * *' })).rejects.toThrow('already has 3 active scheduled tasks, the most allowed (HERMES_MAX_SCHEDULES_PER_USER)');
     const bobs = schedules.forUser(bob, channel);
@@ -228,12 +225,18 @@ describe('scheduled runs on the due timer (injected clock, SQLite)', () => {
     expect((await schedules.forUser(alice, channel).list())[0]!.task).not.toContain('secret');
   });
 
-  it('an index left behind by a crash is caught up instead of waking the timer again and again', async () => {
+  it('one waiting work row per schedule, due at its next time; a cancel takes it away', async () => {
     const v = await hourly();
-    const next = (await schedules.get(v.id))!.nextDueAt!;
-    await store.set('schedules:due', [[v.id, T0 - MIN]]); // the record moved on, the index did not
-    expect(await schedules.nextDueAt()).toBe(T0 - MIN);
-    expect(await schedules.due(clock.now(), 10)).toEqual([]);
-    expect(await schedules.nextDueAt()).toBe(next);
+    const rows = () => rig.database.db.selectFrom('hermes_work').select(['id', 'kind', 'lane', 'due_at']).execute();
+    expect(await rows()).toEqual([{ id: `schedule:${v.id}@${Date.UTC(2026, 10, 30, 13)}`, kind: 'scheduled', lane: `schedule:${v.id}`, due_at: Date.UTC(2026, 10, 30, 13) }]);
+    expect(await schedules.nextDueAt()).toBe(Date.UTC(2026, 10, 30, 13));
+    const t = timer();
+    await t.start();
+    await advanceUntil(clock, () => runs.length >= 1, { stepMs: 5 * MIN, maxSteps: 30 });
+    await settle(async () => (await schedules.get(v.id))?.runs === 1);
+    expect((await rows()).map((r) => r.due_at)).toEqual([Date.UTC(2026, 10, 30, 14)]);
+    expect(await schedules.forUser(alice, channel).cancel(v.id)).toBe(true);
+    expect(await rows()).toEqual([]);
+    expect(await schedules.nextDueAt()).toBeUndefined();
   });
 });

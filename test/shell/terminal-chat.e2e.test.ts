@@ -36,6 +36,12 @@ function script(req: ChatCompletionRequestBody): FakeReply {
   if (text.includes('endless page')) {
     return done ? { text: 'page read' } : { toolCalls: [{ name: 'fetch_url', arguments: { url: web.url('/slow') } }] };
   }
+  if (text.includes('stream it')) {
+    // A preamble with tool-call text split across pieces, then the answer written in two pieces 2 s apart.
+    const call = '<tool_call>{"name": "get_current_time", "arguments": {"timezone": "UTC"}}</tool_call>';
+    if (!done) return { text: `Checking.\n${call}`, stream: { textChunks: ['Checking.\n<tool', `_call>${call.slice(11, 40)}`, call.slice(40)] } };
+    return { text: 'The first words, and the rest two seconds later.', stream: { textChunks: ['The first words,', ' and the rest two seconds later.'], chunkDelayMs: 2_000 } };
+  }
   if (text.includes('slow')) return { text: 'the slow answer', delayMs: 120_000 };
   if (text.includes('webhook')) {
     return done ? { text: 'webhook sent' } : { toolCalls: [{ name: 'send_webhook', arguments: { url: web.url('/sink'), body: { hello: 'world' } } }] };
@@ -139,6 +145,23 @@ describe.skipIf(!canRun)('terminal chat in a pseudo-terminal', () => {
     pty.type('\x04');
     expect(await pty.exited()).toBe(0);
   }, 240_000);
+});
+
+describe.skipIf(!canRun)('terminal chat in a pseudo-terminal: answers as they are written', () => {
+  it('prints the first words while the model is still writing, and never a tool call', async () => {
+    pty = startPtyChat(await env());
+    await pty.waitFor(/you> /);
+    const from = pty.screen().length;
+    pty.type('stream it please\r');
+    await pty.waitFor(/hermes> The first words,/, 30_000, from);
+    // The rest is two seconds away: the first words are on screen before it.
+    expect(pty.screen().slice(from)).not.toMatch(/and the rest/);
+    await pty.waitFor(/The first words, and the rest two seconds later\./, 30_000, from);
+    expect(pty.screen().slice(from)).not.toMatch(/tool_call|"arguments"|"timezone"/);
+    expect(pty.screen().slice(from)).toMatch(/Checking\./);
+    pty.type('\x04');
+    expect(await pty.exited()).toBe(0);
+  }, 120_000);
 });
 
 describe.skipIf(!canRun)('terminal chat in a pseudo-terminal: the first hour', () => {

@@ -107,6 +107,32 @@ describe('Slack answers shown while they are written', () => {
     for (const s of streams) expect(s.state).toBe('stopped');
   });
 
+  it('a code block that runs on past one streamed message is closed there and opened again in the next', async () => {
+    const answer = port.openAnswer!(inThread, { recipientId: 'U1' });
+    const code = Array.from({ length: 900 }, (_, i) => `print(${i})  # line ${i}`).join('\n');
+    const full = `Here is the script:\n\n\`\`\`python\n${code}\n\`\`\`\n\nRun it once.`;
+    expect(full.length).toBeGreaterThan(20_000);
+    answer.append(full);
+    await answer.finish(full);
+    const streams = slack.streams();
+    expect(streams.length).toBeGreaterThanOrEqual(2);
+    for (const s of streams) {
+      expect(s.state).toBe('stopped');
+      expect(s.text.length).toBeLessThanOrEqual(12_000);
+      // Every message opens and closes its own fences.
+      expect((s.text.match(/^```/gm) ?? []).length % 2).toBe(0);
+    }
+    expect(streams[1]!.text.startsWith('```python\n')).toBe(true);
+    // Nothing lost: without the fences added at the seams, the messages read as the answer.
+    const seams = streams.map((s, i) => {
+      let t = s.text;
+      if (i > 0) t = t.replace(/^```python\n/, '');
+      if (i < streams.length - 1) t = t.replace(/\n```$/, '');
+      return t;
+    });
+    expect(seams.join('')).toBe(full);
+  });
+
   it('replaces the streamed text when the final answer revises it', async () => {
     const answer = port.openAnswer!(inThread, { recipientId: 'U1' });
     answer.append('thinking out loud');

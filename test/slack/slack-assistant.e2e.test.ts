@@ -64,6 +64,39 @@ describe('Slack: assistant threads', () => {
     expect(h.slack.callsTo('assistant.threads.setTitle')).toHaveLength(1);
   });
 
+  it('with streaming on, the answer is streamed into the assistant thread after the status is set, and the status is cleared', async () => {
+    h = await startSlackHarness({ env: { HERMES_STREAMING: 'on' } });
+    const thread = await startThread(h, 'D5', 'U1');
+    h.ai.enqueue({ text: 'Streamed into the pane.', stream: { textChunks: ['Streamed ', 'into the pane.'], chunkDelayMs: 50 } });
+    await h.dm('D5', 'U1', 'What can you do?', { threadTs: thread });
+    await h.slack.waitFor('the stream ends', () => h!.slack.streams().some((s) => s.state === 'stopped'));
+    await h.core.gateway.idle();
+    await h.slack.waitFor('the status cleared', () => h!.slack.callsTo('assistant.threads.setStatus').length === 2);
+    const [stream] = h.slack.streams();
+    expect(stream).toMatchObject({ channel: 'D5', thread_ts: thread, text: 'Streamed into the pane.' });
+    const status = h.slack.callsTo('assistant.threads.setStatus');
+    expect(status.map((c) => c.args.status)).toEqual([WORKING_STATUS, '']);
+    expect(h.slack.calls.indexOf(status[0]!)).toBeLessThan(h.slack.calls.indexOf(h.slack.callsTo('chat.startStream')[0]!));
+    expect(h.slack.callsTo('assistant.threads.setTitle').map((c) => c.args.title)).toEqual(['What can you do?']);
+  });
+
+  it('a long turn sets its status again before Slack\'s two-minute timeout drops it, and stops once the turn ends', async () => {
+    // Renewed every 150 ms here (90 s in production); the model takes 1 s to answer.
+    h = await startSlackHarness({ statusRenewMs: 150 });
+    const thread = await startThread(h, 'D6', 'U1');
+    h.ai.enqueue({ text: 'Took a while.', delayMs: 1_000 });
+    await h.dm('D6', 'U1', 'a long task', { threadTs: thread });
+    await h.slack.waitFor('the answer', () => h!.slack.posts({ channel: 'D6', thread_ts: thread }).length === 1, 20_000);
+    await h.core.gateway.idle();
+    await h.slack.waitFor('the status cleared', () => h!.slack.callsTo('assistant.threads.setStatus').some((c) => c.args.status === ''));
+    const status = h.slack.callsTo('assistant.threads.setStatus');
+    const clearedAt = status.findIndex((c) => c.args.status === '');
+    expect(clearedAt).toBe(status.length - 1);
+    expect(status.slice(0, clearedAt).every((c) => c.args.status === WORKING_STATUS && c.args.thread_ts === thread)).toBe(true);
+    // Set once, then renewed while the model worked.
+    expect(clearedAt).toBeGreaterThanOrEqual(3);
+  });
+
   it('uses the default prompts without config, and a DM thread the pane never announced keeps the reaction and gets no title', async () => {
     h = await startSlackHarness();
     await startThread(h, 'D2', 'U1');

@@ -104,6 +104,24 @@ describe('Slack: a message while the thread\'s turn runs', () => {
     expect(h.slack.posts({ channel: 'C1', thread_ts: ts }).map((p) => p.text)).toEqual(['Il est midi.']);
   });
 
+  it('interrupt while the answer streams: what was written stays, says who stopped it, and the stop is audited', async () => {
+    h = await startSlackHarness({ env: { HERMES_BUSY_MODE: 'interrupt', HERMES_STREAMING: 'on' } });
+    const words = Array.from({ length: 40 }, (_, i) => `word${i} `);
+    h.ai.enqueue({ text: words.join(''), stream: { textChunks: words, chunkDelayMs: 250 } }, { text: 'Il est midi.' });
+    const ts = await h.mention('C1', 'U1', 'write a lot');
+    await h.slack.waitFor('the answer streaming', () => (h!.slack.streams()[0]?.text ?? '').includes('word1'));
+    await h.say('C1', 'U2', 'no wait, say it in French', { threadTs: ts });
+    await h.slack.waitFor('both streams stopped', () => h!.slack.streams().length === 2 && h!.slack.streams().every((s) => s.state === 'stopped'), 15_000);
+    await h.core.gateway.idle();
+    const [first, second] = h.slack.streams();
+    expect(first!.text).toMatch(/^word0\b/);
+    expect(first!.text).not.toContain('word39');
+    expect(first!.text.trimEnd().endsWith('_Stopped by <@U2>._')).toBe(true);
+    expect(second!.text).toBe('Il est midi.');
+    const stops = await h.core.audit.list({ kind: 'stop' }, { limit: 10, offset: 0 });
+    expect(stops.entries).toEqual([expect.objectContaining({ outcome: 'stopped', actor: expect.stringContaining('U2'), detail: expect.objectContaining({ via: 'interrupt' }) })]);
+  });
+
   it('a channel policy\'s busy_mode wins over HERMES_BUSY_MODE there: queue in its channel, steer elsewhere', async () => {
     const file = await configFile(['channels:', '  slack:CQUEUE:', '    busy_mode: queue'].join('\n'));
     h = await startSlackHarness({ extraTools: [getCurrentTime], env: { HERMES_CONFIG: file, HERMES_BUSY_MODE: 'steer' } });

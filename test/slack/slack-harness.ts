@@ -65,6 +65,8 @@ export interface HarnessOptions {
   clock?: Clock;
   /** Start the due timer (reminders, scheduled tasks); off by default so nothing fires unasked. */
   dueTimer?: boolean;
+  /** How often a working turn renews its assistant thread status (the adapter's default is 90 s). */
+  statusRenewMs?: number;
   /** Serves this handler under /dashboard on the bot's HTTP server (as main.ts does with a token). */
   dashboard?: (core: Core, config: Config) => RequestHandler;
 }
@@ -106,7 +108,7 @@ export async function startSlackHarness(opts: HarnessOptions = {}): Promise<Slac
     const handle = opts.dashboard?.(core, config);
     const http = createBotHttp({ log, isReady: () => h.ready, ...(handle && { dashboard: { handle } }) });
     const receipts = createReceiptJournal(core.database, 'slack');
-    const adapter = await createSlackAdapter({ config: config.slack!, http, gateway, store: core.store, receipts, log, retries: 0, callTimeoutMs: opts.callTimeoutMs, maxRateLimitWaitMs: opts.maxRateLimitWaitMs, suggestedPrompts: config.slackAssistant.suggestedPrompts });
+    const adapter = await createSlackAdapter({ config: config.slack!, http, gateway, store: core.store, receipts, log, retries: 0, callTimeoutMs: opts.callTimeoutMs, maxRateLimitWaitMs: opts.maxRateLimitWaitMs, suggestedPrompts: config.slackAssistant.suggestedPrompts, statusRenewMs: opts.statusRenewMs });
     const port = await http.start(0, '127.0.0.1');
     await adapter.start();
     await core.start();

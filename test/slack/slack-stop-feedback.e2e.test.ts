@@ -3,6 +3,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FEEDBACK_ACTION, STOP_ACTION } from '../../adapters/slack/answer-buttons.js';
 import { CONTROL_TEXT } from '../../adapters/slack/slack-answer-stream.js';
 import { createFeedbackStore } from '../../src/state/feedback/feedback-store.js';
+import { main as evalMain } from '../../src/operations/eval/eval-cli.js';
+import { loadCases } from '../../src/operations/eval/case-schema.js';
+import { main as statsMain } from '../../src/operations/stats/stats-cli.js';
+import { createCore } from '../../src/app/app.js';
 import { builtinTools } from '../../tools/index.js';
 import { delegateTool } from '../../tools/delegate.js';
 import { resolveProfiles } from '../../src/settings/agent-profiles.js';
@@ -192,6 +196,38 @@ describe('Slack: feedback buttons', () => {
     await h.slack.waitFor('the change', () => ephemeralsTo(h!.slack, 'UOTHER').length === 2);
     expect(ephemeralsTo(h.slack, 'UOTHER')[1]).toBe('Changed your vote on this answer to 👍.');
     expect((await store.votesFor(turnId)).map((v) => v.vote)).toEqual(['up']);
+  });
+
+  it('a 👎 clicked in Slack shows in npm run stats and becomes an eval case with npm run eval -- --from-feedback', async () => {
+    h = await startSlackHarness(STREAMING);
+    h.ai.enqueue({ text: 'The capital of Australia is Sydney.' });
+    const ts = await h.mention('C1', 'UASKER', 'what is the capital of Australia?');
+    await h.slack.waitFor('the stream ends', () => h!.slack.streams()[0]?.state === 'stopped');
+    const blocks = (h.slack.streams()[0]!.blocks ?? []) as Block[];
+    const fb = blocks.find((b) => b.type === 'context_actions')?.elements?.[0] as { negative_button: { value: string } };
+    await h.slack.sendClick(h.target, { actionId: FEEDBACK_ACTION, actionType: 'feedback_buttons', value: fb.negative_button.value, userId: 'UOTHER', channelId: 'C1', messageTs: h.slack.streams()[0]!.ts, threadTs: ts });
+    await h.slack.waitFor('the thanks', () => ephemeralsTo(h!.slack, 'UOTHER').length === 1);
+    await h.core.gateway.idle();
+
+    // The CLIs read the data dir as an operator runs them, while the bot is down (one SQLite owner).
+    const dir = h.config.dataDir;
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = { out: (l: string) => out.push(l), err: (l: string) => err.push(l), env: { HERMES_DATA_DIR: dir }, cwd: dir, now: () => Date.now() };
+    let statsCode: number | undefined;
+    let evalCode: number | undefined;
+    await h.restart(async () => {
+      statsCode = await statsMain([], io);
+      evalCode = await evalMain(['--from-feedback', '--since', '1d'], io, { tools: builtinTools, createCore });
+    });
+    expect(statsCode).toBe(0);
+    expect(out.join('\n')).toContain('Feedback: 0 up, 1 down');
+    expect(evalCode).toBe(0);
+    expect(err.join('\n')).toBe('');
+    const cases = await loadCases(path.join(dir, 'evals'));
+    expect(cases).toHaveLength(1);
+    expect(cases[0]!.messages.join(' ')).toContain('what is the capital of Australia?');
+    expect(cases[0]!.expect.answer).toMatchObject({ none: ['The capital of Australia is Sydney.'] });
   });
 
   it('an answer posted whole (streaming off) carries the thumbs on its last message', async () => {

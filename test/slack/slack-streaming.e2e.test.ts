@@ -66,6 +66,26 @@ describe('Slack: streamed answers', () => {
     expect(answerPosts({ channel: 'C1', thread_ts: ts })[0]!.text).toMatch(/model/i);
   });
 
+  it('an answer the loop withdraws (a figure no tool gave) is replaced by the final one, which carries the feedback buttons', async () => {
+    // The grounding check applies when tools were offered and none was called.
+    h = await startSlackHarness({ ...STREAMING, extraTools: [getCurrentTime] });
+    const first = 'Bitcoin is at $97,412.50 right now.';
+    const second = 'From memory, and possibly out of date: I have no live price tool here.';
+    h.ai.enqueue({ text: first, stream: { textChunks: ['Bitcoin is at ', '$97,412.50 right now.'], chunkDelayMs: 400 } }, { text: second });
+    const ts = await h.mention('C1', 'U1', 'what is bitcoin at?');
+    await h.slack.waitFor('the stream stopped', () => h!.slack.streams().some((s) => s.state === 'stopped'), 20_000);
+    await h.core.gateway.idle();
+    expect(h.ai.requests).toHaveLength(2);
+    const [stream] = h.slack.streams();
+    expect(stream!.thread_ts).toBe(ts);
+    // The streamed message now reads as the final answer, with the thumbs; nothing else was posted.
+    const last = h.slack.callsTo('chat.update').filter((c) => c.args.ts === stream!.ts).at(-1);
+    expect(last?.args.text).toBe(second);
+    expect(JSON.stringify(last?.args.blocks ?? [])).toContain('feedback_buttons');
+    expect(JSON.stringify(last?.args.blocks ?? [])).not.toContain('97,412');
+    expect(answerPosts({ channel: 'C1', thread_ts: ts })).toEqual([]);
+  });
+
   it('the fallback edits its message at most once a second while the answer is written', async () => {
     h = await startSlackHarness(STREAMING);
     h.slack.refuseStreaming('not_allowed');

@@ -58,9 +58,10 @@ describe('a round-2 data directory', () => {
 
     const moved = first.lines.filter((l) => String(l.msg).startsWith('carried round-2 state over'));
     expect(moved).toHaveLength(1);
-    expect(moved[0]).toMatchObject({ approvals: 1, sessions: 3, historyMessages: 44, conversations: 2, messages: 0, receipts: 0, reminders: 1 });
+    expect(moved[0]).toMatchObject({ approvals: 1, sessions: 3, historyMessages: 44, conversations: 2, messages: 0, receipts: 0, reminders: 1, schedules: 1 });
     expect(await h.core.store.keysWithPrefix('session:')).toEqual([]);
     expect(await h.core.store.keysWithPrefix('reminder')).toEqual([]);
+    expect(await h.core.store.keysWithPrefix('schedule')).toEqual([]);
     expect(await h.core.store.keysWithPrefix('approval:')).toEqual([]);
 
     // Sessions: the live one, the archived one with its summary and all 40 messages, the joined thread.
@@ -82,7 +83,10 @@ describe('a round-2 data directory', () => {
     // It fires through the work queue: its row waits for its time.
     const [reminder] = await reminders.forUser(alice, dm).list();
     expect(await h.core.database.db.selectFrom('hermes_work').select(['kind', 'due_at']).where('id', '=', `reminder:${reminder!.id}`).execute()).toEqual([{ kind: 'reminder', due_at: Date.UTC(2027, 10, 1, 9, 0, 0) }]);
-    expect((await createScheduleStore(h.core.store, systemClock, { minIntervalS: 60, maxPerUser: 10, defaultTimezone: 'UTC' }).forUser(alice, dm).list()).map((s) => [s.name, s.status])).toEqual([['weekly report', 'active']]);
+    const schedules = createScheduleStore(h.core.database, systemClock, { minIntervalS: 60, maxPerUser: 10, defaultTimezone: 'UTC' }, { addIn: async () => true, wake: () => undefined });
+    const [weekly] = await schedules.forUser(alice, dm).list();
+    expect([weekly?.name, weekly?.status]).toEqual(['weekly report', 'active']);
+    expect(await h.core.database.db.selectFrom('hermes_work').select(['kind', 'due_at']).where('lane', '=', `schedule:${weekly!.id}`).execute()).toEqual([{ kind: 'scheduled', due_at: weekly!.nextRuns[0] }]);
 
     // The pending approval is still pending, and approving it runs the call and goes on with the turn.
     const [pending] = await createApprovalStore(h.core.database, systemClock).listOpen();

@@ -96,6 +96,13 @@ function cutLongLine(line: string, max: number): string[] {
   return out;
 }
 
+/** Which code fence (its opener, e.g. ```python) is still open at the end of `text`, if any. */
+export function openFenceAt(text: string): string | null {
+  let open: string | null = null;
+  for (const line of text.split('\n')) open = nextFenceState(line, open);
+  return open;
+}
+
 /** After this line, which fence (opener text) is open, if any. */
 function nextFenceState(line: string, open: string | null): string | null {
   const trimmed = line.replace(/\n$/, '').trim();

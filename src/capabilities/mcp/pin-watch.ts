@@ -19,6 +19,8 @@ export interface Pins {
 
 export function readPins(file: string): Pins {
   const text = readFileSync(file, 'utf8');
+  // An empty file is a write caught half-way (the reload rejects it too): it must not unpin every server.
+  if (text.trim() === '') throw new Error('the file is empty');
   const raw = (file.endsWith('.json') ? JSON.parse(text) : parseYaml(text)) as Record<string, unknown> | null;
   const servers = mcpServersFileSchema.safeParse(raw?.mcp_servers ?? {});
   const skills = skillsFileSchema.safeParse(raw?.skills ?? {});

@@ -23,6 +23,14 @@ export interface LocalWorkQueueOptions {
  */
 export function createLocalWorkQueue<J>(opts: LocalWorkQueueOptions): WorkQueue<J> {
   const { db } = opts.database;
+  // Unclaimed rows per lane, as far as this process's adds and claims tell (seeded from the table at
+  // start). Rows removed another way leave it too high, which only costs a look that finds nothing.
+  const unclaimed = new Map<string, number>();
+  const count = (lane: string, by: number) => {
+    const n = (unclaimed.get(lane) ?? 0) + by;
+    if (n > 0) unclaimed.set(lane, n);
+    else unclaimed.delete(lane);
+  };
   const loop = createWorkLoop<J>({
     database: opts.database,
     instanceId: 'local',
@@ -34,14 +42,24 @@ export function createLocalWorkQueue<J>(opts: LocalWorkQueueOptions): WorkQueue<
     settleMs: opts.settleMs ?? 0,
     pollMs: 0,
     heartbeat: false,
+    // The file is this process's alone (sqlite-owner-lock.ts) and rows enter through addIn.
+    seesEveryAdd: true,
+    claimed: (lane) => count(lane, -1),
   });
   opts.onRaise?.(() => loop.pump());
   let started = false;
 
   const queue: WorkQueue<J> = {
     async addIn(tx, item) {
-      const r = await tx.insertInto('hermes_work').values(rowOf(item, opts.clock.now())).onConflict((c) => c.column('id').doNothing()).executeTakeFirst();
-      return Number(r.numInsertedOrUpdatedRows ?? 0n) > 0;
+      const row = rowOf(item, opts.clock.now());
+      const r = await tx.insertInto('hermes_work').values(row).onConflict((c) => c.column('id').doNothing()).executeTakeFirst();
+      const added = Number(r.numInsertedOrUpdatedRows ?? 0n) > 0;
+      // Told even if the caller's transaction then rolls back: a wake-up too many claims nothing.
+      if (added) {
+        loop.added(row.due_at);
+        count(item.lane, 1);
+      }
+      return added;
     },
     wake() {
       if (started) loop.pump();
@@ -54,10 +72,14 @@ export function createLocalWorkQueue<J>(opts: LocalWorkQueueOptions): WorkQueue<
     async start(run) {
       if (started) return;
       await db.updateTable('hermes_work').set({ claimed_by: null, claimed_until: null }).where('claimed_by', 'is not', null).execute();
+      const lanes = await db.selectFrom('hermes_work').select(['lane', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('lane').execute();
+      for (const l of lanes) count(l.lane, Number(l.n));
       started = true;
       loop.start(run);
     },
     stopElsewhere: async () => false,
+    mayHaveWaiting: (lane) => unclaimed.has(lane),
+    removedWaiting: (lane, n) => count(lane, -n),
     active: () => loop.active(),
     idle: () => loop.idle(),
     async close() {

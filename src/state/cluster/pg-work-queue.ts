@@ -78,7 +78,7 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions): WorkQueue<J> {
     client.on('error', (err) => retry(err.message));
     client.on('end', () => retry('connection ended'));
     client.on('notification', (n) => {
-      if (n.channel === CHANNEL) loop.pump();
+      if (n.channel === CHANNEL) loop.wakeSoon();
       else if (n.channel === STOP_CHANNEL && n.payload && loop.holds(n.payload)) onStop?.(n.payload);
     });
     try {
@@ -98,7 +98,7 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions): WorkQueue<J> {
       return added;
     },
     wake() {
-      loop.pump();
+      loop.wakeSoon();
     },
     async add(item) {
       const added = await queue.addIn(db, item);
@@ -125,6 +125,9 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions): WorkQueue<J> {
       await sql`select pg_notify(${STOP_CHANNEL}, ${lane})`.execute(db);
       return true;
     },
+    // Other instances add rows: only the table knows.
+    mayHaveWaiting: () => true,
+    removedWaiting: () => undefined,
     active: () => loop.active(),
     idle: () => loop.idle(),
     async close() {

@@ -30,6 +30,14 @@ export interface WorkLoopOptions {
   pollMs: number;
   /** Renews leases while jobs run (several instances); a lone instance's claims cannot be taken. */
   heartbeat: boolean;
+  /**
+   * Every row enters through this process's queue, which calls `added` for it (a lone instance on
+   * its own SQLite file): the loop then knows when the next waiting row comes due without asking
+   * the table after every claim. Without it (PostgreSQL, other instances add rows) it asks.
+   */
+  seesEveryAdd?: boolean;
+  /** Told of each row as it is claimed here. */
+  claimed?(lane: string): void;
 }
 
 interface ClaimedRow {
@@ -45,8 +53,15 @@ const MAX_SLEEP_MS = 60_000;
 
 export interface WorkLoop<J> extends Pick<WorkQueue<J>, 'active' | 'idle'> {
   start(run: WorkRunner<J>): void;
+  /** A row due at `dueAt` was written (seesEveryAdd): the next wake-up is no later than that. */
+  added(dueAt: number): void;
   /** Looks for runnable rows now (a wake-up). */
   pump(): void;
+  /**
+   * A row was just added (here or by another instance): it may run once it has settled, so look
+   * then, not now (a look now finds it unsettled and only asks when to look again).
+   */
+  wakeSoon(): void;
   /** Aborts the rows of a lane running here; true if there was one. */
   abortLane(lane: string): boolean;
   holds(lane: string): boolean;
@@ -78,14 +93,30 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
   let again = false;
   let cancelSleep: (() => void) | undefined;
   let cancelPoll: (() => void) | undefined;
+  /** When the sleep timer fires, and the earliest settle time of rows announced since the last look. */
+  let timerAt: number | undefined;
+  let soonAt: number | undefined;
   let idleWaiters: Array<() => void> = [];
   const lock = database.dialect === 'postgres' ? sql`for update skip locked` : sql``;
+  /**
+   * With seesEveryAdd: when the next waiting row comes due, as far as the adds this process saw
+   * tell (exact once the table was asked since start; undefined = none waiting). A row deleted
+   * meanwhile only costs a wake-up that claims nothing.
+   */
+  let known: { at: number | undefined } | undefined;
+  /** Adds seen so far: an add while nextAt's query runs makes its answer stale (see nextWake). */
+  let adds = 0;
 
-  async function claim(): Promise<ClaimedRow | undefined> {
+  /**
+   * Claims up to `room` runnable rows in one statement. At most one row per lane is runnable (the
+   * first in its lane), so the rows are of different lanes; fewer than `room` means nothing else
+   * is runnable now, and no further claim is needed to find that out.
+   */
+  async function claim(room: number): Promise<ClaimedRow[]> {
     const now = clock.now();
     const { rows } = await sql<ClaimedRow>`
       update hermes_work set claimed_by = ${opts.instanceId}, claimed_until = ${now + opts.leaseMs}, attempts = attempts + 1
-      where id = (
+      where id in (
         select w.id from hermes_work w
         where w.due_at <= ${now} and w.created_at <= ${now - opts.settleMs}
           and (w.claimed_until is null or w.claimed_until < ${now})
@@ -95,29 +126,68 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
               and ((e.claimed_until is not null and e.claimed_until >= ${now})
                 or e.order_key < w.order_key or (e.order_key = w.order_key and e.id < w.id)))
         order by w.due_at, w.order_key, w.id
-        limit 1
+        limit ${room}
         ${lock}
       )
       returning id, kind, lane, payload, attempts`.execute(db);
-    return rows[0];
+    return rows;
   }
 
-  /** When the next row that is waiting (not due or not settled yet) becomes runnable. */
+  /**
+   * When the next row that is waiting (not due or not settled yet) becomes runnable. Rows that
+   * are due but wait behind an earlier one of their lane are not counted: the end of that one
+   * looks again (counting them had the loop wake every millisecond while a lane was busy).
+   */
   async function nextAt(): Promise<number | undefined> {
     const settle = opts.settleMs;
+    const now = clock.now();
     const { rows } = await sql<{ at: number | null }>`
       select min(case when due_at > created_at + ${settle} then due_at else created_at + ${settle} end) as at
-      from hermes_work where claimed_until is null`.execute(db);
+      from hermes_work where claimed_until is null and (due_at > ${now} or created_at + ${settle} > ${now})`.execute(db);
     const at = rows[0]?.at;
     return at === null || at === undefined ? undefined : Number(at);
+  }
+
+  /** nextAt, from what this process saw added when that is enough. */
+  async function nextWake(): Promise<number | undefined> {
+    if (opts.seesEveryAdd && known && (known.at === undefined || known.at > clock.now())) return known.at;
+    const before = adds;
+    const at = await nextAt();
+    if (!opts.seesEveryAdd) return at;
+    // A row added while the query ran (a scheduled run writing its next due time) may be missing
+    // from its answer: keeping that answer ("nothing waits") slept the loop a minute past the row.
+    // Nothing is cached then, and the loop looks again at once.
+    if (adds !== before) {
+      known = undefined;
+      return clock.now() + 1;
+    }
+    known = { at };
+    return at;
   }
 
   function sleepUntil(at: number | undefined): void {
     cancelSleep?.();
     cancelSleep = undefined;
+    timerAt = undefined;
     if (!running) return;
+    // A row announced while this pump looked settles then, even if the look did not see it.
+    if (soonAt !== undefined && (at === undefined || soonAt < at)) at = soonAt;
     const wait = at === undefined ? MAX_SLEEP_MS : Math.min(MAX_SLEEP_MS, Math.max(1, at - clock.now()));
-    cancelSleep = clock.setTimer(() => pump(), wait);
+    timerAt = clock.now() + wait;
+    cancelSleep = clock.setTimer(() => {
+      timerAt = undefined;
+      pump();
+    }, wait);
+  }
+
+  function wakeSoon(): void {
+    if (!running) return;
+    if (opts.settleMs <= 0) return pump();
+    const at = clock.now() + opts.settleMs;
+    soonAt = soonAt === undefined ? at : Math.min(soonAt, at);
+    // A pump under way sleeps until soonAt at the latest when it ends.
+    if (pumping) return;
+    if (timerAt === undefined || soonAt < timerAt) sleepUntil(soonAt);
   }
 
   /** Nothing held, nothing being looked for: what idle() waits for. */
@@ -139,13 +209,25 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
       try {
         do {
           again = false;
-          while (running && held.size < Math.max(1, opts.maxConcurrent())) {
-            const row = await claim();
-            if (!row) break;
-            launch(row);
+          // Rows announced before this look are committed, so this look (or its nextAt) sees them.
+          soonAt = undefined;
+          while (running) {
+            const room = Math.max(1, opts.maxConcurrent()) - held.size;
+            if (room <= 0) break;
+            const rows = await claim(room);
+            for (const row of rows.sort((a, b) => (a.id < b.id ? -1 : 1))) {
+              opts.claimed?.(row.lane);
+              launch(row);
+            }
+            if (rows.length < room) break;
+          }
+          if (running && held.size < Math.max(1, opts.maxConcurrent())) {
+            const at = await nextWake();
+            // A wake-up that came while looking (a row added meanwhile) means: claim again first.
+            if (again) continue;
+            sleepUntil(at);
           }
         } while (again && running);
-        if (running && held.size < Math.max(1, opts.maxConcurrent())) sleepUntil(await nextAt());
       } catch (err) {
         log.warn({ err: (err as Error).message }, 'work queue: looking for work failed; trying again shortly');
         sleepUntil(clock.now() + 1_000);
@@ -224,6 +306,11 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
       pump();
     },
     pump,
+    wakeSoon,
+    added(dueAt) {
+      adds++;
+      if (known && dueAt > clock.now() && (known.at === undefined || dueAt < known.at)) known = { at: dueAt };
+    },
     abortLane(lane) {
       let found = false;
       for (const h of held.values()) {

@@ -52,7 +52,8 @@ export type WorkRunner<J> = (job: J, ctx: WorkContext) => Promise<void | 'interr
 export interface WorkQueue<J> {
   /**
    * Writes the row inside the caller's transaction. True when it was added, false when a row with
-   * this id is already queued. Call wake(lane) once the transaction has committed.
+   * this id is already queued. Call wake(lane) once the transaction has committed. Rows enter the
+   * table only through here (or before start): a lone instance learns its next due time from it.
    */
   addIn(tx: DbOrTx, item: WorkItem<J>): Promise<boolean>;
   /** Tells the workers (here and, on a shared database, elsewhere) that a lane has work. */
@@ -63,6 +64,14 @@ export interface WorkQueue<J> {
   start(run: WorkRunner<J>, onStop?: (lane: string) => void): Promise<void>;
   /** Asks the instance running the lane's current row, if it is another one, to stop it. True if one was asked. */
   stopElsewhere(lane: string): Promise<boolean>;
+  /**
+   * False only when no row of `lane` can be waiting unclaimed (a lone instance counts the rows it
+   * added and claimed); true when one may be, so the caller looks. Lets a running turn skip looking
+   * for messages that arrived meanwhile when none did.
+   */
+  mayHaveWaiting(lane: string): boolean;
+  /** Rows of `lane` that were waiting were removed by their caller (steering took them in). */
+  removedWaiting(lane: string, n: number): void;
   /** Rows running in this instance now. */
   active(): number;
   /** Resolves when this instance runs no row. */

@@ -28,26 +28,59 @@ export function notesChannel(c: Conversation): string {
   return c.parentChannelId ?? c.channelId;
 }
 
+/** Channels whose notes (or their absence) one process keeps in memory on its own SQLite file. */
+const CACHE_MAX = 10_000;
+
+/**
+ * On SQLite the file is this process's alone (sqlite-owner-lock.ts) and this object is the only
+ * writer of the table, so what it read or wrote stays true: notes are read once per channel, not
+ * on every model call. On PostgreSQL another instance may change them, so every get reads.
+ */
 export function createChannelNotes(deps: { database: OpenedDatabase; clock: Clock }): ChannelNotes {
   const db = deps.database.db;
   const where = (c: Conversation) => ({ platform: c.platform, workspace_id: c.workspaceId, channel_id: notesChannel(c) });
+  const cache = deps.database.dialect === 'sqlite' ? new Map<string, ChannelNote | null>() : undefined;
+  // Bumped by every write, so a read that raced one does not cache what it saw before it.
+  let writes = 0;
+  const cacheKey = (k: ReturnType<typeof where>) => JSON.stringify([k.platform, k.workspace_id, k.channel_id]);
+  const remember = (key: string, note: ChannelNote | null) => {
+    if (!cache) return;
+    if (cache.size >= CACHE_MAX) cache.clear();
+    cache.set(key, note);
+  };
   return {
     async get(c) {
       const k = where(c);
+      const key = cacheKey(k);
+      const cached = cache?.get(key);
+      if (cached !== undefined) return cached ?? undefined;
+      const seen = writes;
       const row = await db.selectFrom('hermes_channel_note').selectAll().where('platform', '=', k.platform).where('workspace_id', '=', k.workspace_id).where('channel_id', '=', k.channel_id).executeTakeFirst();
-      return row ? { text: row.text, setBy: row.set_by, setAt: row.set_at } : undefined;
+      const note = row ? { text: row.text, setBy: row.set_by, setAt: Number(row.set_at) } : undefined;
+      if (seen === writes) remember(key, note ?? null);
+      return note;
     },
     async set(c, text, by) {
       const row = { ...where(c), text: text.slice(0, MAX_CHANNEL_NOTE_CHARS), set_by: speakerKey(by), set_at: deps.clock.now() };
+      const key = cacheKey(row);
+      writes++;
+      cache?.delete(key);
       await db
         .insertInto('hermes_channel_note')
         .values(row)
         .onConflict((oc) => oc.columns(['platform', 'workspace_id', 'channel_id']).doUpdateSet({ text: row.text, set_by: row.set_by, set_at: row.set_at }))
         .execute();
+      writes++;
+      remember(key, { text: row.text, setBy: row.set_by, setAt: row.set_at });
     },
     async clear(c) {
       const k = where(c);
+      const key = cacheKey(k);
+      writes++;
+      cache?.delete(key);
       const r = await db.deleteFrom('hermes_channel_note').where('platform', '=', k.platform).where('workspace_id', '=', k.workspace_id).where('channel_id', '=', k.channel_id).executeTakeFirst();
+      writes++;
+      remember(key, null);
       return Number(r.numDeletedRows) > 0;
     },
   };

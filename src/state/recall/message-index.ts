@@ -89,7 +89,7 @@ function placeKey(p: { platform: string; workspaceId: string; channelId: string;
 
 /**
  * A place as one word both full-text engines index unchanged: letters and digits only (hex), and
- * ending in a digit so no stemmer shortens it. Migration 0008 writes the same words in SQL.
+ * ending in a digit so no stemmer shortens it. Schema step 0009 writes the same words in SQL.
  */
 export function placeWord(key: string): string {
   return `p${Buffer.from(key, 'utf8').toString('hex')}0`;
@@ -176,17 +176,15 @@ export function createMessageIndex(deps: { database: OpenedDatabase; log: Logger
             ...(c.parentChannelId ? [{ channel_id: c.parentChannelId, thread_id: '' }] : []),
           ].map((p) => ({ ...p, member: speakerKey(m.author as Speaker), platform: c.platform, workspace_id: c.workspaceId, since: m.at }))
         : [];
-    const inserted = await db.transaction().execute(async (tx) => {
-      const added = await tx.insertInto('hermes_recall_message').values(row).onConflict((oc) => oc.column('id').doNothing()).returning('seq').executeTakeFirst();
-      if (added && database.dialect === 'sqlite') {
-        await sql`insert into hermes_recall_message_fts(rowid, text, place) values (${added.seq}, ${text}, ${row.place})`.execute(tx);
-      }
-      for (const p of members) {
-        await tx.insertInto('hermes_recall_member').values(p).onConflict((oc) => oc.columns(['platform', 'workspace_id', 'channel_id', 'thread_id', 'member']).doNothing()).execute();
-      }
-      return added !== undefined;
-    });
-    if (inserted) for (const l of listeners) l({ id: m.id, text });
+    // No transaction: each statement stands on its own. Membership first (true once the person has
+    // written here, whatever follows), then the message, whose full-text row comes with it (a
+    // trigger on SQLite, a generated column on PostgreSQL). A crash between them leaves a member
+    // row and no message, which shows nobody anything.
+    for (const p of members) {
+      await db.insertInto('hermes_recall_member').values(p).onConflict((oc) => oc.columns(['platform', 'workspace_id', 'channel_id', 'thread_id', 'member']).doNothing()).execute();
+    }
+    const added = await db.insertInto('hermes_recall_message').values(row).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst();
+    if (Number(added.numInsertedOrUpdatedRows ?? 0n) > 0) for (const l of listeners) l({ id: m.id, text });
   }
 
   /**

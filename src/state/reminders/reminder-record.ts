@@ -1,10 +1,10 @@
 import type { Conversation, Speaker } from '../../basics/types.js';
 
 /**
- * A reminder's life: scheduled → firing (claimed by one scheduler) → fired | failed; scheduled →
- * cancelled. `unknown` is kept for records whose outcome cannot be established; this scheduler
- * never writes it (a crash mid-delivery is redelivered with a "may be a repeat" marker instead,
- * see scheduler.ts) but readers must accept it.
+ * A reminder's life: scheduled → firing (its work row's runner took it) → fired | failed;
+ * scheduled → cancelled. `unknown` is kept for records whose outcome cannot be established; this
+ * version never writes it (a crash mid-delivery is redelivered with a "may be a repeat" marker
+ * instead, see reminder-delivery.ts) but readers must accept it.
  */
 export type ReminderStatus = 'scheduled' | 'firing' | 'fired' | 'cancelled' | 'failed' | 'unknown';
 
@@ -25,7 +25,7 @@ export interface Reminder {
   firedAt?: number;
   late?: boolean;
   cancelledAt?: number;
-  /** When a scheduler claimed it (scheduled → firing); a claim older than the lease is orphaned. */
+  /** When a runner took it (scheduled → firing), or took it over after a runner died. */
   claimedAt?: number;
   /** Delivery attempts so far. */
   attempts?: number;

@@ -80,7 +80,9 @@ export function createReminderStore(database: OpenedDatabase, clock: Clock, queu
    */
   function change(id: string, from: ReminderStatus[], patch: (r: Reminder) => Reminder, also?: (tx: DbOrTx) => Promise<void>): Promise<Reminder | undefined> {
     return db.transaction().execute(async (tx) => {
-      const row = await tx.selectFrom('hermes_reminder').select(['status', 'record']).where('id', '=', id).executeTakeFirst();
+      // PostgreSQL: locked until commit, so racing changes apply one after the other, none lost.
+      const read = tx.selectFrom('hermes_reminder').select(['status', 'record']).where('id', '=', id);
+      const row = await (database.dialect === 'postgres' ? read.forUpdate() : read).executeTakeFirst();
       if (!row || !from.includes(row.status as ReminderStatus)) return undefined;
       const next = patch(parse(row.record));
       const r = await tx

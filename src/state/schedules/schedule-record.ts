@@ -13,7 +13,7 @@ export interface ClaimedRun {
   runId: string;
   dueAt: number;
   claimedAt: number;
-  /** Renewed while the run goes on; a run not renewed within the lease died with its process. */
+  /** Round-2 records renewed this while the run went on; kept equal to claimedAt (the work row's lease replaces it). */
   renewedAt: number;
   late: boolean;
   /** Due times skipped since the previous run (mentioned in this run's post). */

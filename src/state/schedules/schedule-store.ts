@@ -1,23 +1,23 @@
 import type { Clock } from '../../basics/clock.js';
-import { recordIndexes, shortId } from '../store/record-index.js';
-import { storeKey, type Store } from '../store/store.js';
+import type { DbOrTx, OpenedDatabase } from '../store/database.js';
+import { lockOwner } from '../reminders/reminder-store.js';
+import { dropWaiting, scheduleLane, scheduleWork, shortId, type TimerQueue } from '../timers/timer-work.js';
 import type { ScheduleInput, SchedulePreview, ScheduleView, UserSchedules } from './user-schedules.js';
 import { conversationKey, speakerKey, type Conversation, type Speaker } from '../../basics/types.js';
 import { planClaim, type ClaimDecision, type ClaimRules } from './schedule-claim.js';
-import { NO_SKIPS, SCHEDULE_LIMITS, ScheduleInputError, type RunOutcome, type ScheduleRecord } from './schedule-record.js';
+import { NO_SKIPS, SCHEDULE_LIMITS, ScheduleInputError, type RunOutcome, type ScheduleRecord, type ScheduleStatus } from './schedule-record.js';
 import { describeSpec, isKnownZone, nextRunTimes, parseSchedule, type ScheduleSpec } from './schedule-spec.js';
 import { describeCron } from './schedule-words.js';
 
 /**
- * Scheduled tasks on the shared Store, with explicit indexes (the Store has no prefix scan):
- * - `schedule:<id>`                    the record (the truth);
- * - `schedules:owner:<speakerKey>`     ids of that user's active schedules (list, per-user limit);
- * - `schedules:due`                    [id, nextDueAt] of active schedules, sorted by time;
- * - `schedules:running`                [id, renewedAt] of runs in progress, to find dead ones.
- *
- * Every change of a record is a compare-and-set through Store.update; an index may briefly hold
- * an id whose record moved on (a crash between two writes), so readers check the record and
- * prune. Only the claim on the record decides who runs a due time.
+ * Scheduled tasks in the `hermes_schedule` table (db-schema.ts): the record as JSON, its status
+ * and next due time in columns (the per-user listing and limit are indexed queries). Each due
+ * time is one hermes_work row (`schedule:<id>@<due>`, due_at = that time, lane `schedule:<id>`):
+ * - creating writes the schedule and the row of its first due time in one transaction;
+ * - the run that the queue hands a row to claims that due time (claimRun): in one transaction it
+ *   moves `next_due_at` on (a compare-and-set of the time it saw) and writes the row of the next
+ *   due time, so exactly one row per schedule waits, and a due time runs once;
+ * - cancelling (or stopping) sets the status and removes the waiting row in one transaction.
  */
 export interface ScheduleSettings {
   minIntervalS: number;
@@ -28,28 +28,25 @@ export interface ScheduleSettings {
 export interface ScheduleStore {
   forUser(speaker: Speaker, conversation: Conversation, replyTo?: string): UserSchedules;
   get(id: string): Promise<ScheduleRecord | undefined>;
-  /** Active schedules with nextDueAt <= now, earliest first, at most `limit`. */
-  due(now: number, limit: number): Promise<ScheduleRecord[]>;
-  /** Compare-and-set of the due time the caller saw; the decision, or undefined when someone else moved it first. */
-  claim(id: string, seenDueAt: number, now: number, busy: boolean, rules: ClaimRules): Promise<ClaimDecision | undefined>;
-  /** Runs whose claim was not renewed for leaseMs (their process died). */
-  deadRuns(now: number, leaseMs: number, limit: number): Promise<ScheduleRecord[]>;
-  renew(id: string, runId: string): Promise<void>;
+  /**
+   * Claims the due time `seenDueAt` (the one its work row is for) at `now`: the decision (run it,
+   * or skip it and the ones missed with it), or undefined when the schedule moved on meanwhile.
+   */
+  claimRun(id: string, seenDueAt: number, now: number, busy: boolean, rules: ClaimRules): Promise<ClaimDecision | undefined>;
   /** Ends the run `runId` (if it is still the record's run); the record after, or undefined. */
-  endRun(id: string, runId: string, outcome: RunOutcome, seenRenewedAt?: number): Promise<ScheduleRecord | undefined>;
+  endRun(id: string, runId: string, outcome: RunOutcome): Promise<ScheduleRecord | undefined>;
   /** Stops every active schedule of an owner (they may no longer use the bot); how many. */
   stopOwner(ownerKey: string, why: string): Promise<number>;
+  /** Earliest next due time of an active schedule. */
   nextDueAt(): Promise<number | undefined>;
 }
 
-/** Ended schedules stay readable this long (for operators), then the store expires them. */
-const ENDED_TTL_MS = 30 * 24 * 60 * 60 * 1000;
-const SCAN_SLACK = 50;
+const parse = (record: string): ScheduleRecord => JSON.parse(record) as ScheduleRecord;
 
-const recordKey = (id: string) => storeKey('schedule', id);
-const ownerIndex = (owner: string) => storeKey('schedules', 'owner', owner);
-const DUE_KEY = storeKey('schedules', 'due');
-const RUNNING_KEY = storeKey('schedules', 'running');
+/** The row of a schedule (also used by the round-2 carry-over). */
+export function scheduleRow(r: ScheduleRecord) {
+  return { id: r.id, owner_key: r.ownerKey, status: r.status, next_due_at: r.status === 'active' ? (r.nextDueAt ?? null) : null, created_at: r.createdAt, record: JSON.stringify(r) };
+}
 
 export const PRIVATE_TASK = '(task hidden: set in a direct message; list there to see it)';
 
@@ -65,31 +62,47 @@ export function previewOf(spec: ScheduleSpec, fields: { name: string; task: stri
   return { ...fields, words: describeSpec(spec, fields.timezone, describeCron), nextRuns: nextRunTimes(spec, fields.timezone, now, 3), seconds: spec.kind === 'cron' ? spec.withSeconds : spec.kind === 'every' && spec.unit === 'seconds' };
 }
 
-export function createScheduleStore(store: Store, clock: Clock, settings: ScheduleSettings): ScheduleStore {
-  const load = (id: string) => store.get<ScheduleRecord>(recordKey(id));
+export function createScheduleStore(database: OpenedDatabase, clock: Clock, settings: ScheduleSettings, queue: TimerQueue): ScheduleStore {
+  const { db } = database;
 
-  const index = recordIndexes<ScheduleRecord>(store);
-  const casRecord = (id: string, change: (r: ScheduleRecord) => ScheduleRecord | undefined) => index.casRecord(recordKey(id), change);
-
-  /** Keeps the due index in step with a record just written. */
-  async function syncDue(r: ScheduleRecord): Promise<void> {
-    if (r.status === 'active' && r.nextDueAt !== undefined) {
-      const at = r.nextDueAt;
-      await index.putTimed(DUE_KEY, r.id, at);
-    } else {
-      await index.removeTimed(DUE_KEY, [r.id]);
-    }
+  async function load(id: string): Promise<ScheduleRecord | undefined> {
+    const row = await db.selectFrom('hermes_schedule').select('record').where('id', '=', id).executeTakeFirst();
+    return row ? parse(row.record) : undefined;
   }
 
-  /** A record that is over: out of every index, expiring later. */
-  async function retire(r: ScheduleRecord): Promise<void> {
-    await index.removeTimed(DUE_KEY, [r.id]);
-    await index.removeIds(ownerIndex(r.ownerKey), [r.id]);
-    if (!r.run) {
-      await index.removeTimed(RUNNING_KEY, [r.id]);
-      await store.set(recordKey(r.id), r, ENDED_TTL_MS);
-    }
+  /**
+   * Compare-and-set of one record in a transaction: `change` sees the current record and returns
+   * the new one (or undefined to leave it); the write checks the status and next due time are
+   * still what it read. `also` runs in the same transaction after the write.
+   */
+  function casRecord(id: string, change: (r: ScheduleRecord) => ScheduleRecord | undefined, also?: (tx: DbOrTx, before: ScheduleRecord, after: ScheduleRecord) => Promise<void>): Promise<ScheduleRecord | undefined> {
+    return db.transaction().execute(async (tx) => {
+      // PostgreSQL: the row is locked until commit, so a change racing this one (a cancel while a
+      // run ends) waits and then sees this one's result, rather than making it miss.
+      const read = tx.selectFrom('hermes_schedule').select(['status', 'next_due_at', 'record']).where('id', '=', id);
+      const row = await (database.dialect === 'postgres' ? read.forUpdate() : read).executeTakeFirst();
+      if (!row) return undefined;
+      const before = parse(row.record);
+      const after = change(before);
+      if (!after) return undefined;
+      const next = scheduleRow(after);
+      let update = tx
+        .updateTable('hermes_schedule')
+        .set({ status: next.status, next_due_at: next.next_due_at, record: next.record })
+        .where('id', '=', id)
+        .where('status', '=', row.status);
+      update = row.next_due_at === null ? update.where('next_due_at', 'is', null) : update.where('next_due_at', '=', row.next_due_at);
+      const r = await update.executeTakeFirst();
+      if (Number(r.numUpdatedRows) === 0) return undefined;
+      await also?.(tx, before, after);
+      return after;
+    });
   }
+
+  /** The waiting row of a schedule that ended goes with it. */
+  const dropNext = async (tx: DbOrTx, before: ScheduleRecord) => {
+    if (before.nextDueAt !== undefined) await dropWaiting(tx, scheduleWork(before.id, before.nextDueAt).id);
+  };
 
   function understand(input: ScheduleInput): { spec: ScheduleSpec; preview: SchedulePreview } {
     const task = input.task.trim();
@@ -120,20 +133,22 @@ export function createScheduleStore(store: Store, clock: Clock, settings: Schedu
     };
   }
 
-  async function activeOf(owner: string): Promise<ScheduleRecord[]> {
-    const ids = await index.ids(ownerIndex(owner));
-    const records = await Promise.all(ids.map(load));
-    const live = records.filter((r): r is ScheduleRecord => r !== undefined && r.status === 'active' && r.ownerKey === owner);
-    const stale = ids.filter((id) => !live.some((r) => r.id === id));
-    if (stale.length) await index.removeIds(ownerIndex(owner), stale);
-    return live.sort((a, b) => a.createdAt - b.createdAt);
+  async function activeOf(owner: string, tx: DbOrTx = db): Promise<ScheduleRecord[]> {
+    const rows = await tx
+      .selectFrom('hermes_schedule')
+      .select('record')
+      .where('owner_key', '=', owner)
+      .where('status', '=', 'active')
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(Math.max(1, settings.maxPerUser) + 50)
+      .execute();
+    return rows.map((row) => parse(row.record));
   }
 
-  /** Adds the id to the owner's index unless the limit is reached (one compare-and-set). */
-  async function reserve(owner: string, id: string): Promise<boolean> {
-    const { after } = await store.update<string[]>(ownerIndex(owner), (cur = []) => (cur.length >= settings.maxPerUser ? undefined : [...cur, id]));
-    return after?.includes(id) === true;
-  }
+  /** Ends an active schedule (cancelled or stopped), removing its waiting row in the same transaction. */
+  const end = (id: string, ok: (r: ScheduleRecord) => boolean, status: ScheduleStatus, extra: Partial<ScheduleRecord> = {}) =>
+    casRecord(id, (r) => (r.status === 'active' && ok(r) ? { ...r, ...extra, status, endedAt: clock.now() } : undefined), dropNext);
 
   function forUser(speaker: Speaker, conversation: Conversation, replyTo?: string): UserSchedules {
     const owner = speakerKey(speaker);
@@ -146,21 +161,33 @@ export function createScheduleStore(store: Store, clock: Clock, settings: Schedu
 
       async create(input) {
         const { spec, preview } = understand(input);
-        const id = shortId('s', 5);
-        // An index may hold ids of schedules that ended in a crash: prune once before refusing.
-        if (!(await reserve(owner, id)) && ((await activeOf(owner)).length >= settings.maxPerUser || !(await reserve(owner, id)))) {
-          throw new ScheduleInputError(limitReached(settings.maxPerUser));
-        }
         const now = clock.now();
         const first = nextRunTimes(spec, preview.timezone, now, 1)[0];
-        const record: ScheduleRecord = {
-          id, ownerKey: owner, speaker, conversation, ...(replyTo === undefined ? {} : { replyTo }),
-          name: preview.name, task: preview.task, schedule: preview.schedule, spec, timezone: preview.timezone,
-          createdAt: now, status: 'active', ...(first === undefined ? {} : { nextDueAt: first }), skipped: NO_SKIPS, runs: 0,
-        };
-        await store.set(recordKey(id), record);
-        await syncDue(record);
-        return viewOf(record, conversation);
+        const made = await db.transaction().execute(async (tx) => {
+          await lockOwner(tx, database.dialect, 'schedule', owner);
+          const open = await tx
+            .selectFrom('hermes_schedule')
+            .select((e) => e.fn.countAll<number>().as('n'))
+            .where('owner_key', '=', owner)
+            .where('status', '=', 'active')
+            .executeTakeFirstOrThrow();
+          if (Number(open.n) >= settings.maxPerUser) throw new ScheduleInputError(limitReached(settings.maxPerUser));
+          for (let attempt = 0; attempt < 8; attempt++) {
+            const id = shortId('s', 5);
+            const record: ScheduleRecord = {
+              id, ownerKey: owner, speaker, conversation, ...(replyTo === undefined ? {} : { replyTo }),
+              name: preview.name, task: preview.task, schedule: preview.schedule, spec, timezone: preview.timezone,
+              createdAt: now, status: 'active', ...(first === undefined ? {} : { nextDueAt: first }), skipped: NO_SKIPS, runs: 0,
+            };
+            const r = await tx.insertInto('hermes_schedule').values(scheduleRow(record)).onConflict((c) => c.column('id').doNothing()).executeTakeFirst();
+            if (Number(r.numInsertedOrUpdatedRows ?? 0n) === 0) continue;
+            if (first !== undefined) await queue.addIn(tx, scheduleWork(id, first));
+            return record;
+          }
+          throw new Error('could not allocate a schedule id');
+        });
+        queue.wake(scheduleLane(made.id));
+        return viewOf(made, conversation);
       },
 
       async list() {
@@ -169,10 +196,8 @@ export function createScheduleStore(store: Store, clock: Clock, settings: Schedu
 
       async cancel(rawId) {
         const id = rawId.trim().toLowerCase();
-        const after = await casRecord(id, (r) => (r.ownerKey === owner && r.status === 'active' ? { ...r, status: 'cancelled', endedAt: clock.now() } : undefined));
-        if (!after) return false;
-        await retire(after);
-        return true;
+        if (!/^[a-z0-9]{1,32}$/.test(id)) return false;
+        return (await end(id, (r) => r.ownerKey === owner, 'cancelled')) !== undefined;
       },
     };
   }
@@ -181,93 +206,47 @@ export function createScheduleStore(store: Store, clock: Clock, settings: Schedu
     forUser,
     get: load,
 
-    async due(now, limit) {
-      const entries = await index.timed(DUE_KEY);
-      const out: ScheduleRecord[] = [];
-      const stale: string[] = [];
-      const behind: ScheduleRecord[] = [];
-      for (const [id, at] of entries.slice(0, limit + SCAN_SLACK)) {
-        if (at > now || out.length >= limit) break;
-        const r = await load(id);
-        if (r?.status === 'active' && r.nextDueAt !== undefined && r.nextDueAt <= now) out.push(r);
-        else if (!r || r.status !== 'active' || r.nextDueAt === undefined) stale.push(id);
-        // A crash between the record's write and the index's left an old time: catch the index up,
-        // or the timer would keep waking for it.
-        else behind.push(r);
-      }
-      await index.removeTimed(DUE_KEY, stale);
-      for (const r of behind) await syncDue(r);
-      return out;
-    },
-
-    async claim(id, seenDueAt, now, busy, rules) {
+    async claimRun(id, seenDueAt, now, busy, rules) {
       let decision: ClaimDecision | undefined;
-      await casRecord(id, (r) => {
-        decision = r.nextDueAt === seenDueAt ? planClaim(r, now, busy, rules) : undefined;
-        return decision?.record;
-      });
-      if (!decision) return undefined;
-      await syncDue(decision.record);
-      if (decision.kind === 'run') {
-        const at = decision.run.renewedAt;
-        await index.putTimed(RUNNING_KEY, id, at);
-      } else if (decision.record.nextDueAt === undefined && !decision.record.run) {
-        const ended = await casRecord(id, (r) => (r.status === 'active' && r.nextDueAt === undefined && !r.run ? { ...r, status: 'finished', endedAt: now } : undefined));
-        if (ended) await retire(ended);
-      }
-      return decision;
+      const after = await casRecord(
+        id,
+        (r) => {
+          decision = r.nextDueAt === seenDueAt ? planClaim(r, now, busy, rules) : undefined;
+          if (!decision) return undefined;
+          // Skipped, and nothing left to run: the schedule is over.
+          const rec = decision.record;
+          return decision.kind === 'skip' && rec.nextDueAt === undefined && !rec.run ? { ...rec, status: 'finished', endedAt: now } : rec;
+        },
+        async (tx, _before, rec) => {
+          if (rec.status === 'active' && rec.nextDueAt !== undefined) await queue.addIn(tx, scheduleWork(id, rec.nextDueAt));
+        },
+      );
+      if (!after || !decision) return undefined;
+      if (after.status === 'active' && after.nextDueAt !== undefined) queue.wake(scheduleLane(id));
+      return { ...decision, record: after } as ClaimDecision;
     },
 
-    async deadRuns(now, leaseMs, limit) {
-      const entries = await index.timed(RUNNING_KEY);
-      const out: ScheduleRecord[] = [];
-      const stale: string[] = [];
-      for (const [id, renewedAt] of entries.slice(0, limit + SCAN_SLACK)) {
-        if (out.length >= limit) break;
-        if (now - renewedAt <= leaseMs) continue;
-        const r = await load(id);
-        if (!r?.run) stale.push(id);
-        else if (now - r.run.renewedAt > leaseMs) out.push(r);
-      }
-      await index.removeTimed(RUNNING_KEY, stale);
-      return out;
-    },
-
-    async renew(id, runId) {
-      const at = clock.now();
-      const after = await casRecord(id, (r) => (r.run?.runId === runId ? { ...r, run: { ...r.run, renewedAt: at } } : undefined));
-      if (after) await index.putTimed(RUNNING_KEY, id, at);
-    },
-
-    async endRun(id, runId, outcome, seenRenewedAt) {
+    endRun(id, runId, outcome) {
       const now = clock.now();
-      const after = await casRecord(id, (r) => {
-        if (r.run?.runId !== runId || (seenRenewedAt !== undefined && r.run.renewedAt !== seenRenewedAt)) return undefined;
+      return casRecord(id, (r) => {
+        if (r.run?.runId !== runId) return undefined;
         const { run, ...rest } = r;
         const ended: ScheduleRecord = { ...rest, runs: r.runs + 1, lastRun: { dueAt: run.dueAt, endedAt: now, outcome } };
         return r.status === 'active' && r.nextDueAt === undefined ? { ...ended, status: 'finished', endedAt: now } : ended;
       });
-      if (!after) return undefined;
-      await index.removeTimed(RUNNING_KEY, [id]);
-      if (after.status !== 'active') await retire(after);
-      return after;
     },
 
     async stopOwner(owner, why) {
       let n = 0;
       for (const r of await activeOf(owner)) {
-        const after = await casRecord(r.id, (cur) => (cur.status === 'active' ? { ...cur, status: 'stopped', stoppedWhy: why, endedAt: clock.now() } : undefined));
-        if (after) {
-          n++;
-          await retire(after);
-        }
+        if (await end(r.id, () => true, 'stopped', { stoppedWhy: why })) n++;
       }
       return n;
     },
 
     async nextDueAt() {
-      const entries = await index.timed(DUE_KEY);
-      return entries[0]?.[1];
+      const row = await db.selectFrom('hermes_schedule').select('next_due_at').where('status', '=', 'active').where('next_due_at', 'is not', null).orderBy('next_due_at').limit(1).executeTakeFirst();
+      return row?.next_due_at ?? undefined;
     },
   };
 }

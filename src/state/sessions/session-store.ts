@@ -11,11 +11,16 @@ export interface SessionRecord {
   summary?: string;
   /** Count of history messages covered by `summary`. */
   summarizedUpTo: number;
+  /** Only on what current() returns when that call created the session: it has no history and no approvals yet. */
+  created?: true;
 }
 
 export interface SessionStore {
-  /** The conversation's live session; the first one is created lazily. */
-  current(conversation: Conversation): Promise<SessionRecord>;
+  /**
+   * The conversation's live session; the first one is created lazily. `join`: the bot answers
+   * here, so the conversation is also marked joined (as markJoined, in the same statements).
+   */
+  current(conversation: Conversation, opts?: { join?: boolean }): Promise<SessionRecord>;
   /** The live session under a key of its own (a scheduled task's runs), created lazily. */
   currentByKey(key: string): Promise<SessionRecord>;
   get(sessionId: string): Promise<SessionRecord | undefined>;
@@ -40,6 +45,8 @@ export interface SessionStore {
 
 /** Joined conversations remembered in this process (a join is never undone, so this is never stale). */
 const JOINED_MEMO_MAX = 10_000;
+/** Sessions whose unsummarised history one process on its own SQLite file keeps in memory. */
+const HISTORY_CACHE_MAX = 256;
 
 interface SessionRow {
   id: string;
@@ -75,42 +82,67 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
   // shared database the statements themselves settle a race with another instance.
   const locks = createKeyedSerialiser();
   const joined = new Set<string>();
+  const history = createHistoryCache(database.dialect === 'sqlite');
 
   const newId = (convKey: string) => `${convKey}#${clock.now().toString(36)}-${randomBytes(6).toString('base64url')}`;
 
-  async function readCurrent(convKey: string): Promise<SessionRecord | undefined> {
+  async function readCurrent(convKey: string): Promise<{ record: SessionRecord; joined: boolean } | undefined> {
     const row = await db
       .selectFrom('hermes_conversation as c')
       .innerJoin('hermes_session as s', 's.id', 'c.current_session')
-      .select(SESSION_COLUMNS)
+      .select([...SESSION_COLUMNS, 'c.joined'])
       .where('c.key', '=', convKey)
       .executeTakeFirst();
-    return row ? recordOf(row) : undefined;
+    return row ? { record: recordOf(row), joined: Number(row.joined) === 1 } : undefined;
   }
 
-  async function insertSession(tx: Tx, convKey: string): Promise<SessionRecord> {
+  async function insertSession(tx: Pick<Tx, 'insertInto'>, convKey: string): Promise<SessionRecord> {
     const record: SessionRecord = { id: newId(convKey), conversationKey: convKey, createdAt: clock.now(), summarizedUpTo: 0 };
     await tx.insertInto('hermes_session').values({ id: record.id, conversation_key: convKey, created_at: record.createdAt, summary: null, summarized_up_to: 0, archived_at: null }).execute();
     return record;
   }
 
-  /** The live session, created when there is none: the first writer wins, everyone uses its session. */
-  async function currentLocked(convKey: string): Promise<SessionRecord> {
+  /**
+   * The live session, created when there is none: the first writer wins, everyone uses its session.
+   * Creating is two statements without a transaction, in an order that keeps the invariant: the
+   * session row first, then the conversation pointed at it. A crash between them leaves a session
+   * row nothing points at (never listed: not current, not archived), never a pointer to nothing.
+   */
+  async function currentLocked(convKey: string, join: boolean): Promise<SessionRecord> {
     const found = await readCurrent(convKey);
-    if (found) return found;
-    const created = await db.transaction().execute(async (tx) => {
-      const record = await insertSession(tx, convKey);
-      const r = await tx
-        .insertInto('hermes_conversation')
-        .values({ key: convKey, current_session: record.id, joined: 0 })
-        .onConflict((c) => c.column('key').doUpdateSet({ current_session: record.id }).where('hermes_conversation.current_session', 'is', null))
-        .executeTakeFirst();
-      if (Number(r.numInsertedOrUpdatedRows ?? 0n) > 0) return record;
-      // Another instance made one first: ours is dropped with this transaction.
-      await tx.deleteFrom('hermes_session').where('id', '=', record.id).execute();
-      return undefined;
-    });
-    return created ?? (await readCurrent(convKey)) ?? Promise.reject(new Error(`conversation ${convKey}: its session could not be read back`));
+    if (found) {
+      if (found.joined) rememberJoined(convKey);
+      else if (join) await markJoinedKey(convKey);
+      return found.record;
+    }
+    const record = await insertSession(db, convKey);
+    const r = await db
+      .insertInto('hermes_conversation')
+      .values({ key: convKey, current_session: record.id, joined: join ? 1 : 0 })
+      .onConflict((c) => c.column('key').doUpdateSet({ current_session: record.id, ...(join && { joined: 1 }) }).where('hermes_conversation.current_session', 'is', null))
+      .executeTakeFirst();
+    if (Number(r.numInsertedOrUpdatedRows ?? 0n) > 0) {
+      if (join) rememberJoined(convKey);
+      history.put(record, []);
+      return { ...record, created: true };
+    }
+    // Another instance made one first: ours is dropped, and theirs is used.
+    await db.deleteFrom('hermes_session').where('id', '=', record.id).execute();
+    const theirs = await readCurrent(convKey);
+    if (!theirs) throw new Error(`conversation ${convKey}: its session could not be read back`);
+    if (join && !theirs.joined) await markJoinedKey(convKey);
+    return theirs.record;
+  }
+
+  async function markJoinedKey(key: string): Promise<void> {
+    // Called for every answer in a thread: once known here, nothing is written again.
+    if (joined.has(key)) return;
+    await db
+      .insertInto('hermes_conversation')
+      .values({ key, current_session: null, joined: 1 })
+      .onConflict((c) => c.column('key').doUpdateSet({ joined: 1 }))
+      .execute();
+    rememberJoined(key);
   }
 
   async function nextSeq(q: Pick<Tx, 'selectFrom'>, sessionId: string): Promise<number> {
@@ -124,13 +156,13 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
   }
 
   return {
-    current(conversation) {
+    current(conversation, opts) {
       const convKey = conversationKey(conversation);
-      return locks.run(`conv:${convKey}`, () => currentLocked(convKey));
+      return locks.run(`conv:${convKey}`, () => currentLocked(convKey, opts?.join === true));
     },
 
     currentByKey(key) {
-      return locks.run(`conv:${key}`, () => currentLocked(key));
+      return locks.run(`conv:${key}`, () => currentLocked(key, false));
     },
 
     async get(sessionId) {
@@ -139,6 +171,9 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
     },
 
     async withHistory(sessionId) {
+      const cached = history.get(sessionId);
+      if (cached) return cached;
+      const seen = history.mark();
       const rows = await db
         .selectFrom('hermes_session as s')
         .leftJoin('hermes_message as m', (j) => j.onRef('m.session_id', '=', 's.id').onRef('m.seq', '>=', 's.summarized_up_to'))
@@ -148,8 +183,9 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
         .execute();
       const first = rows[0];
       if (!first) return undefined;
-      const history = rows.flatMap((r) => (r.body === null ? [] : [JSON.parse(r.body) as ChatMessage]));
-      return { session: recordOf(first), history };
+      const bodies = rows.flatMap((r) => (r.body === null ? [] : [r.body]));
+      history.fill(seen, recordOf(first), bodies);
+      return { session: recordOf(first), history: bodies.map((b) => JSON.parse(b) as ChatMessage) };
     },
 
     startNew(conversation) {
@@ -178,7 +214,7 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
 
     append(sessionId, messages) {
       if (messages.length === 0) return Promise.resolve();
-      return locks.run(`session:${sessionId}`, async () => {
+      return locks.run(`session:${sessionId}`, () => history.writing(sessionId, messages.map((m) => JSON.stringify(m)), async () => {
         if (messages.length === 1) {
           // One statement: the number is taken and the row written atomically.
           await db
@@ -204,11 +240,12 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
             .values(messages.map((m, i) => ({ session_id: sessionId, seq: base + i, body: JSON.stringify(m) })))
             .execute();
         });
-      });
+      }));
     },
 
     async setSummary(sessionId, summary, summarizedUpTo) {
-      const r = await db.updateTable('hermes_session').set({ summary, summarized_up_to: summarizedUpTo }).where('id', '=', sessionId).executeTakeFirst();
+      history.drop(sessionId);
+      const r = await db.updateTable('hermes_session').set({ summary, summarized_up_to: summarizedUpTo }).where('id', '=', sessionId).executeTakeFirst().finally(() => history.drop(sessionId));
       if (Number(r.numUpdatedRows) === 0) throw new Error(`session ${sessionId} does not exist, so its summary cannot be set`);
     },
 
@@ -224,17 +261,7 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
       return rows.map((r) => r.id);
     },
 
-    async markJoined(conversation) {
-      const key = conversationKey(conversation);
-      // Called for every answer in a thread: once known here, nothing is written again.
-      if (joined.has(key)) return;
-      await db
-        .insertInto('hermes_conversation')
-        .values({ key, current_session: null, joined: 1 })
-        .onConflict((c) => c.column('key').doUpdateSet({ joined: 1 }))
-        .execute();
-      rememberJoined(key);
-    },
+    markJoined: (conversation) => markJoinedKey(conversationKey(conversation)),
 
     async isJoined(conversation) {
       const key = conversationKey(conversation);
@@ -243,6 +270,69 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
       const yes = Number(row?.joined ?? 0) === 1;
       if (yes) rememberJoined(key);
       return yes;
+    },
+  };
+}
+
+/**
+ * The unsummarised history of recently used sessions, for a lone instance on its own SQLite file
+ * (sqlite-owner-lock.ts): every append goes through this store, so an entry kept in step with
+ * them is what the table holds, and a turn's model calls need not read it back. Bodies are kept
+ * as the JSON the table holds and parsed on every read, so callers get fresh objects as from the
+ * table. Off (every read goes to the table) when other instances may write (PostgreSQL).
+ */
+function createHistoryCache(on: boolean) {
+  const entries = new Map<string, { session: SessionRecord; bodies: string[] }>();
+  // Write counter; lastWrite holds each session's latest, `cleared` stands in for those forgotten.
+  let clock = 0;
+  let cleared = 0;
+  const lastWrite = new Map<string, number>();
+  const wrote = (id: string) => {
+    clock++;
+    if (lastWrite.size >= HISTORY_CACHE_MAX * 4) {
+      lastWrite.clear();
+      cleared = clock;
+    }
+    lastWrite.set(id, clock);
+  };
+  const put = (session: SessionRecord, bodies: string[]) => {
+    if (entries.size >= HISTORY_CACHE_MAX) entries.clear();
+    const { created: _created, ...plain } = session;
+    entries.set(session.id, { session: plain, bodies });
+  };
+  return {
+    get(id: string): { session: SessionRecord; history: ChatMessage[] } | undefined {
+      const e = on ? entries.get(id) : undefined;
+      return e && { session: { ...e.session }, history: e.bodies.map((b) => JSON.parse(b) as ChatMessage) };
+    },
+    /** Before a read of the table: fill() keeps what it read only if nothing was written since. */
+    mark: () => clock,
+    fill(seen: number, session: SessionRecord, bodies: string[]): void {
+      if (on && (lastWrite.get(session.id) ?? cleared) <= seen) put(session, bodies);
+    },
+    put(session: SessionRecord, bodies: string[]): void {
+      if (!on) return;
+      wrote(session.id);
+      put(session, bodies);
+    },
+    /** Runs an append; on success its rows join the entry, on failure the entry is dropped. */
+    async writing(id: string, bodies: string[], write: () => Promise<void>): Promise<void> {
+      if (!on) return write();
+      wrote(id);
+      try {
+        await write();
+      } catch (err) {
+        entries.delete(id);
+        throw err;
+      } finally {
+        wrote(id);
+      }
+      entries.get(id)?.bodies.push(...bodies);
+    },
+    drop(id: string): void {
+      if (!on) return;
+      wrote(id);
+      entries.delete(id);
     },
   };
 }

@@ -19,20 +19,28 @@ export interface OpenedDatabase {
   db: Db;
   dialect: 'sqlite' | 'postgres';
   /** Statements run so far and the time callers waited for them (the bench reads this). */
-  readonly stats: { queries: number; waitMs: number };
+  readonly stats: QueryStats;
   close(): Promise<void>;
 }
 
 /** How long a statement waits for SQLite's write lock before failing (as the key-value store). */
 const SQLITE_BUSY_TIMEOUT_MS = 5_000;
 
-function counted(): { stats: { queries: number; waitMs: number }; log: (e: LogEvent) => void } {
-  const stats = { queries: 0, waitMs: 0 };
+/** Counts of the statements run; `onQuery`, when set, is told each one (tests that list a reply's statements). */
+export interface QueryStats {
+  queries: number;
+  waitMs: number;
+  onQuery?: (sql: string) => void;
+}
+
+function counted(): { stats: QueryStats; log: (e: LogEvent) => void } {
+  const stats: QueryStats = { queries: 0, waitMs: 0 };
   return {
     stats,
     log: (e) => {
       stats.queries += 1;
       stats.waitMs += e.queryDurationMillis;
+      stats.onQuery?.(e.query.sql);
     },
   };
 }

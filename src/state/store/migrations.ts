@@ -1,6 +1,6 @@
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import { StartupRefusal } from '../../basics/startup-refusal.js';
-import { recallPlaceStep, recallTablesStep } from './recall-schema.js';
+import { recallFtsTriggerStep, recallPlaceStep, recallTablesStep } from './recall-schema.js';
 
 /**
  * The schema as ordered steps, the same on SQLite and PostgreSQL (Kysely's schema builder writes
@@ -165,7 +165,8 @@ const steps: Record<string, Migration> = {
       await db.schema.createIndex('hermes_schedule_status').on('hermes_schedule').columns(['status', 'next_due_at']).execute();
     },
   },
-  '0008-recall-place': recallPlaceStep,
+  '0008-recall-fts-trigger': recallFtsTriggerStep,
+  '0009-recall-place': recallPlaceStep,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => steps };

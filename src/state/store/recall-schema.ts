@@ -82,6 +82,19 @@ export const recallTablesStep: Migration = {
   },
 };
 
+/**
+ * SQLite: the full-text row is written by a trigger on the message's insert, inside that one
+ * statement, so recording a message needs no transaction of its own (PostgreSQL's tsvector column
+ * is generated the same way already). Messages are never updated or deleted here.
+ */
+export const recallFtsTriggerStep: Migration = {
+  async up(db: Kysely<unknown>) {
+    if (isPostgres(db)) return;
+    await sql`create trigger hermes_recall_message_fts_add after insert on hermes_recall_message
+      begin insert into hermes_recall_message_fts(rowid, text) values (new.seq, new.text); end`.execute(db);
+  },
+};
+
 export function isPostgres(db: Kysely<unknown>): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
 }
@@ -92,6 +105,7 @@ export function isPostgres(db: Kysely<unknown>): boolean {
  * it a common word matched tens of thousands of messages, each ranked and then checked against the
  * rule (p95 148 ms on SQLite, 160 ms on PostgreSQL over 100,000 messages). The rule itself is still
  * checked in the query on what is left (message-index.ts); the word only finds the candidates.
+ * (Step 0009: after 0008's full-text trigger, which it replaces with one that writes the place too.)
  *
  * SQLite: the FTS5 table is rebuilt with a second column, `place`, so one MATCH intersects the
  * words with the person's places. PostgreSQL: a btree index on `place`.
@@ -108,9 +122,13 @@ export const recallPlaceStep: Migration = {
     await sql`update hermes_recall_message set place = 'p' || ${hex} || '0'`.execute(db);
     await db.schema.createIndex('hermes_recall_message_by_place').on('hermes_recall_message').columns(['place', 'at']).execute();
     if (!postgres) {
+      // The trigger of step 0008 wrote (text) only; the new one writes the place with it.
+      await sql`drop trigger if exists hermes_recall_message_fts_add`.execute(db);
       await sql`drop table hermes_recall_message_fts`.execute(db);
       await sql`create virtual table hermes_recall_message_fts using fts5(text, place, content='hermes_recall_message', content_rowid='seq', tokenize='porter unicode61')`.execute(db);
       await sql`insert into hermes_recall_message_fts(hermes_recall_message_fts) values ('rebuild')`.execute(db);
+      await sql`create trigger hermes_recall_message_fts_add after insert on hermes_recall_message
+        begin insert into hermes_recall_message_fts(rowid, text, place) values (new.seq, new.text, new.place); end`.execute(db);
     }
   },
 };

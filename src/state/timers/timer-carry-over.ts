@@ -2,7 +2,9 @@ import type { Reminder } from '../reminders/reminder-record.js';
 import { reminderRow } from '../reminders/reminder-store.js';
 import type { DbOrTx, OpenedDatabase } from '../store/database.js';
 import type { Store } from '../store/store.js';
-import { reminderWork, type TimerJob } from './timer-work.js';
+import type { ScheduleRecord } from '../schedules/schedule-record.js';
+import { scheduleRow } from '../schedules/schedule-store.js';
+import { reminderWork, scheduleWork, type TimerJob } from './timer-work.js';
 import type { WorkItem } from '../cluster/work-queue.js';
 
 /**
@@ -32,6 +34,34 @@ export async function moveRound2Reminders(store: Store, database: OpenedDatabase
     await store.delete(key);
   }
   for (const key of await store.keysWithPrefix('reminders:')) await store.delete(key);
+  return moved;
+}
+
+/**
+ * Round 2 kept schedules as `schedule:<id>` with `schedules:due`, `schedules:running` and
+ * `schedules:owner:<key>`. Each record becomes a row, with the work row of its next due time when
+ * it is active. A run round 2 had in progress (`run` on the record) gets the row of its own due
+ * time, marked started once: the runner finds the run on the record and reports it interrupted,
+ * as after a crash, then the next due time's row (written with that report's claim of it) follows.
+ */
+export async function moveRound2Schedules(store: Store, database: OpenedDatabase): Promise<number> {
+  let moved = 0;
+  for (const key of await store.keysWithPrefix('schedule:')) {
+    const r = await store.get<ScheduleRecord>(key);
+    if (r && typeof r.id === 'string' && typeof r.ownerKey === 'string' && typeof r.status === 'string' && r.spec) {
+      const record: ScheduleRecord = { ...r, skipped: r.skipped ?? { down: 0, busy: 0 }, runs: r.runs ?? 0 };
+      const inserted = await database.db.transaction().execute(async (tx) => {
+        const res = await tx.insertInto('hermes_schedule').values(scheduleRow(record)).onConflict((c) => c.column('id').doNothing()).executeTakeFirst();
+        if (Number(res.numInsertedOrUpdatedRows ?? 0n) === 0) return false;
+        if (record.run) await insertWork(tx, scheduleWork(record.id, record.run.dueAt), 1, record.run.claimedAt);
+        if (record.status === 'active' && record.nextDueAt !== undefined) await insertWork(tx, scheduleWork(record.id, record.nextDueAt), 0, record.createdAt);
+        return true;
+      });
+      if (inserted) moved++;
+    }
+    await store.delete(key);
+  }
+  for (const key of await store.keysWithPrefix('schedules:')) await store.delete(key);
   return moved;
 }
 
