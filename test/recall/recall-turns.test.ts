@@ -134,6 +134,25 @@ describe('embeddings (HERMES_EMBEDDING_MODEL)', () => {
     expect(sentTool(h, 'e3')).toMatch(/the offsite venue is the lighthouse/);
   });
 
+  it('a slow embedding server delays no reply, and what piled up meanwhile goes in batches', async () => {
+    h = await startHarness({ tools: [searchConversationsTool], env: { HERMES_EMBEDDING_MODEL: 'fake-embed' } });
+    const release = h.fake.holdEmbeddings();
+    const said = ['first note about the harbour', 'second note about the lighthouse', 'third note about the ferry', 'fourth note about the pier'];
+    try {
+      // Every reply arrives while the first /embeddings request is still unanswered.
+      for (const text of said) expect(await ask(h, dmA, A, text, { text: `ok: ${text}` })).toBe(`ok: ${text}`);
+      expect(h.fake.embeddingRequests.length).toBe(1);
+    } finally {
+      release();
+    }
+    await h.core.recall.idle();
+    const inputs = h.fake.embeddingRequests.map((r) => r.input);
+    expect(inputs.flat()).toEqual(expect.arrayContaining([...said, ...said.map((t) => `ok: ${t}`)]));
+    // The texts queued behind the held request went together, not one request each.
+    expect(Math.max(...inputs.map((i) => i.length))).toBeGreaterThan(1);
+    expect(inputs.length).toBeLessThan(inputs.flat().length);
+  });
+
   it('without an embedding model, nothing calls /embeddings and keywords alone find', async () => {
     h = await startHarness({ tools: [searchConversationsTool] });
     await ask(h, dmA, A, 'we need more funds for the offsite', { text: 'Noted.' });

@@ -1,9 +1,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import Database from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPgPool } from '../../src/state/store/postgres-store.js';
+import { migrateUpTo } from '../../src/state/store/migrations.js';
 import { openPostgresDatabase, openSqliteDatabase, type OpenedDatabase } from '../../src/state/store/database.js';
 import { createMessageIndex, type MessageIndex } from '../../src/state/recall/message-index.js';
 import { createConversationSearch } from '../../src/state/recall/conversation-search.js';
@@ -22,7 +25,14 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 });
 
-const engines: Array<{ name: string; open(): Promise<OpenedDatabase> }> = [
+/** `before0009`: the tables as the step before the place words (step 0009) left them, then opened (migrated) as usual. */
+interface Engine {
+  name: string;
+  open(): Promise<OpenedDatabase>;
+  before0009(): Promise<{ raw: Kysely<unknown>; open(): Promise<OpenedDatabase> }>;
+}
+
+const engines: Engine[] = [
   {
     name: 'sqlite',
     async open() {
@@ -31,6 +41,22 @@ const engines: Array<{ name: string; open(): Promise<OpenedDatabase> }> = [
       const db = await openSqliteDatabase(path.join(dir, 'hermes.sqlite'));
       cleanups.push(() => db.close());
       return db;
+    },
+    async before0009() {
+      const dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-recall-'));
+      cleanups.push(() => rm(dir, { recursive: true, force: true }));
+      const file = path.join(dir, 'hermes.sqlite');
+      const raw = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new Database(file) }) });
+      await migrateUpTo(raw, '0008-recall-fts-trigger');
+      return {
+        raw,
+        async open() {
+          await raw.destroy();
+          const db = await openSqliteDatabase(file);
+          cleanups.push(() => db.close());
+          return db;
+        },
+      };
     },
   },
 ];
@@ -45,6 +71,23 @@ if (pgUrl) {
       const db = await openPostgresDatabase(pool);
       cleanups.push(() => db.close());
       return db;
+    },
+    async before0009() {
+      const schema = await freshSchema(pgUrl);
+      cleanups.push(() => schema.drop());
+      const pool = createPgPool(schema.url);
+      cleanups.push(() => pool.end());
+      const raw = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: { connect: () => pool.connect(), end: async () => undefined } }) });
+      await migrateUpTo(raw, '0008-recall-fts-trigger', { schema: schema.schema });
+      return {
+        raw,
+        async open() {
+          await raw.destroy();
+          const db = await openPostgresDatabase(pool);
+          cleanups.push(() => db.close());
+          return db;
+        },
+      };
     },
   });
 }
@@ -114,6 +157,38 @@ for (const engine of engines) {
       expect(fromChannel.length).toBe(fromDm.length - 2);
       const thread = fromDm.find((h) => h.text.includes('only A joined'))!;
       expect(thread.place).toMatchObject({ channelId: 'CGEN', threadId: '171.1', threadStartedAt: thread.at });
+    });
+
+    it('messages stored before the place words (schema step 0009) are found by the same rule after the upgrade', async () => {
+      const { raw, open } = await engine.before0009();
+      // Rows as the index wrote them before: the message (step 0008's trigger adds its full-text row), who took part where.
+      const rows: Array<[string, string, string, string | null, string, string]> = [
+        // id, channel, thread, dm owner, author, text
+        ['o1', 'DA', '', 'slack:T1:UA', 'slack:T1:UA', 'old zebrafish secret in A DM'],
+        ['o2', 'CGEN', '', null, 'slack:T1:UA', 'old zebrafish post at the top of general'],
+        ['o3', 'CGEN', '171.1', null, 'slack:T1:UA', 'old zebrafish thread only A joined'],
+        ['o4', 'CGEN', '171.2', null, 'slack:T1:UB', 'old zebrafish thread of B'],
+      ];
+      let at = Date.UTC(2026, 9, 1);
+      for (const [id, channel, thread, owner, author, text] of rows) {
+        at += 1000;
+        await sql`insert into hermes_recall_message (id, platform, workspace_id, channel_id, thread_id, parent_channel_id, dm_owner, author, author_name, text, at)
+          values (${id}, 'slack', 'T1', ${channel}, ${thread}, null, ${owner}, ${author}, ${author.split(':')[2]!.toLowerCase()}, ${text}, ${at})`.execute(raw);
+        if (owner === null) {
+          await sql`insert into hermes_recall_member (member, platform, workspace_id, channel_id, thread_id, since) values (${author}, 'slack', 'T1', ${channel}, ${thread}, ${at})
+            on conflict do nothing`.execute(raw);
+        }
+      }
+      const database = await open();
+      const index = createMessageIndex({ database, log });
+      // A message after the upgrade, in A's thread, gets its place word from the index itself.
+      await say(index, place('CGEN', { threadId: '171.1' }), A, 'new zebrafish reply in the thread of A');
+      const search = createConversationSearch({ index });
+      const texts = async (who: Speaker, dms: boolean) => (await search.forSpeaker(who, { dms }).search('zebrafish', 30)).map((h) => h.text).sort();
+      expect(await texts(A, true)).toEqual(['new zebrafish reply in the thread of A', 'old zebrafish post at the top of general', 'old zebrafish secret in A DM', 'old zebrafish thread only A joined']);
+      expect(await texts(A, false)).toEqual(['new zebrafish reply in the thread of A', 'old zebrafish post at the top of general', 'old zebrafish thread only A joined']);
+      expect(await texts(B, true)).toEqual(['old zebrafish post at the top of general', 'old zebrafish thread of B']);
+      expect(await texts(ADMIN, true)).toEqual([]);
     });
 
     it('ranks better matches first and breaks ties by time, newest first', async () => {

@@ -71,6 +71,30 @@ export interface SearchScope {
 /** Longest text stored per message: a pasted log is found by its start, and rows stay small. */
 export const MAX_INDEXED_CHARS = 8_000;
 
+/**
+ * Most places one search narrows by (the person's channels and threads). Someone who took part in
+ * more is searched the slower way: every match ranked, then the rule checked (still correct).
+ */
+export const MAX_PLACE_WORDS = 1_000;
+
+/** Most messages one search ranks per list (see keywordSearch): bounds the work of a common word. */
+export const RANKED_CANDIDATES = 1_000;
+
+/** Where a message may be seen: its owner's DM, a channel's top level, or one thread. */
+function placeKey(p: { platform: string; workspaceId: string; channelId: string; threadId: string; dmOwner: string | null }): string {
+  if (p.dmOwner !== null) return `d|${p.dmOwner}`;
+  if (p.threadId === '') return `c|${p.platform}|${p.workspaceId}|${p.channelId}`;
+  return `t|${p.platform}|${p.workspaceId}|${p.channelId}|${p.threadId}`;
+}
+
+/**
+ * A place as one word both full-text engines index unchanged: letters and digits only (hex), and
+ * ending in a digit so no stemmer shortens it. Schema step 0009 writes the same words in SQL.
+ */
+export function placeWord(key: string): string {
+  return `p${Buffer.from(key, 'utf8').toString('hex')}0`;
+}
+
 interface Row {
   seq: number | string;
   id: string;
@@ -141,7 +165,9 @@ export function createMessageIndex(deps: { database: OpenedDatabase; log: Logger
       author_name: m.author === 'bot' ? null : (m.author.displayName ?? m.author.userId),
       text,
       at: m.at,
+      place: '',
     };
+    row.place = placeWord(placeKey({ platform: row.platform, workspaceId: row.workspace_id, channelId: row.channel_id, threadId: row.thread_id, dmOwner: row.dm_owner }));
     const members =
       m.author !== 'bot' && !c.isDm
         ? [
@@ -161,30 +187,80 @@ export function createMessageIndex(deps: { database: OpenedDatabase; log: Logger
     if (Number(added.numInsertedOrUpdatedRows ?? 0n) > 0) for (const l of listeners) l({ id: m.id, text });
   }
 
+  /**
+   * The words of the places `speaker` may see (see placeWord), from their memberships: each channel
+   * they wrote in (its top level) and each thread; their own DMs when the scope has them. Undefined
+   * when there are more than MAX_PLACE_WORDS (then the search is not narrowed by place).
+   */
+  async function placeWords(speaker: Speaker, scope: SearchScope): Promise<string[] | undefined> {
+    const me = speakerKey(speaker);
+    const rows = await db
+      .selectFrom('hermes_recall_member')
+      .select(['platform', 'workspace_id', 'channel_id', 'thread_id'])
+      .where('member', '=', me)
+      .where('platform', '=', speaker.platform)
+      .limit(MAX_PLACE_WORDS + 1)
+      .execute();
+    const words = new Set<string>();
+    if (scope.dms) words.add(placeWord(placeKey({ platform: speaker.platform, workspaceId: '', channelId: '', threadId: '', dmOwner: me })));
+    for (const r of rows) {
+      const at = { platform: r.platform, workspaceId: r.workspace_id, channelId: r.channel_id, dmOwner: null };
+      words.add(placeWord(placeKey({ ...at, threadId: '' })));
+      if (r.thread_id !== '') words.add(placeWord(placeKey({ ...at, threadId: r.thread_id })));
+    }
+    return words.size > MAX_PLACE_WORDS ? undefined : [...words];
+  }
+
   async function keywordSearch(speaker: Speaker, query: string, limit: number, scope: SearchScope): Promise<StoredMessage[]> {
     const terms = searchTerms(query);
     if (terms.length === 0) return [];
     const n = Math.max(1, Math.min(500, Math.floor(limit)));
+    const places = await placeWords(speaker, scope);
+    if (places?.length === 0) return [];
+    // Ranking is the costly part (bm25 / ts_rank_cd per row), so it is bounded: the newest
+    // RANKED_CANDIDATES messages with any of the words, and the newest with all of them (so a precise
+    // match in an old message is still found when one of its words is everywhere), are ranked
+    // together. Both lists score a message the same way, so the union is ordered by one score.
+    // Not narrowed by place (too many places), the newest matches may all be ones this person
+    // cannot see: then nothing is cut before the rule is checked (no limit: -1 / NULL).
+    const k = places ? RANKED_CANDIDATES : database.dialect === 'sqlite' ? -1 : null;
     if (database.dialect === 'sqlite') {
-      // Quoted terms joined by OR: any word may match, bm25 ranks messages with more (and rarer) ones first.
-      const match = terms.map((t) => `"${t}"`).join(' OR ');
-      const { rows } = await sql<Row>`select ${COLUMNS} from hermes_recall_message_fts f join hermes_recall_message m on m.seq = f.rowid
-        where hermes_recall_message_fts match ${match} and ${visibleTo(speaker, scope)}
-        order by bm25(hermes_recall_message_fts), m.at desc limit ${n}`.execute(db);
+      // Quoted terms, in the text column only: bm25 ranks messages with more (and rarer) ones
+      // first. The places narrow the matches inside the same MATCH (FTS5 intersects the lists, in
+      // rowid order, newest first), so only messages in the person's places are ranked at all.
+      const quoted = terms.map((t) => `"${t}"`);
+      const inPlaces = places ? ` AND place : (${places.map((w) => `"${w}"`).join(' OR ')})` : '';
+      const any = `text : (${quoted.join(' OR ')})${inPlaces}`;
+      const all = `text : (${quoted.join(' AND ')})${inPlaces}`;
+      const arm = (match: string) => sql`select * from (select rowid as seq, bm25(hermes_recall_message_fts, 1.0, 0.0) as score from hermes_recall_message_fts
+        where hermes_recall_message_fts match ${match} order by rowid desc limit ${k})`;
+      const candidates = terms.length > 1 ? sql`${arm(any)} union ${arm(all)}` : arm(any);
+      // CROSS JOIN fixes the order (SQLite's planner otherwise walks every message of the platform
+      // and looks each up in the candidates): the few candidates first, each message by its key.
+      const { rows } = await sql<Row>`select ${COLUMNS} from (${candidates}) f cross join hermes_recall_message m on m.seq = f.seq
+        where ${visibleTo(speaker, scope)}
+        order by f.score, m.at desc limit ${n}`.execute(db);
       return rows.map(toStored);
     }
-    const tsquery = terms.join(' | ');
-    const { rows } = await sql<Row>`select ${COLUMNS} from hermes_recall_message m, to_tsquery('english', ${tsquery}) q
-      where m.tsv @@ q and ${visibleTo(speaker, scope)}
-      order by ts_rank_cd(m.tsv, q) desc, m.at desc limit ${n}`.execute(db);
+    // The lists hold ids only; the rank is computed afterwards, for the few hundred left.
+    const inPlaces = places ? sql`m.place in (${sql.join(places)}) and ` : sql``;
+    const arm = (tsquery: string) => sql`(select m.seq from hermes_recall_message m
+      where ${inPlaces}m.tsv @@ to_tsquery('english', ${tsquery}) order by m.seq desc limit ${k})`;
+    const candidates = terms.length > 1 ? sql`${arm(terms.join(' | '))} union ${arm(terms.join(' & '))}` : arm(terms.join(' | '));
+    const { rows } = await sql<Row>`select ${COLUMNS} from (${candidates}) f join hermes_recall_message m on m.seq = f.seq
+      where ${visibleTo(speaker, scope)}
+      order by ts_rank_cd(m.tsv, to_tsquery('english', ${terms.join(' | ')})) desc, m.at desc limit ${n}`.execute(db);
     return rows.map(toStored);
   }
 
   async function embeddedVisible(speaker: Speaker, model: string, limit: number, scope: SearchScope) {
     const n = Math.max(1, Math.min(10_000, Math.floor(limit)));
+    const places = await placeWords(speaker, scope);
+    if (places?.length === 0) return [];
+    const inPlaces = places ? sql`m.place in (${sql.join(places)}) and ` : sql``;
     const { rows } = await sql<Row & { vector: string }>`select ${COLUMNS}, e.vector from hermes_recall_message m
       join hermes_embedding e on e.kind = 'message' and e.ref = m.id and e.model = ${model}
-      where ${visibleTo(speaker, scope)} order by m.at desc limit ${n}`.execute(db);
+      where ${inPlaces}${visibleTo(speaker, scope)} order by m.at desc limit ${n}`.execute(db);
     return rows.map((r) => ({ message: toStored(r), vector: r.vector }));
   }
 

@@ -66,6 +66,8 @@ export interface RecallMessageTable {
   author_name: string | null;
   text: string;
   at: number;
+  /** Where it may be seen, as one indexed word (message-index.ts placeWord); '' only before 0008 filled it. */
+  place: Generated<string>;
 }
 
 /** Who took part where: a person's own message makes them a member of that channel and thread. */

@@ -1,6 +1,6 @@
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import { StartupRefusal } from '../../basics/startup-refusal.js';
-import { recallFtsTriggerStep, recallTablesStep } from './recall-schema.js';
+import { recallFtsTriggerStep, recallPlaceStep, recallTablesStep } from './recall-schema.js';
 
 /**
  * The schema as ordered steps, the same on SQLite and PostgreSQL (Kysely's schema builder writes
@@ -166,6 +166,7 @@ const steps: Record<string, Migration> = {
     },
   },
   '0008-recall-fts-trigger': recallFtsTriggerStep,
+  '0009-recall-place': recallPlaceStep,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => steps };
@@ -177,6 +178,16 @@ export const MIGRATION_NAMES = Object.keys(steps).sort();
  * (the first on the search path), so the migrator's own bookkeeping lands next to them.
  */
 export async function migrateToLatest(db: Kysely<unknown>, opts: { schema?: string } = {}): Promise<{ applied: string[] }> {
+  return migrate(db, opts);
+}
+
+/** Brings the database up to (and including) one named step: tests of a later step start from there. */
+export async function migrateUpTo(db: Kysely<unknown>, step: string, opts: { schema?: string } = {}): Promise<{ applied: string[] }> {
+  if (!(step in steps)) throw new Error(`no schema step ${step}`);
+  return migrate(db, { ...opts, upTo: step });
+}
+
+async function migrate(db: Kysely<unknown>, opts: { schema?: string; upTo?: string }): Promise<{ applied: string[] }> {
   const migrator = new Migrator({
     db,
     provider,
@@ -184,7 +195,7 @@ export async function migrateToLatest(db: Kysely<unknown>, opts: { schema?: stri
     migrationLockTableName: 'hermes_migration_lock',
     ...(opts.schema !== undefined && { migrationTableSchema: opts.schema }),
   });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = opts.upTo === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(opts.upTo);
   if (error) {
     const message = error instanceof Error ? error.message : String(error);
     // A database migrated by a newer hermes has steps this one does not know.

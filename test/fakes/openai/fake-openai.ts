@@ -69,6 +69,11 @@ export interface FakeOpenAI {
   embeddingRequests: Array<{ model: string; input: string[] }>;
   /** `ok` (default): deterministic vectors (see fakeEmbedding); `fail`: every /v1/embeddings call gets a 500. */
   setEmbeddings(mode: 'ok' | 'fail'): void;
+  /**
+   * Holds every /v1/embeddings answer (requests are still recorded as they arrive) until the
+   * returned function is called: a slow embedding server, to show nothing else waits on it.
+   */
+  holdEmbeddings(): () => void;
   /** The most chat requests that were in flight at the same time: proof of overlap that needs no timing. */
   readonly peakInFlight: number;
   /** Chat requests whose client went away before the answer was sent (a cancelled call). */
@@ -145,6 +150,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
   const imageRefusals: ChatCompletionRequestBody[] = [];
   const embeddingRequests: Array<{ model: string; input: string[] }> = [];
   let embeddingsMode: 'ok' | 'fail' = 'ok';
+  let embeddingsGate: Promise<void> | undefined;
   const firstTextAt: number[] = [];
   let vision = opts.vision ?? true;
   let handler = opts.handler;
@@ -188,6 +194,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
       const body = JSON.parse(await readBody(req)) as { model?: string; input?: string | string[] };
       const input = typeof body.input === 'string' ? [body.input] : Array.isArray(body.input) ? body.input : [];
       embeddingRequests.push({ model: body.model ?? '', input });
+      if (embeddingsGate) await embeddingsGate;
       if (embeddingsMode === 'fail') {
         sendJson(res, 500, { error: { message: 'fake embeddings failure', type: 'server_error', code: null } });
         return;
@@ -265,6 +272,15 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     embeddingRequests,
     setEmbeddings(mode) {
       embeddingsMode = mode;
+    },
+    holdEmbeddings() {
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      embeddingsGate = gate;
+      return () => {
+        if (embeddingsGate === gate) embeddingsGate = undefined;
+        release();
+      };
     },
     visionProbes,
     imageRefusals,
