@@ -106,9 +106,9 @@ async function say(index: MessageIndex, conversation: Conversation, author: Spea
 
 for (const engine of engines) {
   describe(`search_conversations privacy (${engine.name})`, () => {
-    async function seeded() {
+    async function seeded(maxPlaceWords?: number) {
       const database = await engine.open();
-      const index = createMessageIndex({ database, log });
+      const index = createMessageIndex({ database, log, ...(maxPlaceWords !== undefined && { maxPlaceWords }) });
       const dmA = place('DA', { isDm: true });
       await say(index, dmA, A, 'my locker code is 4411, zebrafish is the password hint');
       await say(index, dmA, 'bot', 'Noted: the zebrafish hint stays between us.', A);
@@ -138,6 +138,16 @@ for (const engine of engines) {
         const texts = (await search.forSpeaker(B, { dms: true }).search(q, 30)).map((h) => h.text);
         expect(texts.every((t) => !/locker|between us|only A joined|private channel/.test(t))).toBe(true);
       }
+    });
+
+    it('finds the same for someone in more places than a search narrows by (the rule alone decides then)', async () => {
+      // One place word allowed: A (DM, channel, threads) and B (channel, thread) both have more.
+      const { search } = await seeded(1);
+      const texts = async (who: Speaker, dms: boolean) => (await search.forSpeaker(who, { dms }).search('zebrafish', 30)).map((h) => h.text).sort();
+      expect(await texts(B, true)).toEqual(['B thread mentions zebrafish too', 'general chat about zebrafish tanks']);
+      expect(await texts(A, true)).toEqual(['Noted: the zebrafish hint stays between us.', 'general chat about zebrafish tanks', 'my locker code is 4411, zebrafish is the password hint', 'private channel zebrafish project', 'zebrafish plan in a thread only A joined']);
+      expect(await texts(A, false)).toEqual(['general chat about zebrafish tanks', 'private channel zebrafish project', 'zebrafish plan in a thread only A joined']);
+      expect(await texts(ADMIN, true)).toEqual([]);
     });
 
     it('gives an admin no way into anyone else\'s DM, and an outsider nothing at all', async () => {

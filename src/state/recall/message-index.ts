@@ -141,7 +141,13 @@ function visibleTo(speaker: Speaker, scope: SearchScope): RawBuilder<unknown> {
       and (p.thread_id = m.thread_id or m.thread_id = ''))))`;
 }
 
-export function createMessageIndex(deps: { database: OpenedDatabase; log: Logger }): MessageIndex {
+export function createMessageIndex(deps: {
+  database: OpenedDatabase;
+  log: Logger;
+  /** Most places a search narrows by (default MAX_PLACE_WORDS; tests lower it to reach the other path). */
+  maxPlaceWords?: number;
+}): MessageIndex {
+  const maxPlaces = deps.maxPlaceWords ?? MAX_PLACE_WORDS;
   const { database } = deps;
   const db = database.db;
   const listeners: Array<(m: { id: string; text: string }) => void> = [];
@@ -199,7 +205,7 @@ export function createMessageIndex(deps: { database: OpenedDatabase; log: Logger
       .select(['platform', 'workspace_id', 'channel_id', 'thread_id'])
       .where('member', '=', me)
       .where('platform', '=', speaker.platform)
-      .limit(MAX_PLACE_WORDS + 1)
+      .limit(maxPlaces + 1)
       .execute();
     const words = new Set<string>();
     if (scope.dms) words.add(placeWord(placeKey({ platform: speaker.platform, workspaceId: '', channelId: '', threadId: '', dmOwner: me })));
@@ -208,7 +214,7 @@ export function createMessageIndex(deps: { database: OpenedDatabase; log: Logger
       words.add(placeWord(placeKey({ ...at, threadId: '' })));
       if (r.thread_id !== '') words.add(placeWord(placeKey({ ...at, threadId: r.thread_id })));
     }
-    return words.size > MAX_PLACE_WORDS ? undefined : [...words];
+    return words.size > maxPlaces ? undefined : [...words];
   }
 
   async function keywordSearch(speaker: Speaker, query: string, limit: number, scope: SearchScope): Promise<StoredMessage[]> {
