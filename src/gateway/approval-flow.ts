@@ -292,6 +292,19 @@ export function createApprovalFlow(deps: FlowDeps) {
     supersede: (sessionId: string) => supersede(sessionId).then(() => undefined),
 
     /**
+     * After a crash, for a turn that had started: whether it got as far as its approval — its state
+     * stored and the prompt posted (or already decided, with its resume row). Such a turn was not
+     * cut off: it waits for the decision, so nothing is cancelled or reported interrupted.
+     */
+    async reachedPrompt(sessionId: string): Promise<boolean> {
+      for (const r of await deps.approvals.openForSession(sessionId)) {
+        const shown = r.status === 'pending' ? r.messageRef !== undefined : true;
+        if (shown && (await deps.store.get(`turn:${r.turnId}`)) !== undefined) return true;
+      }
+      return false;
+    },
+
+    /**
      * Before a new turn of the session: supersede, then repair, reading the session's open requests
      * once for both (what supersede did not close is still open for the repair).
      */

@@ -234,6 +234,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
       // send the message again, so a later click must not run the action and carry on a turn they
       // were told is over. (Requests of earlier turns were already superseded when this one began.)
       const session = await deps.sessions.current(msg.conversation);
+      // Killed after the prompt was posted (only the row's end was lost): the turn waits for the decision.
+      if (await approvals.reachedPrompt(session.id)) return;
       await approvals.supersede(session.id);
       await approvals.repairHistory(session.id);
       await send(msg.conversation, say.RESTART_INTERRUPTED, msg.replyTo);

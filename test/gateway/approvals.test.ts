@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createSqliteStore } from '../../src/state/store/sqlite-store.js';
 import type { Store } from '../../src/state/store/store.js';
+import { RESTART_INTERRUPTED } from '../../src/gateway/user-messages.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -201,5 +202,37 @@ describe('approvals', () => {
     await h.core.gateway.idle();
     expect(toolResult(h, 'call_r1') ?? '').toBe('');
     expect(runs).toHaveLength(0);
+  });
+});
+
+describe('a crash after the approval prompt was posted', () => {
+  it('keeps the request: the turn waits for the decision, nothing is reported interrupted, approving runs the action once', async () => {
+    const runs: unknown[] = [];
+    h = await startHarness({ extraTools: [riskyTool(runs)] });
+    const db = h.core.database.db;
+    // The turn's work row as the running turn holds it (claimed once), to put back as kill -9 leaves it.
+    let row: Record<string, unknown> | undefined;
+    h.fake.setHandler(async () => {
+      row ??= await db.selectFrom('hermes_work').selectAll().where('kind', '=', 'turn').executeTakeFirst();
+      return { toolCalls: [{ id: 'call_c1', name: 'risky_action', arguments: { target: 'prod', count: 1 } }] };
+    });
+    await h.core.gateway.handleMessage(msg('please do the risky thing'));
+    const shown = await h.port.waitFor(isApproval);
+    await h.core.gateway.idle();
+    expect(row).toMatchObject({ kind: 'turn', attempts: 1 });
+    expect(await db.selectFrom('hermes_work').selectAll().execute()).toEqual([]);
+    // Killed after the prompt went out and before the row's end was committed: the row is back.
+    await db.insertInto('hermes_work').values({ ...(row as object), claimed_by: null, claimed_until: null } as never).execute();
+
+    await h.restart();
+    await h.core.gateway.idle();
+    expect(await h.core.database.db.selectFrom('hermes_work').selectAll().where('kind', '=', 'turn').execute()).toEqual([]);
+    expect(h.port.events.filter(isText).map((e) => e.text)).not.toContain(RESTART_INTERRUPTED);
+    expect(h.port.events.filter(isResolved)).toEqual([]);
+
+    h.fake.setHandler(() => ({ text: 'Done on prod.' }));
+    expect(await h.core.gateway.decideApproval({ approvalId: shown.view.id, decision: 'approve', decidedBy: requester })).toMatchObject({ kind: 'applied' });
+    expect((await h.port.waitFor(isText)).text).toBe('Done on prod.');
+    expect(runs).toEqual([{ target: 'prod', count: 1 }]);
   });
 });
