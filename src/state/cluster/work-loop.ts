@@ -112,8 +112,7 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
    * first in its lane), so the rows are of different lanes; fewer than `room` means nothing else
    * is runnable now, and no further claim is needed to find that out.
    */
-  async function claim(room: number): Promise<ClaimedRow[]> {
-    const now = clock.now();
+  async function claim(room: number, now: number): Promise<ClaimedRow[]> {
     const { rows } = await sql<ClaimedRow>`
       update hermes_work set claimed_by = ${opts.instanceId}, claimed_until = ${now + opts.leaseMs}, attempts = attempts + 1
       where id in (
@@ -137,10 +136,11 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
    * When the next row that is waiting (not due or not settled yet) becomes runnable. Rows that
    * are due but wait behind an earlier one of their lane are not counted: the end of that one
    * looks again (counting them had the loop wake every millisecond while a lane was busy).
+   * `now` is the time the last claim looked at: a row that came due since then is still waiting
+   * (asking with a later time skipped it, and a reminder due in that gap slept a minute).
    */
-  async function nextAt(): Promise<number | undefined> {
+  async function nextAt(now: number): Promise<number | undefined> {
     const settle = opts.settleMs;
-    const now = clock.now();
     const { rows } = await sql<{ at: number | null }>`
       select min(case when due_at > created_at + ${settle} then due_at else created_at + ${settle} end) as at
       from hermes_work where claimed_until is null and (due_at > ${now} or created_at + ${settle} > ${now})`.execute(db);
@@ -148,11 +148,11 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
     return at === null || at === undefined ? undefined : Number(at);
   }
 
-  /** nextAt, from what this process saw added when that is enough. */
-  async function nextWake(): Promise<number | undefined> {
-    if (opts.seesEveryAdd && known && (known.at === undefined || known.at > clock.now())) return known.at;
+  /** nextAt, from what this process saw added when that is enough; `claimedAt` as for nextAt. */
+  async function nextWake(claimedAt: number): Promise<number | undefined> {
+    if (opts.seesEveryAdd && known && (known.at === undefined || known.at > claimedAt)) return known.at;
     const before = adds;
-    const at = await nextAt();
+    const at = await nextAt(claimedAt);
     if (!opts.seesEveryAdd) return at;
     // A row added while the query ran (a scheduled run writing its next due time) may be missing
     // from its answer: keeping that answer ("nothing waits") slept the loop a minute past the row.
@@ -211,10 +211,12 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
           again = false;
           // Rows announced before this look are committed, so this look (or its nextAt) sees them.
           soonAt = undefined;
+          let claimedAt = clock.now();
           while (running) {
             const room = Math.max(1, opts.maxConcurrent()) - held.size;
             if (room <= 0) break;
-            const rows = await claim(room);
+            claimedAt = clock.now();
+            const rows = await claim(room, claimedAt);
             for (const row of rows.sort((a, b) => (a.id < b.id ? -1 : 1))) {
               opts.claimed?.(row.lane);
               launch(row);
@@ -222,7 +224,7 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
             if (rows.length < room) break;
           }
           if (running && held.size < Math.max(1, opts.maxConcurrent())) {
-            const at = await nextWake();
+            const at = await nextWake(claimedAt);
             // A wake-up that came while looking (a row added meanwhile) means: claim again first.
             if (again) continue;
             sleepUntil(at);
