@@ -3,9 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openSqliteDatabase, withStatementCache } from '../../src/state/store/database.js';
+import { openSqliteDatabase, reusableQuery, withStatementCache } from '../../src/state/store/database.js';
 
-/** The prepared-statement cache Kysely's SQLite driver goes through (database.ts). */
+/** The prepared-statement cache Kysely's SQLite driver goes through, and queries compiled once (database.ts). */
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
@@ -59,5 +59,27 @@ describe('withStatementCache', () => {
     expect(rows).toEqual([{ seq: 1, body: '{"n":1}' }, { seq: 3, body: '{"n":3}' }]);
     const other = await db.selectFrom('hermes_message').select('seq').where('session_id', '=', 's0').orderBy('seq').execute();
     expect(other.map((r) => r.seq)).toEqual([0, 2, 4]);
+  });
+});
+
+describe('reusableQuery', () => {
+  it('compiles once and runs with each call’s values, keeping the values bound at build time', async () => {
+    const opened = await openSqliteDatabase(await tempFile());
+    cleanups.push(() => opened.close());
+    const { db } = opened;
+    const insert = reusableQuery<'session' | 'body', never>(db, (v) => db.insertInto('hermes_message').values({ session_id: v('session'), seq: 7, body: v('body') }));
+    await insert({ session: 'a', body: 'first' });
+    const read = reusableQuery<'session', { seq: number; body: string }>(db, (v) => db.selectFrom('hermes_message').select(['seq', 'body']).where('session_id', '=', v('session')).where('seq', '>', 0));
+    expect((await read({ session: 'a' })).rows).toEqual([{ seq: 7, body: 'first' }]);
+    await insert({ session: 'b', body: 'second' });
+    expect((await read({ session: 'b' })).rows).toEqual([{ seq: 7, body: 'second' }]);
+    expect((await read({ session: 'c' })).rows).toEqual([]);
+  });
+
+  it('refuses a placeholder that did not end up as a bound parameter', async () => {
+    const opened = await openSqliteDatabase(await tempFile());
+    cleanups.push(() => opened.close());
+    const { db } = opened;
+    expect(() => reusableQuery<'session', unknown>(db, (v) => (v('session'), db.selectFrom('hermes_message').select('seq').where('session_id', '=', 'fixed')))).toThrow(/session not bound/);
   });
 });
