@@ -59,7 +59,7 @@ const FIRST_DAY = Date.parse('2026-01-01T00:00:00Z');
 const dayFile = (d: number) => `${new Date(FIRST_DAY + d * 86_400_000).toISOString().slice(0, 10)}.jsonl`;
 
 /** Writes `turns` turns spread over DAYS day files; returns the bytes written. */
-async function writeTraces(dir: string, turns: number): Promise<number> {
+export async function writeTraces(dir: string, turns: number): Promise<number> {
   const perDay = Math.ceil(turns / DAYS);
   let bytes = 0;
   for (let d = 0; d * perDay < turns; d++) {
