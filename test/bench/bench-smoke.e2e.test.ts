@@ -117,6 +117,9 @@ describe('npm run bench (hermes-only, tiny)', () => {
     expect(dashboard.sizes.turns).toBe(300);
     expect(dashboard.traceMb).toBeGreaterThan(0);
     for (const ms of [dashboard.firstOpenMs, dashboard.warmOpenMedianMs, dashboard.afterAppendOpenMs, dashboard.turnPageMedianMs]) expect(ms).toBeGreaterThan(0);
+    // Measured in the dashboard's own process after a full GC, not the bench's heap.
+    expect(dashboard.heapMbBeforeIndex).toBeGreaterThan(0);
+    expect(dashboard.indexHeapMb).toBeCloseTo(dashboard.heapMbAfterIndex - dashboard.heapMbBeforeIndex, 0);
 
     // PostgreSQL comes from the test run (HERMES_TEST_PG_URL, started by the global setup or CI).
     const instances = result.instances!;
