@@ -14,7 +14,6 @@ import type { Config } from '../../src/settings/config.js';
 import type { Adapter, GatewayApi } from '../../src/basics/ports.js';
 import type { Logger } from '../../src/basics/log.js';
 import type { Store } from '../../src/state/store/store.js';
-import { createEventDedupe } from './event-dedupe.js';
 import { createOutboundClient, normaliseApiUrl, SLACK_CALL_TIMEOUT_MS } from './slack-calls.js';
 import { registerInbound, skippedOnArrival } from './slack-inbound.js';
 import { registerInteractions } from './slack-interactions.js';
@@ -95,7 +94,7 @@ export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<Sla
   const port = createSlackPort({ client, log, reader, botToken: config.botToken, apiUrl: config.apiUrl, assistant, ...(opts.statusRenewMs !== undefined && { statusRenewMs: opts.statusRenewMs }) });
   gateway.registerPort(port);
   const deps = { gateway, log, teamId: identity.teamId };
-  registerInbound(app, { ...deps, dedupe: createEventDedupe(store, log), names, botUserId: identity.botUserId, botId: identity.botId, onQueued: (c, text) => assistant.titleFrom(c, text) });
+  registerInbound(app, { ...deps, dedupe: app.dedupe, names, botUserId: identity.botUserId, botId: identity.botId, onQueued: (c, text) => assistant.titleFrom(c, text) });
   registerAssistantEvents(app, assistantDeps);
   registerInteractions(app, { ...deps, client });
 

@@ -35,7 +35,7 @@ async function create(fake: FakeSlack, token = fake.botToken) {
     gateway: recordingGateway(ports),
     store: createMemoryStore(),
     // Start-up only: nothing is received, so the journal is never asked for pending bodies.
-    receipts: { add: async () => undefined, done: async () => undefined, pending: async () => [] },
+    receipts: { add: async () => false, done: async () => undefined, drop: async () => undefined, pending: async () => [], sweep: async () => 0 },
     log,
     retries: 0,
   });
