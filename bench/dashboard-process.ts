@@ -13,7 +13,8 @@ import { forceGc } from './stats.js';
  */
 export type DashboardProcessMessage =
   | { type: 'ready'; port: number }
-  | { type: 'heap'; heapBytes: number; externalBytes: number; rssBytes: number }
+  /** cpu*Us: this process's CPU time so far (user + system), read just before and just after the GC. */
+  | { type: 'heap'; heapBytes: number; externalBytes: number; rssBytes: number; cpuBeforeGcUs: number; cpuAfterGcUs: number }
   | { type: 'error'; message: string };
 export type DashboardProcessRequest = { type: 'heap' } | { type: 'stop' };
 
@@ -24,10 +25,16 @@ async function main(): Promise<void> {
   const port = await server.start(0, '127.0.0.1');
   process.on('message', (m: DashboardProcessRequest) => {
     if (m.type === 'heap') {
+      const cpu = () => {
+        const c = process.cpuUsage();
+        return c.user + c.system;
+      };
+      const cpuBeforeGcUs = cpu();
       forceGc();
       forceGc();
+      const cpuAfterGcUs = cpu();
       const u = process.memoryUsage();
-      process.send?.({ type: 'heap', heapBytes: u.heapUsed, externalBytes: u.external, rssBytes: u.rss } satisfies DashboardProcessMessage);
+      process.send?.({ type: 'heap', heapBytes: u.heapUsed, externalBytes: u.external, rssBytes: u.rss, cpuBeforeGcUs, cpuAfterGcUs } satisfies DashboardProcessMessage);
     } else if (m.type === 'stop') {
       void server.stop().finally(() => process.exit(0));
     }

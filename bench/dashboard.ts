@@ -22,6 +22,8 @@ export interface DashboardResult {
   sizes: DashboardSizes;
   traceMb: number;
   firstOpenMs: number;
+  /** CPU time the dashboard process spent on the first open (less bound to the machine's load than its wall time). */
+  firstOpenCpuMs: number;
   warmOpenMedianMs: number;
   warmOpenP95Ms: number;
   filteredOpenMedianMs: number;
@@ -109,10 +111,10 @@ function ask(child: ChildProcess, req: DashboardProcessRequest | undefined): Pro
   });
 }
 
-async function heapMb(child: ChildProcess): Promise<number> {
+async function heapOf(child: ChildProcess): Promise<Extract<DashboardProcessMessage, { type: 'heap' }>> {
   const m = await ask(child, { type: 'heap' });
   if (m.type !== 'heap') throw new Error(`dashboard process answered ${m.type} to heap`);
-  return m.heapBytes / 1e6;
+  return m;
 }
 
 export async function runDashboard(sizes: DashboardSizes, log: (line: string) => void): Promise<DashboardResult> {
@@ -133,11 +135,13 @@ export async function runDashboard(sizes: DashboardSizes, log: (line: string) =>
 
     // The HTTP path itself warmed (not the dashboard), so the heap difference is the index's.
     await (await fetch(`${root}/healthz`, { signal: AbortSignal.timeout(10_000) })).text();
-    const heapMbBeforeIndex = await heapMb(child);
+    const before = await heapOf(child);
     const first = await timed(`${base}/turns`);
     const shown = Number(/(\d+) turns?/.exec(first.body)?.[1]);
     if (shown !== sizes.turns) errors.push(`dashboard: the list said ${shown} turns, ${sizes.turns} were written`);
-    const heapMbAfterIndex = await heapMb(child);
+    const indexed = await heapOf(child);
+    const heapMbBeforeIndex = before.heapBytes / 1e6;
+    const heapMbAfterIndex = indexed.heapBytes / 1e6;
     const warm: number[] = [];
     const filtered: number[] = [];
     const turnPage: number[] = [];
@@ -152,12 +156,13 @@ export async function runDashboard(sizes: DashboardSizes, log: (line: string) =>
     await appendFile(path.join(traces, dayFile(lastDay)), extra);
     const after = await timed(`${base}/turns`);
     if (!after.body.includes(`${sizes.turns + 100} turns`)) errors.push('dashboard: appended turns did not appear in the list');
-    const heapMbAfterRun = await heapMb(child);
-    log(`   first open ${round(first.ms, 1)} ms; index heap ${round(heapMbAfterIndex - heapMbBeforeIndex, 1)} MB`);
+    const heapMbAfterRun = (await heapOf(child)).heapBytes / 1e6;
+    log(`   first open ${round(first.ms, 1)} ms (${round((indexed.cpuBeforeGcUs - before.cpuAfterGcUs) / 1000, 1)} ms CPU); index heap ${round(heapMbAfterIndex - heapMbBeforeIndex, 1)} MB`);
     return {
       sizes,
       traceMb: round(bytes / 1e6, 1),
       firstOpenMs: round(first.ms, 1),
+      firstOpenCpuMs: round((indexed.cpuBeforeGcUs - before.cpuAfterGcUs) / 1000, 1),
       warmOpenMedianMs: round(median(warm), 1),
       warmOpenP95Ms: round(percentile(warm, 95), 1),
       filteredOpenMedianMs: round(median(filtered), 1),

@@ -116,7 +116,7 @@ export function renderMarkdown(r: BenchResult): string {
     out.push('');
     out.push('| open | ms |');
     out.push('|---|---:|');
-    out.push(`| first open in a fresh process (cold: index built from every file) | ${x.firstOpenMs} |`);
+    out.push(`| first open in a fresh process (cold: index built from every file) | ${x.firstOpenMs} (${x.firstOpenCpuMs} of CPU) |`);
     out.push(`| warm open, median / p95 of ${x.sizes.opens} | ${x.warmOpenMedianMs} / ${x.warmOpenP95Ms} |`);
     out.push(`| filtered open (platform + text + outcome), median | ${x.filteredOpenMedianMs} |`);
     out.push(`| open right after 100 more turns were appended | ${x.afterAppendOpenMs} |`);
