@@ -116,13 +116,13 @@ export function renderMarkdown(r: BenchResult): string {
     out.push('');
     out.push('| open | ms |');
     out.push('|---|---:|');
-    out.push(`| first open after a start (index built from every file) | ${x.firstOpenMs} |`);
+    out.push(`| first open in a fresh process (cold: index built from every file) | ${x.firstOpenMs} (${x.firstOpenCpuMs} of CPU) |`);
     out.push(`| warm open, median / p95 of ${x.sizes.opens} | ${x.warmOpenMedianMs} / ${x.warmOpenP95Ms} |`);
     out.push(`| filtered open (platform + text + outcome), median | ${x.filteredOpenMedianMs} |`);
     out.push(`| open right after 100 more turns were appended | ${x.afterAppendOpenMs} |`);
     out.push(`| one turn's page, median | ${x.turnPageMedianMs} |`);
     out.push('');
-    out.push(`Heap in use after indexing: ${x.heapMbAfterIndex} MB (the whole bench process). Warm opens read no trace bytes: one stat per day file.`);
+    out.push(`Heap the index holds: ${x.indexHeapMb} MB for ${x.sizes.turns} turns (the dashboard's own process after a full GC: ${x.heapMbBeforeIndex} MB before the first open, ${x.heapMbAfterIndex} MB after it, ${x.heapMbAfterRun} MB after every open above). Warm opens read no trace bytes: one stat per day file.`);
     out.push('');
   }
 

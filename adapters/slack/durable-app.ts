@@ -3,18 +3,23 @@ import { App, type AppOptions } from '@slack/bolt';
 import type { ReceiverEvent } from '@slack/bolt';
 import type { Logger } from '../../src/basics/log.js';
 import type { ReceiptJournal } from '../../src/gateway/receipts.js';
+import { ReceiptDedupe } from './event-dedupe.js';
 
 /**
  * Bolt acknowledges a request inside `processEvent` (events before any listener runs; clicks and
  * commands when the listener calls ack). Both receivers — HTTP and Socket Mode — hand every request
  * to `processEvent`, so writing the body to the receipt journal first, here, makes whatever Slack
  * was told we received durable before the acknowledgement, in either mode, for one store write of
- * latency. The receipt is cleared once the listeners finished (the gateway then holds the message
- * or decision durably); `replayPending` runs what a crash left in between.
+ * latency. The receipt is settled once the listeners finished: kept as done when the gateway took
+ * the event (its id then reads as handled to a redelivery, see event-dedupe.ts), dropped otherwise;
+ * `replayPending` runs what a crash left in between.
  */
 export const REPLAY_MARK = 'hermes_replayed';
 
 export class DurableApp extends App {
+  /** The listeners' "already handled" for events, answered from each delivery's receipt. */
+  readonly dedupe = new ReceiptDedupe();
+
   /**
    * `needsNothing`: true for a request every listener skips, judged from its body alone (the
    * message.channels twin of each channel mention): it does nothing, so a crash cannot lose
@@ -28,11 +33,22 @@ export class DurableApp extends App {
     const id = receiptId(event.body);
     if (!id || this.needsNothing(event.body)) return super.processEvent(event);
     // A failed write throws before any ack: Slack sees an error and retries the delivery.
-    await this.receipts.add(id, event.body);
+    const handledBefore = await this.receipts.add(id, event.body);
+    await this.run(id, event, handledBefore);
+  }
+
+  /** Runs the listeners, then settles the receipt (a request handled before keeps its done row as it is). */
+  private async run(id: string, event: ReceiverEvent, handledBefore: boolean): Promise<void> {
+    const eventId = typeof event.body.event_id === 'string' ? event.body.event_id : undefined;
+    if (eventId) this.dedupe.begin(eventId, handledBefore);
+    let handled = false;
     try {
       await super.processEvent(event);
     } finally {
-      await this.receipts.done(id).catch((err: Error) => this.log.warn({ err: err.message }, 'slack: could not clear a receipt'));
+      if (eventId) handled = this.dedupe.end(eventId);
+      if (!handledBefore) {
+        await (handled ? this.receipts.done(id) : this.receipts.drop(id)).catch((err: Error) => this.log.warn({ err: err.message }, 'slack: could not settle a receipt'));
+      }
     }
   }
 
@@ -43,12 +59,16 @@ export class DurableApp extends App {
       const body = typeof r.body === 'object' && r.body !== null ? { ...(r.body as Record<string, unknown>), [REPLAY_MARK]: true } : r.body;
       this.log.info({ receipt: r.id }, 'slack: replaying a request acknowledged before a restart');
       try {
-        await super.processEvent({ body: body as ReceiverEvent['body'], ack: async () => undefined });
+        await this.run(r.id, { body: body as ReceiverEvent['body'], ack: async () => undefined }, false);
       } catch (err) {
         this.log.error({ err: (err as Error).message, receipt: r.id }, 'slack: replaying a request failed');
       }
-      await this.receipts.done(r.id).catch(() => undefined);
     }
+    const swept = await this.receipts.sweep().catch((err: Error) => {
+      this.log.warn({ err: err.message }, 'slack: could not sweep old receipts');
+      return 0;
+    });
+    if (swept > 0) this.log.info({ removed: swept }, 'slack: swept receipts of deliveries handled more than a day ago');
     return pending.length;
   }
 }

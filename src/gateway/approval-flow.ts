@@ -7,7 +7,7 @@ import { speakerKey } from '../basics/types.js';
 import type { ApprovalDecisionInput, ApprovalOutcome, ApprovalView, DecisionResult, OutboundPort } from '../basics/ports.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../basics/clock.js';
-import type { Store } from '../state/store/store.js';
+import type { PausedTurns } from '../state/approvals/paused-turns.js';
 import type { SessionStore } from '../state/sessions/session-store.js';
 import type { ApprovalStore } from '../state/approvals/approval-store.js';
 import type { Tx } from '../state/store/database.js';
@@ -20,7 +20,8 @@ import { personListed } from '../settings/channel-policies.js';
 
 /** What the flow uses of the gateway's parts (declared here, so the gateway imports the flow and not back). */
 interface FlowDeps {
-  store: Store;
+  /** The state of turns waiting on a decision (written by the turn driver when one pauses). */
+  pausedTurns: PausedTurns<TurnState>;
   sessions: SessionStore;
   approvals: ApprovalStore;
   turn: TurnDeps;
@@ -86,7 +87,7 @@ export function createApprovalFlow(deps: FlowDeps) {
   }
 
   async function stateFor(r: ApprovalRecord): Promise<TurnState> {
-    const stored = await deps.store.get<TurnState>(`turn:${r.turnId}`);
+    const stored = await deps.pausedTurns.get(r.turnId);
     return (
       stored ?? {
         turnId: r.turnId, sessionId: r.sessionId, conversation: r.conversation, speaker: r.requester,
@@ -297,11 +298,9 @@ export function createApprovalFlow(deps: FlowDeps) {
      * cut off: it waits for the decision, so nothing is cancelled or reported interrupted.
      */
     async reachedPrompt(sessionId: string): Promise<boolean> {
-      for (const r of await deps.approvals.openForSession(sessionId)) {
-        const shown = r.status === 'pending' ? r.messageRef !== undefined : true;
-        if (shown && (await deps.store.get(`turn:${r.turnId}`)) !== undefined) return true;
-      }
-      return false;
+      const shown = (await deps.approvals.openForSession(sessionId)).filter((r) => (r.status === 'pending' ? r.messageRef !== undefined : true));
+      if (shown.length === 0) return false;
+      return (await deps.pausedTurns.which(shown.map((r) => r.turnId))).size > 0;
     },
 
     /**

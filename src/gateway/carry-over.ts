@@ -6,6 +6,7 @@ import type { OpenedDatabase } from '../state/store/database.js';
 import type { WorkItem } from '../state/cluster/work-queue.js';
 import { moveRound2Sessions } from '../state/sessions/session-carry-over.js';
 import { moveRound2Reminders, moveRound2Schedules } from '../state/timers/timer-carry-over.js';
+import { moveKeyValueLeftovers } from '../state/store/leftover-carry-over.js';
 
 /**
  * Work a round-2 data directory (or database) still holds is moved into the tables, once, at the
@@ -37,6 +38,7 @@ export interface CarryOverDeps<J> {
   log: Logger;
   /** The work row that answers a message (the gateway's own mapping). */
   turnFor(message: InboundMessage): WorkItem<J>;
+  now(): number;
 }
 
 export interface CarriedOver {
@@ -49,6 +51,8 @@ export interface CarriedOver {
   conversations: number;
   reminders: number;
   schedules: number;
+  /** States of turns waiting on an approval (`turn:<id>`), see leftover-carry-over.ts. */
+  pausedTurns: number;
 }
 
 export async function carryOverRound2<J>(deps: CarryOverDeps<J>): Promise<CarriedOver> {
@@ -60,6 +64,7 @@ export async function carryOverRound2<J>(deps: CarryOverDeps<J>): Promise<Carrie
   const moved = await moveRound2Sessions(store, database);
   const reminders = await moveRound2Reminders(store, database);
   const schedules = await moveRound2Schedules(store, database);
+  const leftovers = await moveKeyValueLeftovers(store, database, deps.now());
   for (const key of await store.keysWithPrefix('inbox:')) {
     const entry = await store.get<OldInboxEntry>(key);
     if (entry?.message) {
@@ -94,9 +99,9 @@ export async function carryOverRound2<J>(deps: CarryOverDeps<J>): Promise<Carrie
     await store.delete(key);
   }
   const sharedRows = database.dialect === 'postgres' ? await moveOldSharedInbox(database) : 0;
-  const out: CarriedOver = { messages, receipts, sharedRows, approvals, sessions: moved.sessions, historyMessages: moved.messages, conversations: moved.conversations, reminders, schedules };
+  const out: CarriedOver = { messages, receipts, sharedRows, approvals, sessions: moved.sessions, historyMessages: moved.messages, conversations: moved.conversations, reminders, schedules, ...leftovers };
   if (Object.values(out).some((n) => n > 0)) {
-    deps.log.info(out, 'carried round-2 state over into the tables (accepted messages, unacknowledged requests, shared inbox rows, approval requests, sessions with their history, conversations, reminders, schedules)');
+    deps.log.info(out, 'carried round-2 state over into the tables (accepted messages, unacknowledged requests, shared inbox rows, approval requests, sessions with their history, conversations, reminders, schedules, paused turns)');
   }
   return out;
 }

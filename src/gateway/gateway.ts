@@ -8,7 +8,7 @@ import type { SessionStore } from '../state/sessions/session-store.js';
 import type { ApprovalRecord, ApprovalStore } from '../state/approvals/approval-store.js';
 import type { FactStore } from '../state/memory/fact-store.js';
 import type { TurnDeps } from '../agent/turn-runner.js';
-import { newTurnState } from '../agent/turn-runner.js';
+import { newTurnState, type TurnState } from '../agent/turn-runner.js';
 import { tagUserText } from '../agent/system-prompt.js';
 import type { ApprovalOutcome, CommandInvocation, CommandReply, DecisionResult, FeedbackResult, GatewayApi, OutboundPort, StopTurnResult } from '../basics/ports.js';
 import type { WorkContext, WorkItem, WorkQueue } from '../state/cluster/work-queue.js';
@@ -20,6 +20,7 @@ import { createInbox } from './inbox.js';
 import { carryOverRound2 } from './carry-over.js';
 import { clockOrderKey } from './order-key.js';
 import { createApprovalFlow } from './approval-flow.js';
+import { createPausedTurns } from '../state/approvals/paused-turns.js';
 import { runCommand, type CommandDeps } from './command-handlers.js';
 import { parseCommand } from './commands.js';
 import * as say from './user-messages.js';
@@ -147,7 +148,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const isAdmin = (s: Speaker) => deps.admins.includes(`${s.platform}:${s.userId}`);
   const portFor = (c: Conversation) => ports.get(c.platform);
 
-  const turns = createTurnDriver({ ...deps, portFor, showApproval: (r) => approvals.show(r) });
+  const pausedTurns = createPausedTurns<TurnState>(deps.database, () => deps.clock.now());
+  const turns = createTurnDriver({ ...deps, pausedTurns, portFor, showApproval: (r) => approvals.show(r) });
   const { send } = turns;
   const busyMode = (c: Conversation): BusyMode => deps.busyMode?.(c) ?? DEFAULT_BUSY_MODE;
   const steering = createSteering<SessionJob>({
@@ -183,6 +185,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
   const approvals = createApprovalFlow({
     ...deps,
+    pausedTurns,
     portFor,
     isAdmin,
     drive: async (state, before) => {
@@ -552,7 +555,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
     async recover() {
       // Once, on the first start of this version over round-2 data (later starts find nothing).
-      await carryOverRound2({ store: deps.store, database: deps.database, log, turnFor });
+      await carryOverRound2({ store: deps.store, database: deps.database, log, turnFor, now: () => deps.clock.now() });
       // Approvals next: a decided one gets its resume row back before the queue starts running rows.
       await approvals.recover();
       await work.start(runJob, (lane) => turns.runningIn(lane)?.controller.abort());

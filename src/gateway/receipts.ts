@@ -2,11 +2,14 @@ import type { OpenedDatabase } from '../state/store/database.js';
 
 /**
  * What a platform was told we received is on disk first. An adapter writes each accepted request
- * body here BEFORE it acknowledges it — one statement, the only one before the ack — and deletes
- * it once the gateway holds the message or decision durably (accepted, decided) or it needed
- * nothing. After a crash, `pending()` lists the bodies acknowledged but not yet handed over; the
- * adapter replays them, and the gateway's own dedupe (the inbound marks, the approval
- * compare-and-set) keeps a replay from acting twice. Rows live in `hermes_receipt`.
+ * body here BEFORE it acknowledges it — one statement, the only one before the ack — and settles
+ * it once the listeners finished: `done` when the gateway holds what the request brought (the row
+ * stays, as the mark that keeps a redelivery of the same event from being handled again), `drop`
+ * when it needed nothing or failed (the row goes, so a redelivery gets another chance). After a
+ * crash, `pending()` lists the bodies acknowledged but not yet settled; the adapter replays them,
+ * and the gateway's own dedupe (the inbound marks, the approval compare-and-set) keeps a replay
+ * from acting twice. Rows live in `hermes_receipt`; done ones are swept by their indexed
+ * `done_at` after KEEP_DONE_MS.
  */
 export interface Receipt {
   id: string;
@@ -14,27 +17,56 @@ export interface Receipt {
   receivedAt: number;
 }
 
+/** Slack retries for a few minutes at most; a day covers reconnect replays with room to spare. */
+export const KEEP_DONE_MS = 24 * 60 * 60 * 1000;
+/** How often settling a receipt also sweeps the done ones past KEEP_DONE_MS. */
+const SWEEP_EVERY_MS = 60 * 60 * 1000;
+
 export interface ReceiptJournal {
-  add(id: string, body: unknown): Promise<void>;
+  /** Journals a request; true when the same request was handled (is `done`) before. */
+  add(id: string, body: unknown): Promise<boolean>;
+  /** The gateway holds what the request brought: kept as handled. */
   done(id: string): Promise<void>;
-  /** Oldest first. */
+  /** The request needed nothing, or handing it over failed: forgotten. */
+  drop(id: string): Promise<void>;
+  /** Acknowledged and not settled, oldest first. */
   pending(): Promise<Receipt[]>;
+  /** Deletes done rows older than KEEP_DONE_MS; returns how many. */
+  sweep(): Promise<number>;
 }
 
 export function createReceiptJournal(database: OpenedDatabase, platform: string, now: () => number = Date.now): ReceiptJournal {
   const { db } = database;
+  let lastSweep = now();
+  async function sweep(): Promise<number> {
+    lastSweep = now();
+    const r = await db.deleteFrom('hermes_receipt').where('platform', '=', platform).where('done_at', '<', now() - KEEP_DONE_MS).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
   return {
     async add(id, body) {
       const row = { platform, id, body: JSON.stringify(body ?? null), received_at: now() };
-      // A platform retry of a request still journaled keeps the first copy's place in line.
-      await db.insertInto('hermes_receipt').values(row).onConflict((c) => c.columns(['platform', 'id']).doNothing()).execute();
+      // A platform retry of a request still journaled keeps the first copy's place in line (the
+      // update writes the row's own time back); the one statement also says whether it was done.
+      const r = await db
+        .insertInto('hermes_receipt')
+        .values(row)
+        .onConflict((c) => c.columns(['platform', 'id']).doUpdateSet({ received_at: (eb) => eb.ref('hermes_receipt.received_at') }))
+        .returning('done_at')
+        .executeTakeFirst();
+      return r?.done_at !== null && r?.done_at !== undefined;
     },
     async done(id) {
+      await db.updateTable('hermes_receipt').set({ done_at: now() }).where('platform', '=', platform).where('id', '=', id).execute();
+      if (now() - lastSweep >= SWEEP_EVERY_MS) await sweep();
+    },
+    async drop(id) {
       await db.deleteFrom('hermes_receipt').where('platform', '=', platform).where('id', '=', id).execute();
     },
     async pending() {
-      const rows = await db.selectFrom('hermes_receipt').selectAll().where('platform', '=', platform).orderBy('received_at').orderBy('id').execute();
+      const rows = await db.selectFrom('hermes_receipt').select(['id', 'body', 'received_at']).where('platform', '=', platform).where('done_at', 'is', null).orderBy('received_at').orderBy('id').execute();
       return rows.map((r) => ({ id: r.id, body: JSON.parse(r.body) as unknown, receivedAt: Number(r.received_at) }));
     },
+    sweep,
   };
 }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../basics/clock.js';
-import { StoreWriteError, type Store } from '../state/store/store.js';
+import { StoreWriteError } from '../state/store/store.js';
+import type { PausedTurns } from '../state/approvals/paused-turns.js';
 import type { Conversation } from '../basics/types.js';
 import { conversationKey } from '../basics/types.js';
 import type { SessionStore } from '../state/sessions/session-store.js';
@@ -25,7 +26,8 @@ import { isStopReason } from './stop-reason.js';
  */
 export interface TurnDriverDeps {
   turn: TurnDeps;
-  store: Store;
+  /** Where a turn waiting on an approval keeps its state (hermes_paused_turn). */
+  pausedTurns: PausedTurns<TurnState>;
   sessions: SessionStore;
   access: Gatekeeper;
   clock: Clock;
@@ -147,17 +149,17 @@ export function createTurnDriver(deps: TurnDriverDeps): TurnDriver {
     const note = end.kind === 'aborted' && signal ? stopNote(state, signal) : undefined;
     if (stream && (await closeStream(stream, state, end, note))) {
       traceEnd(state, end);
-      if (state.paused) await deps.store.delete(`turn:${state.turnId}`);
+      if (state.paused) await deps.pausedTurns.delete(state.turnId);
       return;
     }
     traceEnd(state, end);
     if (end.kind === 'paused') {
       state.paused = true;
-      await deps.store.set(`turn:${state.turnId}`, state);
+      await deps.pausedTurns.save(state.turnId, state.sessionId, state);
       await deps.showApproval(end.approval);
       return;
     }
-    if (state.paused) await deps.store.delete(`turn:${state.turnId}`);
+    if (state.paused) await deps.pausedTurns.delete(state.turnId);
     if (end.kind === 'budget_exhausted') {
       deps.access.traceRefusal(state.speaker, { reason: 'daily_tokens', usage: end.usage }, 'turn', state.conversation);
       await deps.sessions.append(state.sessionId, [{ role: 'user', content: `[system note] ${budgetStopped(end.usage.scope)}` }]);

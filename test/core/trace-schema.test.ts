@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseTraceLine, traceEventProblems, type TraceEvent } from '../../src/runtime/trace/trace-schema.js';
+import { parseTraceLine, plainlyValid, traceEventProblems, traceEventSchema, type TraceEvent } from '../../src/runtime/trace/trace-schema.js';
 import { createTracer } from '../../src/runtime/trace/tracer.js';
 
 const modelCall: TraceEvent = {
@@ -37,6 +37,34 @@ describe('trace record schema', () => {
     expect(traceEventProblems({ type: 'turn_end', turnId: 't1', outcome: 'answered', steps: -1, durationMs: 1, promptTokens: 0, completionTokens: 0 })).toEqual([expect.stringMatching(/^steps: /)]);
     expect(traceEventProblems({ ...modelCall, messages: [{ content: 'x' }] })[0]).toMatch(/^messages\.0: not a chat message/);
     expect(traceEventProblems({ type: 'party', turnId: 't1' })).toHaveLength(1);
+  });
+
+  it('passes by hand only what the schema passes, and the common records without a parse', () => {
+    const toolCall = { type: 'tool_call', turnId: 't1', callId: 'c1', name: 'calculator', args: { expression: '2+2' }, ok: true, result: '4', durationMs: 1, startedAt: 5, errorKind: 'x', raw: [1] };
+    const failed = { type: 'model_call', turnId: 't1', step: 2, model: 'm', requestModel: 'alias', messages: [], tools: [], response: null, latencyMs: 5, error: 'timeout: slow', agent: 'researcher', parentCallId: 'c1' };
+    const bases: Record<string, unknown>[] = [modelCall as Record<string, unknown>, failed, toolCall];
+    for (const b of bases) expect(plainlyValid(b), String(b.type)).toBe(true);
+    // Every field of each, removed or set to each odd value, and some odd values inside the lists.
+    const odd: unknown[] = [undefined, null, -1, 0, 1.5, NaN, Infinity, -Infinity, 2 ** 60, '', 'x', true, [], {}, ['x'], [1], [{}], [{ role: 1 }], [{ role: 'user' }], { promptTokens: 1 }, { promptTokens: 1, completionTokens: -1 }, { claims: [1] }, { claims: ['a'] }];
+    let checked = 0;
+    let passed = 0;
+    for (const b of bases) {
+      for (const key of [...Object.keys(b), 'agent', 'parentCallId', 'requestModel', 'grounding', 'usage', 'startedAt', 'errorKind']) {
+        const { [key]: _dropped, ...without } = b;
+        for (const r of [without, ...odd.map((v) => ({ ...b, [key]: v }))]) {
+          checked++;
+          if (!plainlyValid(r)) continue;
+          passed++;
+          expect(traceEventSchema.safeParse(r).success, `${String(b.type)} with ${key} = ${JSON.stringify(r[key])}`).toBe(true);
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(500);
+    expect(passed).toBeGreaterThan(50);
+    // The other types (and anything unsure) go to the schema.
+    expect(plainlyValid({ type: 'turn_end', turnId: 't1', outcome: 'answered', steps: 1, durationMs: 1, promptTokens: 0, completionTokens: 0 })).toBe(false);
+    expect(plainlyValid(null)).toBe(false);
+    expect(plainlyValid([modelCall])).toBe(false);
   });
 
   it('reads lines back typed, keeps keys it does not know, and skips torn or unknown lines', () => {

@@ -31,7 +31,7 @@ async function leftOver(url: string): Promise<{ work: number; receipts: number }
   await client.connect();
   try {
     const work = await client.query<{ n: string }>('select count(*) as n from hermes_work');
-    const receipts = await client.query<{ n: string }>('select count(*) as n from hermes_receipt');
+    const receipts = await client.query<{ n: string }>('select count(*) as n from hermes_receipt where done_at is null');
     return { work: Number(work.rows[0]!.n), receipts: Number(receipts.rows[0]!.n) };
   } finally {
     await client.end();

@@ -152,23 +152,14 @@ describe('approvals', () => {
     expect(runs).toHaveLength(1);
   });
 
-  it('tells the conversation when the store fails after Approve, instead of an unhandled rejection', async () => {
+  it('tells the conversation when the paused turn cannot be read after Approve, instead of an unhandled rejection', async () => {
     const runs: unknown[] = [];
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-failing-'));
-    const inner = await createSqliteStore({ file: path.join(dir, 'hermes.sqlite') });
-    let failTurnReads = false;
-    const failing: Store = {
-      ...inner,
-      get: async <T>(key: string) => {
-        if (failTurnReads && key.startsWith('turn:')) throw new Error('disk I/O error');
-        return inner.get<T>(key);
-      },
-      close: async () => undefined,
-    };
-    h = await startHarness({ extraTools: [riskyTool(runs)], core: { store: failing } });
+    h = await startHarness({ extraTools: [riskyTool(runs)] });
     const shown = await askForRisky(h);
-    await h.restart(); // an empty read cache: the paused turn is read from the (now failing) store
-    failTurnReads = true;
+    await h.restart();
+    // The paused turn's stored state no longer reads (a damaged row): the resume must say so.
+    const damaged = await h.core.database.db.updateTable('hermes_paused_turn').set({ state: '{"turnId": ' }).executeTakeFirst();
+    expect(Number(damaged.numUpdatedRows)).toBe(1);
     const r = await h.core.gateway.decideApproval({ approvalId: shown.view.id, decision: 'approve', decidedBy: requester });
     expect(r.kind).toBe('applied');
     const told = await h.port.waitFor(isText);
@@ -176,8 +167,6 @@ describe('approvals', () => {
     expect(told.conversation).toEqual(place);
     expect(runs).toHaveLength(0);
     await h.core.gateway.idle();
-    await inner.close();
-    await rm(dir, { recursive: true, force: true });
   });
 
   it('counts steps across the pause', async () => {

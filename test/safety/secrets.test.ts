@@ -70,6 +70,15 @@ describe('the redactor', () => {
     expect(line).toContain('short');
   });
 
+  it('blanks values under keys named like a secret, at any depth, and leaves the same words in text alone', () => {
+    const redact = createRedactor([]);
+    const line = redact({ type: 'tool_call', args: { headers: { Authorization: 'opaque-value-1', 'X-API-Key': 'opaque-value-2' }, list: [{ password: 'opaque-value-3', token: null }] }, result: 'the token: "password": is a word here' });
+    expect(JSON.parse(line)).toEqual({ type: 'tool_call', args: { headers: { Authorization: '[redacted]', 'X-API-Key': '[redacted]' }, list: [{ password: '[redacted]', token: null }] }, result: 'the token: "password": is a word here' });
+    // Keys that only contain a secret's name, and records without such keys, come out as JSON.stringify writes them.
+    const plain = { type: 'model_call', messages: [{ role: 'user', content: 'my tokens and secrets' }], tokenCount: 3, secretary: 'x' };
+    expect(redact(plain)).toBe(JSON.stringify(plain));
+  });
+
   it('does not echo a log line secret the logger was told about', () => {
     let out = '';
     const known = 'opaque0signing0secret';

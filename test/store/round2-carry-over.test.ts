@@ -13,6 +13,7 @@ import { createFactStore } from '../../src/state/memory/fact-store.js';
 import { createReminderStore } from '../../src/state/reminders/reminder-store.js';
 import { createScheduleStore } from '../../src/state/schedules/schedule-store.js';
 import { createSessionStore } from '../../src/state/sessions/session-store.js';
+import { createSqliteStore } from '../../src/state/store/sqlite-store.js';
 import { isText, startHarness, type Harness } from '../helpers/core-harness.js';
 
 /**
@@ -51,6 +52,7 @@ describe('a round-2 data directory', () => {
   it('is carried over on the first start, once, with a log line saying what moved', async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'hermes-round2-'));
     await cp(FIXTURE, dataDir, { recursive: true });
+    const turnState = await addRound2PausedTurn(path.join(dataDir, 'hermes.sqlite'));
     const runs: unknown[] = [];
     const risky = defineTool({ name: 'risky_action', description: 'x', input: z.object({ target: z.string() }), needsApproval: true, sideEffects: true, run: async (a) => { runs.push(a); return 'done'; } });
     const first = capturedLog();
@@ -58,7 +60,13 @@ describe('a round-2 data directory', () => {
 
     const moved = first.lines.filter((l) => String(l.msg).startsWith('carried round-2 state over'));
     expect(moved).toHaveLength(1);
-    expect(moved[0]).toMatchObject({ approvals: 1, sessions: 3, historyMessages: 44, conversations: 2, messages: 0, receipts: 0, reminders: 1, schedules: 1 });
+    expect(moved[0]).toMatchObject({ approvals: 1, sessions: 3, historyMessages: 44, conversations: 2, messages: 0, receipts: 0, reminders: 1, schedules: 1, pausedTurns: 1 });
+    expect(moved[0]).toMatchObject({ usageCounters: 1, notedThreads: 1 });
+    for (const prefix of ['turn:', 'usage:', 'context:', 'rate:']) expect(await h.core.store.keysWithPrefix(prefix)).toEqual([]);
+    expect(await h.core.database.db.selectFrom('hermes_usage').select(['kind', 'subject', 'tokens']).execute()).toEqual([{ kind: 'person', subject: 'slack:U_ALICE', tokens: 1234 }]);
+    expect((await h.core.database.db.selectFrom('hermes_noted_message').select(['conversation', 'id']).execute())).toEqual([{ conversation: 'slack:T1:C_TEAM:1764500000.000100', id: '1764500000.000300' }]);
+    const pausedRows = await h.core.database.db.selectFrom('hermes_paused_turn').select(['turn_id', 'session_id', 'state']).execute();
+    expect(pausedRows.map((r) => ({ ...r, state: JSON.parse(r.state) as unknown }))).toEqual([{ turn_id: 'turn-r2', session_id: turnState.sessionId, state: turnState }]);
     expect(await h.core.store.keysWithPrefix('session:')).toEqual([]);
     expect(await h.core.store.keysWithPrefix('reminder')).toEqual([]);
     expect(await h.core.store.keysWithPrefix('schedule')).toEqual([]);
@@ -88,15 +96,17 @@ describe('a round-2 data directory', () => {
     expect([weekly?.name, weekly?.status]).toEqual(['weekly report', 'active']);
     expect(await h.core.database.db.selectFrom('hermes_work').select(['kind', 'due_at']).where('lane', '=', `schedule:${weekly!.id}`).execute()).toEqual([{ kind: 'scheduled', due_at: weekly!.nextRuns[0] }]);
 
-    // The pending approval is still pending, and approving it runs the call and goes on with the turn.
+    // The pending approval is still pending, and approving it runs the call and goes on with the
+    // turn from its carried state (the header of the scheduled run it paused in starts the answer).
     const [pending] = await createApprovalStore(h.core.database, systemClock).listOpen();
     expect(pending).toMatchObject({ status: 'pending', toolName: 'risky_action', sessionId: live.id, args: { target: 'prod' } });
     expect(pending?.tampered).toBeUndefined();
     h.fake.enqueue({ text: 'Deployed to prod.' });
     expect(await h.core.gateway.decideApproval({ approvalId: pending!.id, decision: 'approve', decidedBy: alice })).toMatchObject({ kind: 'applied' });
-    expect((await h.port.waitFor(isText, 30_000)).text).toBe('Deployed to prod.');
+    expect((await h.port.waitFor(isText, 30_000)).text).toBe('⏰ deploy check\nDeployed to prod.');
     expect(runs).toEqual([{ target: 'prod' }]);
     await h.core.gateway.idle();
+    expect(await h.core.database.db.selectFrom('hermes_paused_turn').selectAll().execute()).toEqual([]);
 
     // A second start moves nothing and the data is unchanged.
     const second = capturedLog();
@@ -108,6 +118,32 @@ describe('a round-2 data directory', () => {
     expect(await createApprovalStore(h.core.database, systemClock).listOpen()).toEqual([]);
   });
 });
+
+/**
+ * The fixture's approval belongs to turn `turn-r2`, whose paused state the generator did not
+ * write. Round 2 kept it as the key-value record `turn:<turnId>` (src/gateway/turn-driver.ts at
+ * 6d7596f: `store.set(\`turn:${state.turnId}\`, state)`), in its TurnState shape; this adds that
+ * record, as a scheduled run's turn, to the copy.
+ */
+async function addRound2PausedTurn(file: string) {
+  const kv = await createSqliteStore({ file, log: pino({ level: 'silent' }) });
+  try {
+    const sessionId = await kv.get<string>('session:current:slack%3AT1%3AD_ALICE%3A-');
+    if (!sessionId) throw new Error('the fixture has no live session for alice');
+    const state = {
+      turnId: 'turn-r2', sessionId, conversation: dm, speaker: alice, isAdmin: false, stepsUsed: 1,
+      startedAt: Date.UTC(2026, 10, 30, 9, 0, 0), promptTokens: 120, completionTokens: 30, paused: true, header: '⏰ deploy check',
+    };
+    await kv.set('turn:turn-r2', state);
+    // Round 2's other records of the same kind: alice's token count today, a message noted in the joined thread.
+    await kv.set(`usage:tokens:${new Date().toISOString().slice(0, 10)}:slack%3AU_ALICE`, 1234);
+    await kv.set('context:pending:slack%3AT1%3AC_TEAM%3A1764500000.000100', [{ id: '1764500000.000300', author: { id: 'U_BOB', name: 'bob', isBot: false }, at: 1764500000300, text: 'bob noted this' }]);
+    await kv.set('rate:slack%3AU_ALICE', Date.now() + 1000);
+    return state;
+  } finally {
+    await kv.close();
+  }
+}
 
 /** The harness restarts with its own options; a restart with another logger is a new core on the same directory. */
 async function restartWith(old: Harness, log: pino.Logger): Promise<Harness> {

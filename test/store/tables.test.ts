@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createPgPool } from '../../src/state/store/postgres-store.js';
 import { openPostgresDatabase, openSqliteDatabase, type OpenedDatabase } from '../../src/state/store/database.js';
 import { createInbox } from '../../src/gateway/inbox.js';
-import { createReceiptJournal } from '../../src/gateway/receipts.js';
+import { createReceiptJournal, KEEP_DONE_MS } from '../../src/gateway/receipts.js';
+import { createPausedTurns } from '../../src/state/approvals/paused-turns.js';
 import { createLocalWorkQueue } from '../../src/state/cluster/local-work-queue.js';
 import { createPgWorkQueue } from '../../src/state/cluster/pg-work-queue.js';
 import type { WorkContext, WorkItem, WorkQueue } from '../../src/state/cluster/work-queue.js';
@@ -139,6 +140,50 @@ describe.each(engines.filter((e) => engineWanted(e.name)))('operational tables o
     await createReceiptJournal(place.database, 'discord', () => t++).add('event:Ev9', {});
     const pending = await createReceiptJournal(place.database, 'slack').pending();
     expect(pending.map((r) => [r.id, r.body])).toEqual([['event:Ev2', { n: 2 }], ['event:Ev1_%', { n: 1 }]]);
+  });
+
+  it('keeps a handled delivery as done: a redelivery reads it as handled, in the one statement that journals it, until swept by age', async () => {
+    const place = await engine.open();
+    let t = 1_000;
+    const slack = createReceiptJournal(place.database, 'slack', () => t);
+    expect(await slack.add('event:EvA', { n: 1 })).toBe(false);
+    expect(await slack.add('event:EvA', { n: 'retry while the first runs' })).toBe(false);
+    await slack.done('event:EvA');
+    expect(await slack.pending()).toEqual([]);
+    // Dropped (needed nothing, or handing over failed): gone, so a redelivery is handled afresh.
+    expect(await slack.add('event:EvB', {})).toBe(false);
+    await slack.drop('event:EvB');
+    expect(await slack.add('event:EvB', {})).toBe(false);
+    await slack.drop('event:EvB');
+    // The handled one stays handled, and a redelivery does not make it pending again.
+    t += 1_000;
+    const before = place.database.stats.queries;
+    expect(await slack.add('event:EvA', { n: 'redelivered' })).toBe(true);
+    expect(place.database.stats.queries - before).toBe(1);
+    expect(await slack.pending()).toEqual([]);
+    expect(await createReceiptJournal(place.database, 'discord', () => t).add('event:EvA', {})).toBe(false);
+    // Swept by its done time, a day later; another platform's rows are its own.
+    t += KEEP_DONE_MS - 1_000;
+    expect(await slack.sweep()).toBe(0);
+    t += 1;
+    expect(await slack.sweep()).toBe(1);
+    expect(await slack.add('event:EvA', {})).toBe(false);
+    expect((await slack.pending()).map((r) => r.id)).toEqual(['event:EvA']);
+    expect((await createReceiptJournal(place.database, 'discord', () => t).pending()).map((r) => r.id)).toEqual(['event:EvA']);
+  });
+
+  it("keeps a paused turn's state until it ends; a later pause of the same turn replaces it", async () => {
+    const place = await engine.open();
+    const turns = createPausedTurns<{ turnId: string; sessionId: string; stepsUsed: number }>(place.database, () => 5);
+    await turns.save('t1', 's1', { turnId: 't1', sessionId: 's1', stepsUsed: 1 });
+    await turns.save('t2', 's1', { turnId: 't2', sessionId: 's1', stepsUsed: 2 });
+    await turns.save('t1', 's1', { turnId: 't1', sessionId: 's1', stepsUsed: 3 });
+    expect(await turns.get('t1')).toEqual({ turnId: 't1', sessionId: 's1', stepsUsed: 3 });
+    expect(await turns.which(['t1', 't3'])).toEqual(new Set(['t1']));
+    expect(await turns.which([])).toEqual(new Set());
+    await turns.delete('t1');
+    expect(await turns.get('t1')).toBeUndefined();
+    expect(await (await place.reopen()).db.selectFrom('hermes_paused_turn').select(['turn_id', 'session_id', 'paused_at']).execute()).toEqual([{ turn_id: 't2', session_id: 's1', paused_at: 5 }]);
   });
 
   it("runs a lane's work in the platform's order, not the order it was written, one at a time", async () => {

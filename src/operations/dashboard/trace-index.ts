@@ -1,6 +1,6 @@
 import { open, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { parseTraceValue } from '../../runtime/trace/trace-schema.js';
+import type { TraceRecordOf } from '../../runtime/trace/trace-schema.js';
 
 /**
  * An in-memory index of the JSONL traces, kept current by reading only the bytes appended since
@@ -10,8 +10,11 @@ import { parseTraceValue } from '../../runtime/trace/trace-schema.js';
  * is counted and skipped. A file that shrank or disappeared (pruned, replaced) rebuilds the index.
  *
  * The index keeps per turn only what lists, filters and stats need, plus where its lines are, so
- * one turn's page reads just those byte ranges. model_call lines (whole prompts, the bulk of the
- * bytes) are recognised from their first bytes and never parsed here.
+ * one turn's page reads just those byte ranges: no parsed record is held, the byte ranges are
+ * numbers in one flat array, and the values many turns share (platform, user, session, outcome,
+ * tool names) are one string each. model_call lines (whole prompts, the bulk of the bytes) are
+ * recognised from their first bytes, without decoding them, and never parsed here. A first
+ * refresh over 10,000 turns (48 MB) holds about 6 MB of heap (bench section 7).
  */
 
 export interface ToolCallSummary {
@@ -44,14 +47,11 @@ export interface TurnSummary {
   approvals: number;
   /** Names of the sub-agents whose runs ended in this turn (one entry per run). */
   subagents: string[];
-  /** Byte ranges of this turn's lines, oldest first. */
-  lines: LineRef[];
-}
-
-export interface LineRef {
-  file: string;
-  offset: number;
-  length: number;
+  /**
+   * Where this turn's lines are, oldest first: three numbers per line (the file's number in the
+   * index, the byte offset, the length). Only readEvents reads them.
+   */
+  lines: number[];
 }
 
 export interface RefusalSummary {
@@ -85,8 +85,67 @@ const DAY_FILE = /^\d{4}-\d{2}-\d{2}\.jsonl$/;
 const TEXT_CHARS = 300;
 const SEARCH_CHARS = 2000;
 const CHUNK = 4 << 20;
-/** `{"ts":"…","type":"…","turnId":"…"` — the tracer writes these three keys first. */
-const HEAD = /^\{"ts":"([^"]*)","type":"([a-z_]+)","turnId":"([^"\\]*)"/;
+/**
+ * `{"ts":"2026-12-01T09:00:00.000Z","type":"…","turnId":"…"` — the tracer writes these three keys
+ * first, `ts` as toISOString() (24 characters). A line that starts otherwise takes the slow path:
+ * parsed whole.
+ */
+const TS_AT = 7;
+const TS_END = TS_AT + 24;
+const TYPE_MARK = Buffer.from('{"ts":"');
+const AFTER_TS = Buffer.from('","type":"');
+const TYPE_AT = TS_END + AFTER_TS.length;
+const MODEL_CALL = Buffer.from('model_call","turnId":"');
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+/** turnIds are short; a longer one takes the slow path. */
+const MAX_ID = 200;
+
+/**
+ * The records the summary reads, and the checks of trace-schema.ts's types for them, written out:
+ * a zod parse per line (and the copy of the record it returns) was a third of a cold index build.
+ * test/dashboard/summary-records.test.ts holds these to the schema, key by key, so they cannot
+ * drift apart.
+ */
+type Check = 'string' | 'string?' | 'boolean' | 'count' | 'ms' | 'number?' | 'present' | 'any?';
+export const SUMMARY_RECORDS = {
+  turn_start: { type: 'string', turnId: 'string', sessionId: 'string', platform: 'string', userKey: 'string', text: 'string' },
+  tool_call: { type: 'string', turnId: 'string', callId: 'string', name: 'string', args: 'present', ok: 'boolean', result: 'string', raw: 'any?', startedAt: 'number?', durationMs: 'ms', errorKind: 'string?', agent: 'string?', parentCallId: 'string?' },
+  subagent: { type: 'string', turnId: 'string', callId: 'string', agent: 'string', outcome: 'string', steps: 'count', durationMs: 'ms', promptTokens: 'count', completionTokens: 'count' },
+  approval: { type: 'string', turnId: 'string', approvalId: 'string', tool: 'string', status: 'string', by: 'string?' },
+  turn_end: { type: 'string', turnId: 'string', outcome: 'string', steps: 'count', durationMs: 'ms', promptTokens: 'count', completionTokens: 'count' },
+  refusal: { type: 'string', turnId: 'string?', reason: 'string', source: 'string', platform: 'string', userKey: 'string' },
+} as const satisfies Record<string, Record<string, Check>>;
+export type SummaryType = keyof typeof SUMMARY_RECORDS;
+
+function passes(v: unknown, check: Check, present: boolean): boolean {
+  switch (check) {
+    case 'string':
+      return typeof v === 'string';
+    case 'string?':
+      return v === undefined || typeof v === 'string';
+    case 'boolean':
+      return typeof v === 'boolean';
+    case 'count':
+      return Number.isSafeInteger(v) && (v as number) >= 0;
+    case 'ms':
+      return typeof v === 'number' && Number.isFinite(v) && v >= 0;
+    case 'number?':
+      return v === undefined || (typeof v === 'number' && Number.isFinite(v));
+    case 'present':
+      return present;
+    case 'any?':
+      return true;
+  }
+}
+
+/** Whether `raw` (a `type` record, parsed JSON) is a record of that type as trace-schema.ts defines it. */
+export function isSummaryRecord<T extends SummaryType>(type: T, raw: Record<string, unknown>): raw is TraceRecordOf<T> & Record<string, unknown> {
+  if (raw.type !== type) return false;
+  const checks: Record<string, Check> = SUMMARY_RECORDS[type];
+  for (const key in checks) if (!passes(raw[key], checks[key]!, key in raw)) return false;
+  return true;
+}
 
 /**
  * The list's message: cut before the word that crosses the limit. Cut inside a word, the first
@@ -98,11 +157,31 @@ function clip(text: string): string {
 }
 
 interface FileState {
+  /** The file's number in `fileNames` (what a turn's `lines` hold). */
+  no: number;
   consumed: number;
+}
+
+/** Whether buf[at..] holds `what`. */
+function bytesAt(buf: Buffer, at: number, end: number, what: Buffer): boolean {
+  if (at + what.length > end) return false;
+  for (let i = 0; i < what.length; i++) if (buf[at + i] !== what[i]) return false;
+  return true;
+}
+
+/** End of the JSON string whose content starts at `from` (its closing quote), or -1 if it has escapes or runs past `limit`. */
+function stringEnd(buf: Buffer, from: number, limit: number): number {
+  for (let i = from; i < limit; i++) {
+    const c = buf[i];
+    if (c === QUOTE) return i;
+    if (c === BACKSLASH) return -1;
+  }
+  return -1;
 }
 
 export function createTraceIndex(dir: string): TraceIndex {
   let files = new Map<string, FileState>();
+  let fileNames: string[] = [];
   let byId = new Map<string, TurnSummary>();
   let refusals: RefusalSummary[] = [];
   let sorted: TurnSummary[] = [];
@@ -110,21 +189,32 @@ export function createTraceIndex(dir: string): TraceIndex {
   let malformedLines = 0;
   let rebuilds = 0;
   let running: Promise<void> | undefined;
+  /** One copy of each value many turns share (platform, user, session, outcome, tool and agent names). */
+  let shared = new Map<string, string>();
 
   function reset(): void {
     files = new Map();
+    fileNames = [];
     byId = new Map();
     refusals = [];
     sorted = [];
+    shared = new Map();
     dirty = false;
     malformedLines = 0;
     rebuilds++;
   }
 
-  function turnFor(turnId: string, at: number): TurnSummary {
+  function one(value: string): string {
+    const known = shared.get(value);
+    if (known !== undefined) return known;
+    shared.set(value, value);
+    return value;
+  }
+
+  function turnFor(turnId: string, ts: string): TurnSummary {
     let t = byId.get(turnId);
     if (!t) {
-      t = { turnId, startedAt: at, platform: '', userKey: '', sessionId: '', text: '', search: '', steps: 0, promptTokens: 0, completionTokens: 0, modelCalls: 0, toolCalls: [], approvals: 0, subagents: [], lines: [] };
+      t = { turnId, startedAt: Date.parse(ts) || 0, platform: '', userKey: '', sessionId: '', text: '', search: '', steps: 0, promptTokens: 0, completionTokens: 0, modelCalls: 0, toolCalls: [], approvals: 0, subagents: [], lines: [] };
       byId.set(turnId, t);
       dirty = true;
     }
@@ -133,60 +223,64 @@ export function createTraceIndex(dir: string): TraceIndex {
 
   /**
    * Every line of a turn is kept for its page (a record type this build does not know too); the
-   * summary reads only records that match trace-schema.ts.
+   * summary reads only records that match trace-schema.ts (isSummaryRecord).
    */
-  function take(raw: Record<string, unknown>, ref: LineRef): void {
-    const e = parseTraceValue(raw);
-    const at = Date.parse(String(raw.ts)) || 0;
-    if (e?.type === 'refusal' && e.turnId === undefined) {
-      refusals.push({ at, reason: e.reason, platform: e.platform });
+  function take(raw: Record<string, unknown>, fileNo: number, offset: number, length: number): void {
+    const ts = typeof raw.ts === 'string' ? raw.ts : undefined;
+    if (raw.type === 'refusal' && raw.turnId === undefined) {
+      if (ts !== undefined && isSummaryRecord('refusal', raw)) refusals.push({ at: Date.parse(ts) || 0, reason: one(raw.reason), platform: one(raw.platform) });
       return;
     }
     if (typeof raw.turnId !== 'string' || !raw.turnId) return;
-    const t = turnFor(raw.turnId, at);
-    t.lines.push(ref);
-    switch (e?.type) {
-      case 'turn_start':
-        t.startedAt = at;
-        t.platform = e.platform;
-        t.userKey = e.userKey;
-        t.sessionId = e.sessionId;
-        t.text = clip(e.text);
-        t.search = e.text.slice(0, SEARCH_CHARS).toLowerCase();
-        dirty = true;
-        break;
-      case 'tool_call':
-        t.toolCalls.push({ name: e.name, ok: e.ok, durationMs: e.durationMs, ...(e.errorKind !== undefined && { errorKind: e.errorKind }), ...(e.agent !== undefined && { agent: e.agent }) });
-        break;
-      case 'approval':
-        if (e.status === 'pending') t.approvals++;
-        break;
-      case 'subagent':
-        t.subagents.push(e.agent);
-        break;
-      case 'turn_end':
-        t.outcome = e.outcome;
-        t.steps = e.steps;
-        t.durationMs = e.durationMs;
-        t.promptTokens = e.promptTokens;
-        t.completionTokens = e.completionTokens;
-        break;
-      case 'refusal':
-        refusals.push({ at, reason: e.reason, platform: e.platform });
-        break;
-      default:
-        break;
+    const t = turnFor(raw.turnId, String(raw.ts));
+    t.lines.push(fileNo, offset, length);
+    if (ts === undefined) return;
+    if (isSummaryRecord('turn_start', raw)) {
+      const { text } = raw;
+      t.startedAt = Date.parse(ts) || 0;
+      t.platform = one(raw.platform);
+      t.userKey = one(raw.userKey);
+      t.sessionId = one(raw.sessionId);
+      t.text = clip(text);
+      const search = text.slice(0, SEARCH_CHARS).toLowerCase();
+      t.search = search === t.text ? t.text : search;
+      dirty = true;
+    } else if (isSummaryRecord('tool_call', raw)) {
+      const call: ToolCallSummary = { name: one(raw.name), ok: raw.ok, durationMs: raw.durationMs };
+      if (raw.errorKind !== undefined) call.errorKind = one(raw.errorKind);
+      if (raw.agent !== undefined) call.agent = one(raw.agent);
+      t.toolCalls.push(call);
+    } else if (isSummaryRecord('approval', raw)) {
+      if (raw.status === 'pending') t.approvals++;
+    } else if (isSummaryRecord('subagent', raw)) {
+      t.subagents.push(one(raw.agent));
+    } else if (isSummaryRecord('turn_end', raw)) {
+      t.outcome = one(raw.outcome);
+      t.steps = raw.steps;
+      t.durationMs = raw.durationMs;
+      t.promptTokens = raw.promptTokens;
+      t.completionTokens = raw.completionTokens;
+    } else if (isSummaryRecord('refusal', raw)) {
+      refusals.push({ at: Date.parse(ts) || 0, reason: one(raw.reason), platform: one(raw.platform) });
     }
   }
 
-  function line(buf: Buffer, start: number, end: number, ref: LineRef): void {
+  /**
+   * A model_call line in the tracer's shape is counted from its first bytes: the turn id is the
+   * only part decoded. Any other line is parsed.
+   */
+  function line(buf: Buffer, start: number, end: number, fileNo: number, offset: number): void {
     if (end <= start) return;
-    const head = HEAD.exec(buf.toString('utf8', start, Math.min(end, start + 240)));
-    if (head?.[2] === 'model_call') {
-      const t = turnFor(head[3]!, Date.parse(head[1]!) || 0);
-      t.lines.push(ref);
-      t.modelCalls++;
-      return;
+    if (bytesAt(buf, start, end, TYPE_MARK) && bytesAt(buf, start + TS_END, end, AFTER_TS) && bytesAt(buf, start + TYPE_AT, end, MODEL_CALL)) {
+      const idAt = start + TYPE_AT + MODEL_CALL.length;
+      const idEnd = stringEnd(buf, idAt, Math.min(end, idAt + MAX_ID));
+      if (idEnd > idAt) {
+        const turnId = buf.toString('utf8', idAt, idEnd);
+        const t = byId.get(turnId) ?? turnFor(turnId, buf.toString('latin1', start + TS_AT, start + TS_END));
+        t.lines.push(fileNo, offset, end - start);
+        t.modelCalls++;
+        return;
+      }
     }
     let e: unknown;
     try {
@@ -195,19 +289,19 @@ export function createTraceIndex(dir: string): TraceIndex {
       malformedLines++;
       return;
     }
-    if (e && typeof e === 'object' && !Array.isArray(e)) take(e as Record<string, unknown>, ref);
+    if (e && typeof e === 'object' && !Array.isArray(e)) take(e as Record<string, unknown>, fileNo, offset, end - start);
     else malformedLines++;
   }
 
   /**
-   * Reads [from, to) of one file; returns how far complete lines reached. One buffer is reused
-   * (the unfinished line moved to its front): fresh multi-megabyte buffers per chunk cost more in
-   * page faults than the parsing on a busy machine.
+   * Reads [from, to) of one file into `buf` (grown when one line is longer; returned for the next
+   * file); returns how far complete lines reached. The unfinished line is moved to the buffer's
+   * front: fresh multi-megabyte buffers per chunk cost more in page faults than the parsing on a
+   * busy machine.
    */
-  async function readNew(file: string, from: number, to: number): Promise<number> {
-    const handle = await open(path.join(dir, file), 'r');
+  async function readNew(file: FileState, name: string, from: number, to: number, buf: Buffer): Promise<{ consumed: number; buf: Buffer }> {
+    const handle = await open(path.join(dir, name), 'r');
     try {
-      let buf = Buffer.allocUnsafe(Math.min(CHUNK, to - from));
       let carried = 0;
       let carryAt = from;
       let pos = from;
@@ -221,17 +315,18 @@ export function createTraceIndex(dir: string): TraceIndex {
         const { bytesRead } = await handle.read(buf, carried, Math.min(buf.length - carried, to - pos), pos);
         if (bytesRead === 0) break;
         pos += bytesRead;
-        const view = buf.subarray(0, carried + bytesRead);
+        const filled = carried + bytesRead;
         let start = 0;
-        for (let nl = view.indexOf(10, start); nl !== -1; nl = view.indexOf(10, start)) {
-          line(view, start, nl, { file, offset: carryAt + start, length: nl - start });
+        for (let nl = buf.indexOf(10, start); nl !== -1 && nl < filled; nl = buf.indexOf(10, start)) {
+          line(buf, start, nl, file.no, carryAt + start);
           start = nl + 1;
+          if (start >= filled) break;
         }
-        buf.copyWithin(0, start, view.length);
-        carried = view.length - start;
+        buf.copyWithin(0, start, filled);
+        carried = filled - start;
         carryAt += start;
       }
-      return carryAt;
+      return { consumed: carryAt, buf };
     } finally {
       await handle.close();
     }
@@ -246,24 +341,99 @@ export function createTraceIndex(dir: string): TraceIndex {
     }
   }
 
+  /** Complete lines of `buf[0, length)`, which starts at byte `from` of the file; returns how far they reached. */
+  function completeLines(buf: Buffer, length: number, file: FileState, from: number): number {
+    let start = 0;
+    for (let nl = buf.indexOf(10); nl !== -1 && nl < length; nl = buf.indexOf(10, start)) {
+      line(buf, start, nl, file.no, from + start);
+      start = nl + 1;
+      if (start >= length) break;
+    }
+    return from + start;
+  }
+
+  /** Bytes [from, to) of a file into `buf` (as many as are there), or undefined if the file is gone. */
+  async function readRange(name: string, from: number, to: number, buf: Buffer): Promise<number | undefined> {
+    let handle;
+    try {
+      handle = await open(path.join(dir, name), 'r');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined; // pruned while we looked
+      throw err;
+    }
+    try {
+      let got = 0;
+      while (got < to - from) {
+        const { bytesRead } = await handle.read(buf, got, to - from - got, from + got);
+        if (bytesRead === 0) break;
+        got += bytesRead;
+      }
+      return got;
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async function sizeOf(name: string): Promise<number | undefined> {
+    try {
+      return (await stat(path.join(dir, name))).size;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined; // pruned while we looked
+      throw err;
+    }
+  }
+
+  /**
+   * The files' sizes are asked all at once; then each file's new bytes are read while the previous
+   * file's are parsed (two buffers taking turns), so a cold build over a month of files does not
+   * wait on one open, read and close after another. New bytes over CHUNK are read piecewise.
+   */
   async function refreshOnce(): Promise<void> {
     const names = await listFiles();
     if ([...files.keys()].some((f) => !names.includes(f))) reset();
-    for (const name of names) {
-      let size: number;
-      try {
-        size = (await stat(path.join(dir, name))).size;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // pruned while we looked
-        throw err;
-      }
-      const state = files.get(name) ?? { consumed: 0 };
-      if (size < state.consumed) {
+    const sizes = await Promise.all(names.map(sizeOf));
+    for (let i = 0; i < names.length; i++) {
+      const state = files.get(names[i]!);
+      if (state && sizes[i] !== undefined && sizes[i]! < state.consumed) {
         reset();
         return refreshOnce();
       }
-      files.set(name, state);
-      if (size > state.consumed) state.consumed = await readNew(name, state.consumed, size);
+    }
+    const work: Array<{ name: string; state: FileState; to: number }> = [];
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]!;
+      const size = sizes[i];
+      if (size === undefined) continue;
+      let state = files.get(name);
+      if (!state) {
+        state = { no: fileNames.push(name) - 1, consumed: 0 };
+        files.set(name, state);
+      }
+      if (size > state.consumed) work.push({ name, state, to: size });
+    }
+    const largest = Math.min(CHUNK, Math.max(0, ...work.map((w) => w.to - w.state.consumed)));
+    const buffers = work.length ? [Buffer.allocUnsafe(largest), ...(work.length > 1 ? [Buffer.allocUnsafe(largest)] : [])] : [];
+    const load = (k: number): Promise<number | undefined> | undefined => {
+      const w = work[k];
+      if (!w || w.to - w.state.consumed > CHUNK) return undefined;
+      const p = readRange(w.name, w.state.consumed, w.to, buffers[k % 2]!);
+      p.catch(() => {}); // awaited below; not an unhandled rejection if an earlier file throws first
+      return p;
+    };
+    let next = load(0);
+    for (let k = 0; k < work.length; k++) {
+      const w = work[k]!;
+      const loading = next;
+      if (loading) {
+        const got = await loading;
+        next = load(k + 1);
+        if (got !== undefined) w.state.consumed = completeLines(buffers[k % 2]!, got, w.state, w.state.consumed);
+      } else {
+        // More new bytes than one buffer: read piecewise (the next file waits).
+        const r = await readNew(w.state, w.name, w.state.consumed, w.to, Buffer.allocUnsafe(CHUNK));
+        w.state.consumed = r.consumed;
+        next = load(k + 1);
+      }
     }
   }
 
@@ -287,20 +457,27 @@ export function createTraceIndex(dir: string): TraceIndex {
       const t = byId.get(turnId);
       if (!t) return [];
       const out: Array<Record<string, unknown>> = [];
-      const byFile = new Map<string, LineRef[]>();
-      for (const ref of t.lines) (byFile.get(ref.file) ?? byFile.set(ref.file, []).get(ref.file)!).push(ref);
-      for (const [file, refs] of byFile) {
+      const names = fileNames;
+      const byFile = new Map<number, number[]>();
+      for (let i = 0; i + 2 < t.lines.length; i += 3) {
+        const no = t.lines[i]!;
+        (byFile.get(no) ?? byFile.set(no, []).get(no)!).push(t.lines[i + 1]!, t.lines[i + 2]!);
+      }
+      for (const [no, refs] of byFile) {
+        const name = names[no];
+        if (name === undefined) continue;
         let handle;
         try {
-          handle = await open(path.join(dir, file), 'r');
+          handle = await open(path.join(dir, name), 'r');
         } catch (err) {
           if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
           throw err;
         }
         try {
-          for (const ref of refs) {
-            const buf = Buffer.allocUnsafe(ref.length);
-            const { bytesRead } = await handle.read(buf, 0, ref.length, ref.offset);
+          for (let i = 0; i < refs.length; i += 2) {
+            const length = refs[i + 1]!;
+            const buf = Buffer.allocUnsafe(length);
+            const { bytesRead } = await handle.read(buf, 0, length, refs[i]!);
             try {
               out.push(JSON.parse(buf.toString('utf8', 0, bytesRead)) as Record<string, unknown>);
             } catch {

@@ -143,8 +143,44 @@ export type TraceRecordOf<T extends TraceType> = Extract<TraceRecord, { type: T 
 
 const withTs = z.looseObject({ ts: z.string() });
 
+const isCount = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) >= 0;
+const isMs = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+const optString = (v: unknown): boolean => v === undefined || typeof v === 'string';
+
+/**
+ * The two records a step writes several of, checked by hand for what the schemas above require of
+ * them: true only when the zod parse would succeed, so a record it passes needs no parse (a parse
+ * copies the record and every message in it, on every step). Anything it is unsure of goes to the
+ * schema, which stays the one judge of what is wrong (test/core/trace-schema.test.ts holds the
+ * two to the same answers).
+ */
+export function plainlyValid(event: unknown): boolean {
+  if (!isObject(event) || typeof event.turnId !== 'string' || !optString(event.agent) || !optString(event.parentCallId)) return false;
+  if (event.type === 'model_call') {
+    const { messages, tools, response, usage, grounding } = event;
+    return (
+      isCount(event.step) && typeof event.model === 'string' && optString(event.requestModel) &&
+      Array.isArray(messages) && messages.every((m) => isObject(m) && typeof m.role === 'string') &&
+      Array.isArray(tools) && tools.every((t) => typeof t === 'string') &&
+      (response === null || isObject(response)) &&
+      (usage === undefined || (isObject(usage) && isCount(usage.promptTokens) && isCount(usage.completionTokens))) &&
+      isMs(event.latencyMs) && optString(event.error) &&
+      (grounding === undefined || (isObject(grounding) && Array.isArray(grounding.claims) && grounding.claims.every((c) => typeof c === 'string')))
+    );
+  }
+  if (event.type === 'tool_call') {
+    return (
+      typeof event.callId === 'string' && typeof event.name === 'string' && event.args !== undefined && typeof event.ok === 'boolean' && typeof event.result === 'string' &&
+      (event.startedAt === undefined || (typeof event.startedAt === 'number' && Number.isFinite(event.startedAt))) &&
+      isMs(event.durationMs) && optString(event.errorKind)
+    );
+  }
+  return false;
+}
+
 /** Problems of a record that does not match its type, one line each (the tracer's check, tests). */
 export function traceEventProblems(event: unknown): string[] {
+  if (plainlyValid(event)) return [];
   const r = traceEventSchema.safeParse(event);
   return r.success ? [] : r.error.issues.map((i) => `${i.path.join('.') || '(record)'}: ${i.message}`);
 }

@@ -158,8 +158,11 @@ export function createFactStore(store: Store, clock: Clock, opts: FactStoreOptio
     forUser,
     async promptFacts(s, query, budgetTokens, counter) {
       const out: FactView[] = [];
+      const facts = await load(s);
+      // Most people have none: no ranking (the query's words are not even split) on every step.
+      if (facts.length === 0) return out;
       let used = 0;
-      for (const { fact } of ranked(await load(s), query)) {
+      for (const { fact } of ranked(facts, query)) {
         const cost = counter.count(factPromptLine(fact)) + 1; // + the newline
         if (used + cost > budgetTokens) continue; // a shorter, less relevant fact may still fit
         used += cost;

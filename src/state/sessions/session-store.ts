@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../basics/clock.js';
 import { conversationKey, type ChatMessage, type Conversation } from '../../basics/types.js';
-import type { OpenedDatabase, Tx } from '../store/database.js';
+import { reusableQuery, type OpenedDatabase, type Tx } from '../store/database.js';
 import { createKeyedSerialiser } from '../store/keyed-serialiser.js';
 
 export interface SessionRecord {
@@ -83,6 +83,20 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
   const locks = createKeyedSerialiser();
   const joined = new Set<string>();
   const history = createHistoryCache(database.dialect === 'sqlite');
+
+  // One statement: the number is taken and the row written atomically. Built once (a step appends
+  // two or three times).
+  const appendOne = reusableQuery<'sessionId' | 'body', never>(db, (v) =>
+    db
+      .insertInto('hermes_message')
+      .columns(['session_id', 'seq', 'body'])
+      .expression((eb) =>
+        eb
+          .selectFrom('hermes_message')
+          .select([eb.val(v('sessionId')).as('session_id'), eb(eb.fn.coalesce(eb.fn.max('seq'), eb.lit(-1)), '+', eb.lit(1)).as('seq'), eb.val(v('body')).as('body')])
+          .where('session_id', '=', v('sessionId')),
+      ),
+  );
 
   const newId = (convKey: string) => `${convKey}#${clock.now().toString(36)}-${randomBytes(6).toString('base64url')}`;
 
@@ -214,30 +228,18 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
 
     append(sessionId, messages) {
       if (messages.length === 0) return Promise.resolve();
-      return locks.run(`session:${sessionId}`, () => history.writing(sessionId, messages.map((m) => JSON.stringify(m)), async () => {
-        if (messages.length === 1) {
-          // One statement: the number is taken and the row written atomically.
-          await db
-            .insertInto('hermes_message')
-            .columns(['session_id', 'seq', 'body'])
-            .expression((eb) =>
-              eb
-                .selectFrom('hermes_message')
-                .select([
-                  eb.val(sessionId).as('session_id'),
-                  eb(eb.fn.coalesce(eb.fn.max('seq'), eb.lit(-1)), '+', eb.lit(1)).as('seq'),
-                  eb.val(JSON.stringify(messages[0])).as('body'),
-                ])
-                .where('session_id', '=', sessionId),
-            )
-            .execute();
+      // Serialised once: the same text goes into the table and into the history cache.
+      const bodies = messages.map((m) => JSON.stringify(m));
+      return locks.run(`session:${sessionId}`, () => history.writing(sessionId, bodies, async () => {
+        if (bodies.length === 1) {
+          await appendOne({ sessionId, body: bodies[0] });
           return;
         }
         await db.transaction().execute(async (tx) => {
           const base = await nextSeq(tx, sessionId);
           await tx
             .insertInto('hermes_message')
-            .values(messages.map((m, i) => ({ session_id: sessionId, seq: base + i, body: JSON.stringify(m) })))
+            .values(bodies.map((body, i) => ({ session_id: sessionId, seq: base + i, body })))
             .execute();
         });
       }));

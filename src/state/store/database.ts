@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect, SqliteDialect, type LogEvent, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, type Compilable, type CompiledQuery, type LogEvent, type QueryResult, type Transaction } from 'kysely';
 import Database from 'better-sqlite3';
 import type { Pool } from 'pg';
 import type { Logger } from '../../basics/log.js';
@@ -62,7 +62,7 @@ export async function openSqliteDatabase(file: string, log?: Logger): Promise<Op
   // Checkpoints are the checkpointer thread's job (sqlite-checkpointer.ts).
   conn.pragma('wal_autocheckpoint = 0');
   const c = counted();
-  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: conn }), log: c.log });
+  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }), log: c.log });
   try {
     const { applied } = await migrateToLatest(db as Kysely<unknown>);
     if (applied.length) log?.info({ file, applied }, 'store: tables migrated');
@@ -71,6 +71,57 @@ export async function openSqliteDatabase(file: string, log?: Logger): Promise<Op
     throw err;
   }
   return { db, dialect: 'sqlite', stats: c.stats, close: () => db.destroy() };
+}
+
+/**
+ * A query built and compiled once, run many times with new values. Kysely builds a query as a tree
+ * of frozen nodes and compiles it to SQL on every call; for the statements a step runs several
+ * times (a message append) that was most of Kysely's share of the CPU profile. `build` gets a
+ * placeholder for each named value and must pass each one where a bound parameter goes (values,
+ * comparisons), never where the SQL text would depend on it. run() puts the real values in
+ * their places; everything else bound at build time stays as compiled.
+ */
+export function reusableQuery<K extends string, R>(db: DbOrTx, build: (value: (name: K) => string) => Compilable<R>): (values: Record<K, unknown>) => Promise<QueryResult<R>> {
+  const marks = new Map<unknown, K>();
+  const compiled: CompiledQuery<R> = build((name) => {
+    const mark = `\u0000hermes-query-value:${name}`;
+    marks.set(mark, name);
+    return mark;
+  }).compile();
+  const slots = compiled.parameters.map((p) => marks.get(p));
+  const unused = [...marks.values()].filter((name) => !slots.includes(name));
+  if (unused.length) throw new Error(`reusableQuery: ${unused.join(', ')} not bound as parameters`);
+  return (values) => db.executeQuery<R>({ ...compiled, parameters: slots.map((name, i) => (name === undefined ? compiled.parameters[i] : values[name])) });
+}
+
+/** Distinct statements kept prepared; past it the oldest is dropped (SQL text is bounded by the code, IN lists aside). */
+const STATEMENT_CACHE_MAX = 256;
+
+/**
+ * Kysely's SQLite driver prepares every statement it runs: SQLite parses and plans the SQL again
+ * each time, which was the largest single cost of a step in the CPU profile (round 3). This hands
+ * it the statement prepared the first time its SQL was seen. better-sqlite3 runs a statement to
+ * completion synchronously, so one is never shared by two queries at once; a statement still busy
+ * (an iterator left open) is not reused.
+ */
+export function withStatementCache(conn: Database.Database, max = STATEMENT_CACHE_MAX): { prepare(sql: string): Database.Statement; close(): void } {
+  const statements = new Map<string, Database.Statement>();
+  return {
+    prepare(sql) {
+      const found = statements.get(sql);
+      if (found && !found.busy) return found;
+      const stmt = conn.prepare(sql);
+      if (!found) {
+        if (statements.size >= max) statements.delete(statements.keys().next().value!);
+        statements.set(sql, stmt);
+      }
+      return stmt;
+    },
+    close: () => {
+      statements.clear();
+      conn.close();
+    },
+  };
 }
 
 /** The tables on the shared PostgreSQL database, on the pool the key-value store uses. */

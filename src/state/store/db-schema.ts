@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 /**
  * The operational tables, as the typed query layer (Kysely) sees them. One definition serves
@@ -24,6 +24,11 @@ export interface ReceiptTable {
   /** The request body as JSON text, replayed after a crash. */
   body: string;
   received_at: number;
+  /**
+   * Set when the listeners finished with the gateway holding what the request brought (0010):
+   * the row then stays as the event-id dedupe mark until swept by this (indexed) time.
+   */
+  done_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /**
@@ -207,6 +212,62 @@ export interface ScheduleTable {
   record: string;
 }
 
+/** A turn waiting on an approval decision: its state (TurnState as JSON), read when it resumes. */
+export interface PausedTurnTable {
+  turn_id: string;
+  session_id: string;
+  state: string;
+  paused_at: number;
+}
+
+/** A message of a joined thread that was not for the bot (ContextMessage as JSON), until its next turn there. */
+export interface NotedMessageTable {
+  /** conversationKey of the thread. */
+  conversation: string;
+  /** The platform's message id. */
+  id: string;
+  /** When it was posted (the platform's time): the newest `limit` are kept. */
+  at: number;
+  body: string;
+}
+
+/** Tokens counted per UTC day: a person's ('person', subject = platform:userId) or a shared budget's ('pool', subject = its key). */
+export interface UsageTable {
+  /** YYYY-MM-DD (UTC); rows of days past are swept by it. */
+  day: string;
+  kind: string;
+  subject: string;
+  tokens: number;
+}
+
+/** A notice given at most once per interval: the row says not again before `until` (indexed, swept). */
+export interface NoticeTable {
+  key: string;
+  until: number;
+}
+
+/** HERMES_USER_RATE's bucket per person: when it is full again; rows past `full_at` are swept. */
+export interface RateTable {
+  person: string;
+  full_at: number;
+}
+
+/** A person's roles as last seen on an event (a sorted JSON array), for checks without one. */
+export interface PersonRolesTable {
+  person: string;
+  roles: string;
+  seen_at: number;
+}
+
+/** A Slack assistant thread the app was told of; swept by `started_at` after 30 days. */
+export interface AssistantThreadTable {
+  channel_id: string;
+  thread_ts: string;
+  /** 1 once its first request titled it. */
+  titled: number;
+  started_at: number;
+}
+
 export interface Tables {
   hermes_inbound: InboundTable;
   hermes_receipt: ReceiptTable;
@@ -223,4 +284,11 @@ export interface Tables {
   hermes_channel_note: ChannelNoteTable;
   hermes_reminder: ReminderTable;
   hermes_schedule: ScheduleTable;
+  hermes_paused_turn: PausedTurnTable;
+  hermes_noted_message: NotedMessageTable;
+  hermes_usage: UsageTable;
+  hermes_notice: NoticeTable;
+  hermes_rate: RateTable;
+  hermes_person_roles: PersonRolesTable;
+  hermes_assistant_thread: AssistantThreadTable;
 }

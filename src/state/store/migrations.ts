@@ -167,6 +167,81 @@ const steps: Record<string, Migration> = {
   },
   '0008-recall-fts-trigger': recallFtsTriggerStep,
   '0009-recall-place': recallPlaceStep,
+  '0010-key-value-leftovers': {
+    async up(db: Kysely<unknown>) {
+      // What the key-value store still held besides user facts, each in a table of its own.
+      // Anything that expires has an indexed time column its sweep reads; no TTL inside a value.
+
+      // A turn waiting on an approval: its state, read back when the decision resumes it.
+      await db.schema
+        .createTable('hermes_paused_turn')
+        .addColumn('turn_id', 'text', (c) => c.primaryKey())
+        .addColumn('session_id', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('paused_at', 'double precision', (c) => c.notNull())
+        .execute();
+
+      // A delivery whose listeners finished is kept as done (Slack's event-id dedupe) instead of
+      // being deleted, until the sweep by this index removes it.
+      await db.schema.alterTable('hermes_receipt').addColumn('done_at', 'double precision').execute();
+      await db.schema.createIndex('hermes_receipt_done').on('hermes_receipt').column('done_at').execute();
+
+      // Messages of a joined thread that were not for the bot, kept for its next turn there.
+      await db.schema
+        .createTable('hermes_noted_message')
+        .addColumn('conversation', 'text', (c) => c.notNull())
+        .addColumn('id', 'text', (c) => c.notNull())
+        .addColumn('at', 'double precision', (c) => c.notNull())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('hermes_noted_message_pk', ['conversation', 'id'])
+        .execute();
+
+      // Daily token counts: a person's ('person') or a shared budget's ('pool'), per UTC day.
+      await db.schema
+        .createTable('hermes_usage')
+        .addColumn('day', 'text', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('subject', 'text', (c) => c.notNull())
+        .addColumn('tokens', 'double precision', (c) => c.notNull())
+        .addPrimaryKeyConstraint('hermes_usage_pk', ['day', 'kind', 'subject'])
+        .execute();
+
+      // Once-per-interval notices (the access refusal note, the bot budget warning): a row until `until`.
+      await db.schema
+        .createTable('hermes_notice')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('until', 'double precision', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('hermes_notice_until').on('hermes_notice').column('until').execute();
+
+      // HERMES_USER_RATE: when each person's bucket is full again (a full bucket is no row).
+      await db.schema
+        .createTable('hermes_rate')
+        .addColumn('person', 'text', (c) => c.primaryKey())
+        .addColumn('full_at', 'double precision', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('hermes_rate_full').on('hermes_rate').column('full_at').execute();
+
+      // A person's last-seen platform roles, for checks that come without an event (clicks).
+      await db.schema
+        .createTable('hermes_person_roles')
+        .addColumn('person', 'text', (c) => c.primaryKey())
+        .addColumn('roles', 'text', (c) => c.notNull())
+        .addColumn('seen_at', 'double precision', (c) => c.notNull())
+        .execute();
+
+      // Slack assistant threads the app was told of, and whether the first request titled one.
+      await db.schema
+        .createTable('hermes_assistant_thread')
+        .addColumn('channel_id', 'text', (c) => c.notNull())
+        .addColumn('thread_ts', 'text', (c) => c.notNull())
+        .addColumn('titled', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('started_at', 'double precision', (c) => c.notNull())
+        .addPrimaryKeyConstraint('hermes_assistant_thread_pk', ['channel_id', 'thread_ts'])
+        .execute();
+      await db.schema.createIndex('hermes_assistant_thread_age').on('hermes_assistant_thread').column('started_at').execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => steps };
