@@ -77,7 +77,7 @@ async function main(): Promise<void> {
   sampler.unref();
 
   // Store calls are key-value calls plus statements on the operational tables (each statement of a
-  // transaction counts; its BEGIN and COMMIT do not).
+  // transaction counts, and so do its BEGIN and COMMIT: Kysely runs them as statements too).
   let tables0 = { ...core.database.stats };
   const cpuAndStore = () => {
     const c = process.cpuUsage(cpu0);
