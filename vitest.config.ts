@@ -10,7 +10,7 @@ import { defineConfig } from 'vitest/config';
 const E2E = ['test/**/*.e2e.test.ts', 'test/e2e/**/*.test.ts'];
 // Store tests written once for both engines: the unit project runs their SQLite cases, the e2e
 // project their PostgreSQL cases (HERMES_TEST_ENGINES, read by test/helpers/postgres.ts).
-const BOTH_ENGINES = ['test/store/tables.test.ts', 'test/timers/timer-tables.test.ts', 'test/sessions/session-store.test.ts', 'test/approvals/approval-store.test.ts', 'test/audit/audit-log.test.ts'];
+const BOTH_ENGINES = ['test/store/tables.test.ts', 'test/access/usage-tables.test.ts', 'test/timers/timer-tables.test.ts', 'test/sessions/session-store.test.ts', 'test/approvals/approval-store.test.ts', 'test/audit/audit-log.test.ts'];
 
 export default defineConfig({
   test: {

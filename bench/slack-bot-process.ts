@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   let ready = false;
   // The bot's one HTTP server, on every interface as main.ts runs it in Slack HTTP mode.
   const http = createBotHttp({ log, isReady: () => ready });
-  const adapter = await createSlackAdapter({ config: config.slack!, http, gateway: core.gateway, store: core.store, receipts: createReceiptJournal(core.database, 'slack'), log });
+  const adapter = await createSlackAdapter({ config: config.slack!, http, gateway: core.gateway, database: core.database, receipts: createReceiptJournal(core.database, 'slack'), log });
   const port = await http.start(0, listenHost({ slackHttp: true }));
   await adapter.start();
   await core.start();
@@ -77,7 +77,7 @@ async function main(): Promise<void> {
   sampler.unref();
 
   // Store calls are key-value calls plus statements on the operational tables (each statement of a
-  // transaction counts; its BEGIN and COMMIT do not).
+  // transaction counts, and so do its BEGIN and COMMIT: Kysely runs them as statements too).
   let tables0 = { ...core.database.stats };
   const cpuAndStore = () => {
     const c = process.cpuUsage(cpu0);

@@ -83,7 +83,7 @@ async function runOnce(sizes: StreamingSizes, streaming: boolean, log: (line: st
   const core = await createCore({ config, log: quiet, reminders: false });
   let ready = false;
   const http = createBotHttp({ log: quiet, isReady: () => ready });
-  const adapter = await createSlackAdapter({ config: config.slack!, http, gateway: core.gateway, store: core.store, receipts: createReceiptJournal(core.database, 'slack'), log: quiet, retries: 0 });
+  const adapter = await createSlackAdapter({ config: config.slack!, http, gateway: core.gateway, database: core.database, receipts: createReceiptJournal(core.database, 'slack'), log: quiet, retries: 0 });
   const port = await http.start(0, '127.0.0.1');
   await adapter.start();
   await core.start();

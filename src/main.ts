@@ -156,7 +156,7 @@ async function main(): Promise<void> {
   } else {
     if (config.slack) {
       const { createSlackAdapter } = await import('../adapters/slack/slack-adapter.js');
-      adapters.push(await createSlackAdapter({ config: config.slack, http, gateway: core.gateway, store: core.store, receipts: createReceiptJournal(core.database, 'slack'), log: log.child({ adapter: 'slack' }), suggestedPrompts: config.slackAssistant.suggestedPrompts }));
+      adapters.push(await createSlackAdapter({ config: config.slack, http, gateway: core.gateway, database: core.database, receipts: createReceiptJournal(core.database, 'slack'), log: log.child({ adapter: 'slack' }), suggestedPrompts: config.slackAssistant.suggestedPrompts }));
     }
     if (config.discord) {
       const { createDiscordAdapter } = await import('../adapters/discord/discord-adapter.js');

@@ -13,7 +13,7 @@ import { SocketModeReceiver, type Logger as SlackLogger } from '@slack/bolt';
 import type { Config } from '../../src/settings/config.js';
 import type { Adapter, GatewayApi } from '../../src/basics/ports.js';
 import type { Logger } from '../../src/basics/log.js';
-import type { Store } from '../../src/state/store/store.js';
+import type { OpenedDatabase } from '../../src/state/store/database.js';
 import { createOutboundClient, normaliseApiUrl, SLACK_CALL_TIMEOUT_MS } from './slack-calls.js';
 import { registerInbound, skippedOnArrival } from './slack-inbound.js';
 import { registerInteractions } from './slack-interactions.js';
@@ -34,7 +34,8 @@ export interface SlackAdapterOptions {
   /** The bot's HTTP server, where HTTP mode adds `POST /slack/events` (unused in Socket Mode). */
   http?: HttpRoutes;
   gateway: GatewayApi;
-  store: Store;
+  /** The operational tables (assistant threads; the receipts come as `receipts`). */
+  database: OpenedDatabase;
   /** Where request bodies are journaled before they are acknowledged (createReceiptJournal on the core's database). */
   receipts: ReceiptJournal;
   log: Logger;
@@ -55,7 +56,7 @@ export interface SlackAdapterOptions {
 export type SlackAdapter = Adapter;
 
 export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<SlackAdapter> {
-  const { config, gateway, store, log } = opts;
+  const { config, gateway, database, log } = opts;
   const slackLogger = toSlackLogger(log);
   const client = createOutboundClient(config.botToken, config.apiUrl, slackLogger, opts.callTimeoutMs);
 
@@ -89,7 +90,7 @@ export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<Sla
 
   const names = createUserNames(client, log);
   const reader = createSlackReader({ client, names, log, botUserId: identity.botUserId, botId: identity.botId, ...(opts.maxRateLimitWaitMs !== undefined && { maxRateLimitWaitMs: opts.maxRateLimitWaitMs }) });
-  const assistantDeps = { client, store, log, prompts: opts.suggestedPrompts ?? DEFAULT_SUGGESTED_PROMPTS };
+  const assistantDeps = { client, database, log, prompts: opts.suggestedPrompts ?? DEFAULT_SUGGESTED_PROMPTS };
   const assistant = createAssistantThreads(assistantDeps);
   const port = createSlackPort({ client, log, reader, botToken: config.botToken, apiUrl: config.apiUrl, assistant, ...(opts.statusRenewMs !== undefined && { statusRenewMs: opts.statusRenewMs }) });
   gateway.registerPort(port);

@@ -35,6 +35,7 @@ import { createLoadGovernor, eventLoopSampler } from '../gateway/load-governor.j
 import type { TurnDeps } from '../agent/turn-runner.js';
 import { createStatusReporter } from '../operations/stats/status-text.js';
 import { createConversationContext } from '../gateway/conversation-context.js';
+import { createNotedMessages } from '../state/sessions/noted-messages.js';
 import { createWorkspaces } from '../capabilities/workspace/workspace.js';
 import { saveAttachments } from '../capabilities/workspace/intake.js';
 import { workspaceLimits } from '../capabilities/sandbox/limits.js';
@@ -206,7 +207,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   // hermes.config.yaml `channels:`, replaced as a whole by reloadConfig().
   const policies = createPolicyBook(config.channels);
   const access = createGatekeeper({
-    store, clock, tracer, log, audit, admins: config.admins, allow: config.usage.allow, ratePerMinute: config.usage.ratePerMinute, dailyTokens: config.usage.dailyTokens,
+    database, clock, tracer, log, audit, admins: config.admins, allow: config.usage.allow, ratePerMinute: config.usage.ratePerMinute, dailyTokens: config.usage.dailyTokens,
     botDailyTokens: config.usage.botDailyTokens,
     policies,
     onBotWarning: (usage) => {
@@ -358,7 +359,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     busyMode: (c) => policies.at(c).busyMode ?? config.busyMode,
     status: (speaker, isAdmin) => status.text(speaker, isAdmin, gateway.queueSize()),
     // A batch of thread context may take about half the prompt budget (≈ 4 characters a token).
-    context: createConversationContext({ store, clock, log, limit: config.limits.threadContextMessages, maxChars: config.limits.contextTokens * 2 }),
+    context: createConversationContext({ noted: createNotedMessages(database), clock, log, limit: config.limits.threadContextMessages, maxChars: config.limits.contextTokens * 2 }),
     schedules: schedulesAudited,
     recall: messageIndex,
     notes: channelNotes,

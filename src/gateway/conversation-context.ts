@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { storeKey, type Store } from '../state/store/store.js';
+import type { NotedMessages } from '../state/sessions/noted-messages.js';
 import { conversationKey, type ChatMessage, type Conversation, type InboundMessage } from '../basics/types.js';
 import type { Clock } from '../basics/clock.js';
 import type { ContextMessage, ContextRead, OutboundPort } from '../basics/ports.js';
@@ -18,7 +18,8 @@ import { contextUnavailable } from './user-messages.js';
  * Messages the session already holds (by platform id) are never added twice.
  */
 export interface ConversationContextDeps {
-  store: Store;
+  /** Messages of joined threads noted for the next turn there (hermes_noted_message). */
+  noted: NotedMessages;
   clock: Clock;
   log: Logger;
   /** HERMES_THREAD_CONTEXT_MESSAGES: most messages kept per batch (0 turns thread context off). */
@@ -36,7 +37,7 @@ export interface GatheredContext {
 }
 
 export function createConversationContext(deps: ConversationContextDeps) {
-  const pendingKey = (msg: Pick<InboundMessage, 'conversation'>) => storeKey('context', 'pending', conversationKey(msg.conversation));
+  const keyOf = (msg: Pick<InboundMessage, 'conversation'>) => conversationKey(msg.conversation);
 
   async function readEarlier(port: OutboundPort, msg: InboundMessage, scope: 'thread' | 'reference'): Promise<ContextRead> {
     try {
@@ -74,7 +75,7 @@ export function createConversationContext(deps: ConversationContextDeps) {
         at: msg.at ?? deps.clock.now(),
         text: msg.text,
       };
-      await deps.store.update<ContextMessage[]>(pendingKey(msg), (list) => [...(list ?? []).filter((m) => m.id !== entry.id), entry].slice(-Math.max(1, deps.limit)));
+      await deps.noted.add(keyOf(msg), entry, deps.limit);
     },
 
     /**
@@ -86,7 +87,7 @@ export function createConversationContext(deps: ConversationContextDeps) {
       let userNote: string | undefined;
       const wantsEarlier = deps.limit > 0 && port?.reader !== undefined && msg.hasEarlier === true;
       const canCatchUp = deps.limit > 0 && port?.reader?.readSince !== undefined && msg.conversation.threadId !== undefined;
-      const pending = await deps.store.get<ContextMessage[]>(pendingKey(msg));
+      const pending = await deps.noted.list(keyOf(msg));
       if (!wantsEarlier && !canCatchUp && !pending?.length) return { messages: out, notedIds: [] };
       const history = await loadHistory();
       const held = new Set(history.flatMap((m) => (m.role === 'user' && m.inboundId ? [m.inboundId] : [])));
@@ -122,17 +123,12 @@ export function createConversationContext(deps: ConversationContextDeps) {
 
     /** After the batch is in the session: those noted messages are held now (one noted meanwhile stays). */
     async clearNoted(msg: InboundMessage, ids: readonly string[]): Promise<void> {
-      if (ids.length === 0) return;
-      const done = new Set(ids);
-      await deps.store.update<ContextMessage[]>(pendingKey(msg), (list) => (list ? list.filter((m) => !done.has(m.id)) : undefined));
+      await deps.noted.remove(keyOf(msg), ids);
     },
 
     /** A noted message was edited (`text`) or deleted (null) before the next turn: keep its latest state. */
     async revise(conversation: Conversation, id: string, text: string | null): Promise<void> {
-      await deps.store.update<ContextMessage[]>(pendingKey({ conversation }), (list) => {
-        if (!list?.some((m) => m.id === id)) return undefined;
-        return text === null ? list.filter((m) => m.id !== id) : list.map((m) => (m.id === id ? { ...m, text, edited: true } : m));
-      });
+      await deps.noted.revise(keyOf({ conversation }), id, text);
     },
   };
 }

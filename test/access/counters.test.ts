@@ -6,9 +6,6 @@ import { createSqliteStore } from '../../src/state/store/sqlite-store.js';
 import { createCachedStore } from '../../src/state/store/cached-store.js';
 import { createMemoryStore } from '../../src/state/store/memory-store.js';
 import type { Store } from '../../src/state/store/store.js';
-import { createRateLimiter } from '../../src/gateway/access/rate-limiter.js';
-import { createUsageMeter, DailyBudgetExhausted } from '../../src/state/usage/usage-meter.js';
-import type { ModelProvider } from '../../src/runtime/provider/provider.js';
 import { ManualClock } from '../reminders/manual-clock.js';
 
 let dir: string;
@@ -62,75 +59,6 @@ describe('Store.increment', () => {
     } finally {
       vi.useRealTimers();
     }
-  });
-});
-
-describe('rate limiter (token bucket)', () => {
-  it('lets a burst of the limit through, refuses the next with the wait, refills one per interval', async () => {
-    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
-    const rate = createRateLimiter({ store: await sqlite(), clock, perMinute: 20 });
-    for (let i = 0; i < 20; i++) expect((await rate.take('slack:U1')).ok).toBe(true);
-    expect(await rate.take('slack:U1')).toEqual({ ok: false, retryAfterMs: 3000 });
-    expect((await rate.take('slack:U2')).ok).toBe(true); // per person
-    clock.advance(1000);
-    expect(await rate.take('slack:U1')).toEqual({ ok: false, retryAfterMs: 2000 });
-    clock.advance(2000);
-    expect((await rate.take('slack:U1')).ok).toBe(true);
-    expect((await rate.take('slack:U1')).ok).toBe(false);
-    clock.advance(60_000); // a quiet minute fills the bucket again, never beyond it
-    for (let i = 0; i < 20; i++) expect((await rate.take('slack:U1')).ok).toBe(true);
-    expect((await rate.take('slack:U1')).ok).toBe(false);
-  });
-
-  it('refused messages take no token, so a flood cannot push the wait out', async () => {
-    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
-    const rate = createRateLimiter({ store: createMemoryStore(clock), clock, perMinute: 2 });
-    await rate.take('p');
-    await rate.take('p');
-    for (let i = 0; i < 100; i++) expect(await rate.take('p')).toEqual({ ok: false, retryAfterMs: 30_000 });
-    clock.advance(30_000);
-    expect((await rate.take('p')).ok).toBe(true);
-  });
-});
-
-describe('usage meter', () => {
-  const fakeModel = (usage: { promptTokens: number; completionTokens: number }, calls: string[]): ModelProvider => ({
-    model: 'm',
-    async complete() {
-      calls.push('call');
-      return { content: 'x', toolCalls: [], parseErrors: [], usage, finishReason: 'stop', model: 'm' };
-    },
-  });
-
-  it('counts prompt + completion per person per UTC day, refuses the call after the line, resets at midnight', async () => {
-    const clock = new ManualClock(Date.UTC(2026, 0, 1, 23, 0));
-    const meter = createUsageMeter({ store: await sqlite(), clock, dailyLimit: 1000 });
-    const calls: string[] = [];
-    const metered = meter.provider(fakeModel({ promptTokens: 400, completionTokens: 200 }, calls), { person: 'slack:U1', exempt: false });
-    await metered.complete({ messages: [], tools: [] });
-    await metered.complete({ messages: [], tools: [] }); // 600 → 1200: the call that crosses finishes
-    const refused = await metered.complete({ messages: [], tools: [] }).catch((e: unknown) => e);
-    expect(refused).toBeInstanceOf(DailyBudgetExhausted);
-    expect((refused as DailyBudgetExhausted).usage).toEqual({ used: 1200, limit: 1000, resetsAt: Date.UTC(2026, 0, 2) });
-    expect(calls).toHaveLength(2);
-    expect(await meter.exhausted({ person: 'slack:U2', exempt: false })).toBeUndefined();
-    expect(await meter.exhausted({ person: 'slack:U1', exempt: true })).toBeUndefined();
-    clock.advance(3600_000);
-    expect((await meter.today('slack:U1')).used).toBe(0);
-    await metered.complete({ messages: [], tools: [] });
-    expect(calls).toHaveLength(3);
-  });
-
-  it('lists the heaviest users of the day, and an exempt payer is still counted', async () => {
-    const clock = new ManualClock(Date.UTC(2026, 0, 1, 9));
-    const meter = createUsageMeter({ store: await sqlite(), clock, dailyLimit: 10 });
-    const calls: string[] = [];
-    await meter.provider(fakeModel({ promptTokens: 50, completionTokens: 0 }, calls), { person: 'discord:7', exempt: true }).complete({ messages: [], tools: [] });
-    await meter.charge('slack:U1', { promptTokens: 3, completionTokens: 4 });
-    await meter.charge('slack:U2', { promptTokens: 20, completionTokens: 1 });
-    await meter.charge('slack:U1', { promptTokens: 1, completionTokens: 0 });
-    expect(await meter.top(2)).toEqual([{ person: 'discord:7', used: 50 }, { person: 'slack:U2', used: 21 }]);
-    expect(await meter.top(10)).toHaveLength(3);
   });
 });
 

@@ -212,30 +212,34 @@ describe('agent turns through the gateway', () => {
 describe('when the store fails (a full disk)', () => {
   it('answers clearly, keeps running, and works again once writes succeed', async () => {
     const { createSqliteStore } = await import('../../src/state/store/sqlite-store.js');
-    const { StoreWriteError } = await import('../../src/state/store/store.js');
+    const { openSqliteDatabase } = await import('../../src/state/store/database.js');
+    const { InsertQueryNode, UpdateQueryNode } = await import('kysely');
     const os = await import('node:os');
     const path = await import('node:path');
     const fs = await import('node:fs/promises');
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'hermes-full-'));
-    const real = await createSqliteStore({ file: path.join(dir, 'hermes.sqlite') });
-    // A store passed in is the caller's to close (the core closes only its own); after the harness.
+    const file = path.join(dir, 'hermes.sqlite');
+    const store = await createSqliteStore({ file });
+    const real = await openSqliteDatabase(file);
+    // A store and tables passed in are the caller's to close (the core closes only its own); after the harness.
     onTestFinished(async () => {
       await real.close().catch(() => undefined);
+      await store.close().catch(() => undefined);
       await fs.rm(dir, { recursive: true, force: true });
     });
+    // The disk fills up: every insert and update on the tables fails as SQLite would fail it.
     let failing = false;
-    const fail = () => {
-      throw new StoreWriteError('SQLITE_FULL: database or disk is full');
-    };
-    const store = {
+    const database = {
       ...real,
-      get: real.get.bind(real),
-      delete: real.delete.bind(real),
-      close: real.close.bind(real),
-      set: (k: string, v: unknown, ttl?: number) => (failing ? Promise.reject(fail()) : real.set(k, v, ttl)),
-      update: <T,>(k: string, fn: (c: T | undefined) => T | undefined) => (failing ? Promise.reject(fail()) : real.update<T>(k, fn)),
+      db: real.db.withPlugin({
+        transformQuery(args) {
+          if (failing && (InsertQueryNode.is(args.node) || UpdateQueryNode.is(args.node))) throw new Error('SQLITE_FULL: database or disk is full');
+          return args.node;
+        },
+        transformResult: async (args) => args.result,
+      }),
     };
-    h = await startHarness({ core: { store } });
+    h = await startHarness({ core: { store, database } });
     failing = true;
     await h.core.gateway.handleMessage(msg('hello while the disk is full'));
     expect((await h.port.waitFor(isText)).text).toMatch(/could not save this conversation/);
@@ -245,6 +249,5 @@ describe('when the store fails (a full disk)', () => {
     await h.core.gateway.handleMessage(msg('hello again'));
     await h.port.waitForCount((e) => e.kind === 'text', 2);
     expect(h.port.texts().at(-1)).toBe('back to normal');
-    await real.close();
   });
 });

@@ -36,7 +36,8 @@ const notice = renderMrkdwn(NOT_ALLOWED);
 const ephemeralsTo = (userId: string) => h.slack.callsTo('chat.postEphemeral').filter((c) => c.args.user === userId);
 const answered = (text: string) => h.slack.waitFor(`the answer "${text}"`, () => h.slack.posts().some((p) => p.text === text));
 /** UNO's refused messages so far: the hourly notice counter, counted when the notice is decided (sent or not). */
-const refusedCount = () => h.core.store.get<number>('access:notice:slack%3AUNO');
+/** Messages refused so far (each keeps its inbound mark, outcome 'refused'). */
+const refusedCount = async () => Number((await h.core.database.db.selectFrom('hermes_inbound').select((eb) => eb.fn.countAll().as('n')).where('outcome', '=', 'refused').executeTakeFirstOrThrow()).n);
 
 describe('HERMES_ALLOW on slack', () => {
   it('answers a listed user', async () => {
@@ -47,13 +48,15 @@ describe('HERMES_ALLOW on slack', () => {
 
   it('gives anyone else one ephemeral notice an hour, in the channel, and no model call', async () => {
     const before = h.ai.requests.length;
+    const refusedBefore = await refusedCount();
     await h.mention('C1', 'UNO', 'hi there');
     await h.slack.waitFor('the notice', () => ephemeralsTo('UNO').length === 1);
     const [first] = ephemeralsTo('UNO');
     expect(first!.args).toMatchObject({ channel: 'C1', user: 'UNO', text: notice });
     expect(first!.args.thread_ts).toBeUndefined(); // the mention opened no thread to put it in
     await h.mention('C1', 'UNO', 'hello??');
-    await settle(async () => (await refusedCount()) === 2, 15_000).catch(async (e: Error) => { throw new Error(`${e.message}: count ${await refusedCount()}`); });
+    await settle(async () => (await refusedCount()) === refusedBefore + 2, 15_000).catch(async (e: Error) => { throw new Error(`${e.message}: count ${await refusedCount()}`); });
+    await h.settled(); // the second refusal's notice check is over, too
     expect(ephemeralsTo('UNO')).toHaveLength(1);
     expect(h.ai.requests.length).toBe(before);
     expect(h.slack.posts({ channel: 'C1' }).filter((p) => p.text.includes('hello??'))).toEqual([]);

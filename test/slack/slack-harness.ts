@@ -108,7 +108,7 @@ export async function startSlackHarness(opts: HarnessOptions = {}): Promise<Slac
     const handle = opts.dashboard?.(core, config);
     const http = createBotHttp({ log, isReady: () => h.ready, ...(handle && { dashboard: { handle } }) });
     const receipts = createReceiptJournal(core.database, 'slack');
-    const adapter = await createSlackAdapter({ config: config.slack!, http, gateway, store: core.store, receipts, log, retries: 0, callTimeoutMs: opts.callTimeoutMs, maxRateLimitWaitMs: opts.maxRateLimitWaitMs, suggestedPrompts: config.slackAssistant.suggestedPrompts, statusRenewMs: opts.statusRenewMs });
+    const adapter = await createSlackAdapter({ config: config.slack!, http, gateway, database: core.database, receipts, log, retries: 0, callTimeoutMs: opts.callTimeoutMs, maxRateLimitWaitMs: opts.maxRateLimitWaitMs, suggestedPrompts: config.slackAssistant.suggestedPrompts, statusRenewMs: opts.statusRenewMs });
     const port = await http.start(0, '127.0.0.1');
     await adapter.start();
     await core.start();

@@ -1,14 +1,22 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSlackAdapter } from '../../adapters/slack/slack-adapter.js';
 import { SlackStartupError } from '../../adapters/slack/startup-check.js';
 import type { GatewayApi, OutboundPort } from '../../src/basics/ports.js';
-import { createMemoryStore } from '../../src/state/store/memory-store.js';
+import { openSqliteDatabase, type OpenedDatabase } from '../../src/state/store/database.js';
 import { createBotHttp } from '../../src/app/bot-http.js';
 import { FULL_SCOPES, startFakeSlack, type FakeSlack } from '../fakes/slack/fake-slack.js';
 
 let slack: FakeSlack | undefined;
+const opened: Array<{ database: OpenedDatabase; dir: string }> = [];
 afterEach(async () => {
+  for (const o of opened.splice(0)) {
+    await o.database.close();
+    await rm(o.dir, { recursive: true, force: true });
+  }
   await slack?.close();
   slack = undefined;
 });
@@ -25,6 +33,13 @@ function logLines() {
   return { log, lines };
 }
 
+async function tables(): Promise<OpenedDatabase> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-slack-startup-'));
+  const database = await openSqliteDatabase(path.join(dir, 'hermes.sqlite'));
+  opened.push({ database, dir });
+  return database;
+}
+
 async function create(fake: FakeSlack, token = fake.botToken) {
   const { log, lines } = logLines();
   const ports: OutboundPort[] = [];
@@ -33,7 +48,7 @@ async function create(fake: FakeSlack, token = fake.botToken) {
     config: { botToken: token, signingSecret: fake.signingSecret, apiUrl: fake.apiUrl },
     http,
     gateway: recordingGateway(ports),
-    store: createMemoryStore(),
+    database: await tables(),
     // Start-up only: nothing is received, so the journal is never asked for pending bodies.
     receipts: { add: async () => false, done: async () => undefined, drop: async () => undefined, pending: async () => [], sweep: async () => 0 },
     log,

@@ -61,7 +61,10 @@ describe('a round-2 data directory', () => {
     const moved = first.lines.filter((l) => String(l.msg).startsWith('carried round-2 state over'));
     expect(moved).toHaveLength(1);
     expect(moved[0]).toMatchObject({ approvals: 1, sessions: 3, historyMessages: 44, conversations: 2, messages: 0, receipts: 0, reminders: 1, schedules: 1, pausedTurns: 1 });
-    expect(await h.core.store.keysWithPrefix('turn:')).toEqual([]);
+    expect(moved[0]).toMatchObject({ usageCounters: 1, notedThreads: 1 });
+    for (const prefix of ['turn:', 'usage:', 'context:', 'rate:']) expect(await h.core.store.keysWithPrefix(prefix)).toEqual([]);
+    expect(await h.core.database.db.selectFrom('hermes_usage').select(['kind', 'subject', 'tokens']).execute()).toEqual([{ kind: 'person', subject: 'slack:U_ALICE', tokens: 1234 }]);
+    expect((await h.core.database.db.selectFrom('hermes_noted_message').select(['conversation', 'id']).execute())).toEqual([{ conversation: 'slack:T1:C_TEAM:1764500000.000100', id: '1764500000.000300' }]);
     const pausedRows = await h.core.database.db.selectFrom('hermes_paused_turn').select(['turn_id', 'session_id', 'state']).execute();
     expect(pausedRows.map((r) => ({ ...r, state: JSON.parse(r.state) as unknown }))).toEqual([{ turn_id: 'turn-r2', session_id: turnState.sessionId, state: turnState }]);
     expect(await h.core.store.keysWithPrefix('session:')).toEqual([]);
@@ -132,6 +135,10 @@ async function addRound2PausedTurn(file: string) {
       startedAt: Date.UTC(2026, 10, 30, 9, 0, 0), promptTokens: 120, completionTokens: 30, paused: true, header: '⏰ deploy check',
     };
     await kv.set('turn:turn-r2', state);
+    // Round 2's other records of the same kind: alice's token count today, a message noted in the joined thread.
+    await kv.set(`usage:tokens:${new Date().toISOString().slice(0, 10)}:slack%3AU_ALICE`, 1234);
+    await kv.set('context:pending:slack%3AT1%3AC_TEAM%3A1764500000.000100', [{ id: '1764500000.000300', author: { id: 'U_BOB', name: 'bob', isBot: false }, at: 1764500000300, text: 'bob noted this' }]);
+    await kv.set('rate:slack%3AU_ALICE', Date.now() + 1000);
     return state;
   } finally {
     await kv.close();

@@ -8,6 +8,7 @@ import { openPostgresDatabase, openSqliteDatabase, type OpenedDatabase } from '.
 import { createInbox } from '../../src/gateway/inbox.js';
 import { createReceiptJournal, KEEP_DONE_MS } from '../../src/gateway/receipts.js';
 import { createPausedTurns } from '../../src/state/approvals/paused-turns.js';
+import { createNotedMessages } from '../../src/state/sessions/noted-messages.js';
 import { createLocalWorkQueue } from '../../src/state/cluster/local-work-queue.js';
 import { createPgWorkQueue } from '../../src/state/cluster/pg-work-queue.js';
 import type { WorkContext, WorkItem, WorkQueue } from '../../src/state/cluster/work-queue.js';
@@ -170,6 +171,31 @@ describe.each(engines.filter((e) => engineWanted(e.name)))('operational tables o
     expect(await slack.add('event:EvA', {})).toBe(false);
     expect((await slack.pending()).map((r) => r.id)).toEqual(['event:EvA']);
     expect((await createReceiptJournal(place.database, 'discord', () => t).pending()).map((r) => r.id)).toEqual(['event:EvA']);
+  });
+
+  it('keeps noted thread messages per thread, the newest `limit`, until taken or deleted; a restart finds them', async () => {
+    const place = await engine.open();
+    const noted = createNotedMessages(place.database);
+    const m = (id: string, at: number, text = `m${id}`) => ({ id, author: { id: 'U2', name: 'bob', isBot: false }, at, text });
+    expect(await noted.list('slack:T:C:1')).toEqual([]);
+    await noted.add('slack:T:C:1', m('3', 30), 3);
+    await noted.add('slack:T:C:1', m('1', 10), 3);
+    await noted.add('slack:T:C:2', m('9', 90), 3);
+    await noted.add('slack:T:C:1', m('2', 20), 3);
+    await noted.add('slack:T:C:1', m('4', 40), 3);
+    expect((await noted.list('slack:T:C:1')).map((x) => x.id)).toEqual(['2', '3', '4']);
+    await noted.revise('slack:T:C:1', '3', 'edited');
+    await noted.revise('slack:T:C:1', '7', 'not noted: nothing');
+    await noted.revise('slack:T:C:1', '2', null);
+    expect(await noted.list('slack:T:C:1')).toEqual([{ ...m('3', 30, 'edited'), edited: true }, m('4', 40)]);
+    await noted.remove('slack:T:C:1', ['3', '4']);
+    expect(await noted.list('slack:T:C:1')).toEqual([]);
+    // Another handle (a restart, or another instance) sees what was noted before it opened and since.
+    const again = createNotedMessages(await place.reopen());
+    expect(await again.list('slack:T:C:2')).toEqual([m('9', 90)]);
+    await noted.add('slack:T:C:1', m('5', 50), 3);
+    if (engine.name === 'postgres') expect((await again.list('slack:T:C:1')).map((x) => x.id)).toEqual(['5']);
+    expect((await createNotedMessages(await place.reopen()).list('slack:T:C:1')).map((x) => x.id)).toEqual(['5']);
   });
 
   it("keeps a paused turn's state until it ends; a later pause of the same turn replaces it", async () => {

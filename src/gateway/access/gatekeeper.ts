@@ -1,6 +1,7 @@
 import type { Clock } from '../../basics/clock.js';
 import type { Logger } from '../../basics/log.js';
-import { storeKey, type Store } from '../../state/store/store.js';
+import type { OpenedDatabase } from '../../state/store/database.js';
+import { createNotices, createPersonRoles } from '../../state/usage/access-tables.js';
 import type { Tracer } from '../../runtime/trace/tracer.js';
 import type { Conversation, Speaker } from '../../basics/types.js';
 import { speakerKey } from '../../basics/types.js';
@@ -75,7 +76,8 @@ export interface Gatekeeper {
 }
 
 export interface GatekeeperDeps {
-  store: Store;
+  /** The operational tables: token counts, rate buckets, notices given, roles last seen. */
+  database: OpenedDatabase;
   clock: Clock;
   tracer: Pick<Tracer, 'record'>;
   log: Logger;
@@ -102,9 +104,11 @@ export const NOTICE_INTERVAL_MS = 3_600_000;
 const ROLE_CACHE_MAX = 10_000;
 
 export function createGatekeeper(deps: GatekeeperDeps): Gatekeeper {
-  const { store, clock, log, allow } = deps;
-  const rate: RateLimiter | undefined = deps.ratePerMinute > 0 ? createRateLimiter({ store, clock, perMinute: deps.ratePerMinute }) : undefined;
-  const meter = createUsageMeter({ store, clock, dailyLimit: deps.dailyTokens, ...(deps.onBotWarning && { onBotWarning: deps.onBotWarning }) });
+  const { database, clock, log, allow } = deps;
+  const rate: RateLimiter | undefined = deps.ratePerMinute > 0 ? createRateLimiter({ database, clock, perMinute: deps.ratePerMinute }) : undefined;
+  const meter = createUsageMeter({ database, clock, dailyLimit: deps.dailyTokens, ...(deps.onBotWarning && { onBotWarning: deps.onBotWarning }) });
+  const notices = createNotices(database, () => clock.now());
+  const knownRoles = createPersonRoles(database, () => clock.now());
   const roleRulesFor = new Set<string>(allow.flatMap((r) => (r.kind === 'role' ? [r.platform] : [])));
   // Channel policies may name Discord roles (`roles`, `discord:role:` users and approvers) and change on reload.
   const rolesMatter = (platform: string) => roleRulesFor.has(platform) || (platform === 'discord' && (deps.policies?.configured ?? false));
@@ -118,12 +122,11 @@ export function createGatekeeper(deps: GatekeeperDeps): Gatekeeper {
   async function rolesOf(who: Requester): Promise<readonly string[] | undefined> {
     if (!rolesMatter(who.speaker.platform)) return undefined;
     const person = personOf(who.speaker);
-    const key = storeKey('access', 'roles', person);
-    if (who.roles === undefined) return store.get<string[]>(key);
+    if (who.roles === undefined) return knownRoles.get(person);
     const sorted = [...who.roles].sort();
     const text = sorted.join(',');
     if (lastRoles.get(person) !== text) {
-      await store.set(key, sorted);
+      await knownRoles.set(person, sorted);
       if (lastRoles.size >= ROLE_CACHE_MAX) lastRoles.clear();
       lastRoles.set(person, text);
     }
@@ -183,7 +186,7 @@ export function createGatekeeper(deps: GatekeeperDeps): Gatekeeper {
     isAdmin,
     isAllowed,
     checkAccess,
-    noticeDue: async (speaker) => (await store.increment(storeKey('access', 'notice', personOf(speaker)), 1, NOTICE_INTERVAL_MS)) === 1,
+    noticeDue: (speaker) => notices.claim(`access:${personOf(speaker)}`, NOTICE_INTERVAL_MS),
     async admitMessage(who, source) {
       const denied = await checkAccess(who, source);
       if (denied) return denied;

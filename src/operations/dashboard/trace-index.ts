@@ -246,7 +246,10 @@ export function createTraceIndex(dir: string): TraceIndex {
       t.search = search === t.text ? t.text : search;
       dirty = true;
     } else if (isSummaryRecord('tool_call', raw)) {
-      t.toolCalls.push({ name: one(raw.name), ok: raw.ok, durationMs: raw.durationMs, ...(raw.errorKind !== undefined && { errorKind: one(raw.errorKind) }), ...(raw.agent !== undefined && { agent: one(raw.agent) }) });
+      const call: ToolCallSummary = { name: one(raw.name), ok: raw.ok, durationMs: raw.durationMs };
+      if (raw.errorKind !== undefined) call.errorKind = one(raw.errorKind);
+      if (raw.agent !== undefined) call.agent = one(raw.agent);
+      t.toolCalls.push(call);
     } else if (isSummaryRecord('approval', raw)) {
       if (raw.status === 'pending') t.approvals++;
     } else if (isSummaryRecord('subagent', raw)) {
@@ -338,33 +341,98 @@ export function createTraceIndex(dir: string): TraceIndex {
     }
   }
 
+  /** Complete lines of `buf[0, length)`, which starts at byte `from` of the file; returns how far they reached. */
+  function completeLines(buf: Buffer, length: number, file: FileState, from: number): number {
+    let start = 0;
+    for (let nl = buf.indexOf(10); nl !== -1 && nl < length; nl = buf.indexOf(10, start)) {
+      line(buf, start, nl, file.no, from + start);
+      start = nl + 1;
+      if (start >= length) break;
+    }
+    return from + start;
+  }
+
+  /** Bytes [from, to) of a file into `buf` (as many as are there), or undefined if the file is gone. */
+  async function readRange(name: string, from: number, to: number, buf: Buffer): Promise<number | undefined> {
+    let handle;
+    try {
+      handle = await open(path.join(dir, name), 'r');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined; // pruned while we looked
+      throw err;
+    }
+    try {
+      let got = 0;
+      while (got < to - from) {
+        const { bytesRead } = await handle.read(buf, got, to - from - got, from + got);
+        if (bytesRead === 0) break;
+        got += bytesRead;
+      }
+      return got;
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async function sizeOf(name: string): Promise<number | undefined> {
+    try {
+      return (await stat(path.join(dir, name))).size;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined; // pruned while we looked
+      throw err;
+    }
+  }
+
+  /**
+   * The files' sizes are asked all at once; then each file's new bytes are read while the previous
+   * file's are parsed (two buffers taking turns), so a cold build over a month of files does not
+   * wait on one open, read and close after another. New bytes over CHUNK are read piecewise.
+   */
   async function refreshOnce(): Promise<void> {
     const names = await listFiles();
     if ([...files.keys()].some((f) => !names.includes(f))) reset();
-    let buf: Buffer | undefined;
-    for (const name of names) {
-      let size: number;
-      try {
-        size = (await stat(path.join(dir, name))).size;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // pruned while we looked
-        throw err;
-      }
-      let state = files.get(name);
-      if (state && size < state.consumed) {
+    const sizes = await Promise.all(names.map(sizeOf));
+    for (let i = 0; i < names.length; i++) {
+      const state = files.get(names[i]!);
+      if (state && sizes[i] !== undefined && sizes[i]! < state.consumed) {
         reset();
         return refreshOnce();
       }
+    }
+    const work: Array<{ name: string; state: FileState; to: number }> = [];
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]!;
+      const size = sizes[i];
+      if (size === undefined) continue;
+      let state = files.get(name);
       if (!state) {
         state = { no: fileNames.push(name) - 1, consumed: 0 };
         files.set(name, state);
       }
-      if (size > state.consumed) {
-        // One buffer for the whole refresh (grown, never shrunk below the largest chunk read).
-        if (!buf || buf.length < Math.min(CHUNK, size - state.consumed)) buf = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(size - state.consumed, buf?.length ?? 0)));
-        const r = await readNew(state, name, state.consumed, size, buf);
-        state.consumed = r.consumed;
-        buf = r.buf;
+      if (size > state.consumed) work.push({ name, state, to: size });
+    }
+    const largest = Math.min(CHUNK, Math.max(0, ...work.map((w) => w.to - w.state.consumed)));
+    const buffers = work.length ? [Buffer.allocUnsafe(largest), ...(work.length > 1 ? [Buffer.allocUnsafe(largest)] : [])] : [];
+    const load = (k: number): Promise<number | undefined> | undefined => {
+      const w = work[k];
+      if (!w || w.to - w.state.consumed > CHUNK) return undefined;
+      const p = readRange(w.name, w.state.consumed, w.to, buffers[k % 2]!);
+      p.catch(() => {}); // awaited below; not an unhandled rejection if an earlier file throws first
+      return p;
+    };
+    let next = load(0);
+    for (let k = 0; k < work.length; k++) {
+      const w = work[k]!;
+      const loading = next;
+      if (loading) {
+        const got = await loading;
+        next = load(k + 1);
+        if (got !== undefined) w.state.consumed = completeLines(buffers[k % 2]!, got, w.state, w.state.consumed);
+      } else {
+        // More new bytes than one buffer: read piecewise (the next file waits).
+        const r = await readNew(w.state, w.name, w.state.consumed, w.to, Buffer.allocUnsafe(CHUNK));
+        w.state.consumed = r.consumed;
+        next = load(k + 1);
       }
     }
   }

@@ -252,7 +252,7 @@ export interface RateTable {
   full_at: number;
 }
 
-/** A person's roles as last seen on an event (sorted, comma-joined), for checks without one. */
+/** A person's roles as last seen on an event (a sorted JSON array), for checks without one. */
 export interface PersonRolesTable {
   person: string;
   roles: string;

@@ -1,11 +1,14 @@
 import type { Clock } from '../../basics/clock.js';
 import type { ModelProvider } from '../../runtime/provider/provider.js';
-import { storeKey, type Store } from '../store/store.js';
+import type { OpenedDatabase } from '../store/database.js';
+import { createNotices } from './access-tables.js';
 import type { TokenUsage } from '../../basics/types.js';
 
 /**
- * HERMES_USER_DAILY_TOKENS: prompt + completion tokens per person per UTC day, in the store so
- * every instance adds to the same counter and a restart forgets nothing.
+ * HERMES_USER_DAILY_TOKENS: prompt + completion tokens per person per UTC day, in `hermes_usage`
+ * (one row per day and person or shared budget, added to by one atomic upsert) so every instance
+ * adds to the same counter and a restart forgets nothing. Rows of days past are swept by their
+ * (indexed) day, once a day per process.
  *
  * `provider()` is THE place where tokens are counted and the budget enforced: every model call made
  * on someone's behalf (turn steps, running summaries, sub-agents) goes through the provider it
@@ -72,26 +75,46 @@ export interface UsageMeter {
 const DAY_MS = 86_400_000;
 /** Counters outlive their day a little, for `/hermes status` around midnight and late charges. */
 const COUNTER_TTL_MS = 3 * DAY_MS;
-/** Bound on the per-day list of people with usage (the admin's top list reads them). */
-const MAX_LISTED = 10_000;
 
 export const utcDay = (t: number): string => new Date(t).toISOString().slice(0, 10);
 const nextUtcMidnight = (t: number): number => (Math.floor(t / DAY_MS) + 1) * DAY_MS;
 
 export function createUsageMeter(deps: {
-  store: Store;
+  database: OpenedDatabase;
   clock: Clock;
   dailyLimit: number;
   /** Called once per UTC day (across instances) when the bot-wide pool first reaches BOT_WARN_SHARE of its limit. */
   onBotWarning?(usage: DailyUsage): void;
 }): UsageMeter {
-  const { store, clock, dailyLimit } = deps;
-  const counterKey = (day: string, person: string) => storeKey('usage', 'tokens', day, person);
-  const poolKey = (day: string, key: string) => storeKey('usage', 'pool', day, key);
+  const { clock, dailyLimit } = deps;
+  const { db } = deps.database;
+  const notices = createNotices(deps.database, () => clock.now());
+  let sweptOn: string | undefined;
+
+  async function read(day: string, kind: 'person' | 'pool', subject: string): Promise<number> {
+    const row = await db.selectFrom('hermes_usage').select('tokens').where('day', '=', day).where('kind', '=', kind).where('subject', '=', subject).executeTakeFirst();
+    return Number(row?.tokens ?? 0);
+  }
+
+  /** Adds `tokens` to a counter and returns the new total, atomically for every instance. */
+  async function add(day: string, kind: 'person' | 'pool', subject: string, tokens: number): Promise<number> {
+    const row = await db
+      .insertInto('hermes_usage')
+      .values({ day, kind, subject, tokens })
+      .onConflict((c) => c.columns(['day', 'kind', 'subject']).doUpdateSet({ tokens: (eb) => eb('hermes_usage.tokens', '+', eb.ref('excluded.tokens')) }))
+      .returning('tokens')
+      .executeTakeFirstOrThrow();
+    // The first charge of a day in this process sweeps the days past keeping (one statement a day).
+    if (sweptOn !== day) {
+      sweptOn = day;
+      await db.deleteFrom('hermes_usage').where('day', '<', utcDay(clock.now() - COUNTER_TTL_MS)).execute();
+    }
+    return Number(row.tokens);
+  }
 
   async function poolToday(pool: Pool): Promise<DailyUsage> {
     const now = clock.now();
-    const used = (await store.get<number>(poolKey(utcDay(now), pool.key))) ?? 0;
+    const used = await read(utcDay(now), 'pool', pool.key);
     return { scope: pool.scope, used, limit: pool.limit, resetsAt: nextUtcMidnight(now) };
   }
 
@@ -99,20 +122,19 @@ export function createUsageMeter(deps: {
     const now = clock.now();
     const day = utcDay(now);
     for (const pool of pools) {
-      const total = await store.increment(poolKey(day, pool.key), tokens, COUNTER_TTL_MS);
+      const total = await add(day, 'pool', pool.key, tokens);
       const mark = pool.limit * BOT_WARN_SHARE;
       if (pool.scope !== 'bot' || !deps.onBotWarning || total < mark || total - tokens >= mark) continue;
-      // The charge that crosses the mark; the counter makes it once a day across instances too.
-      if ((await store.increment(storeKey('usage', 'bot-warned', day), 1, COUNTER_TTL_MS)) === 1) {
+      // The charge that crosses the mark; the notice row makes it once a day across instances too.
+      if (await notices.claim(`usage:bot-warned:${day}`, COUNTER_TTL_MS)) {
         deps.onBotWarning({ scope: 'bot', used: total, limit: pool.limit, resetsAt: nextUtcMidnight(now) });
       }
     }
   }
-  const listKey = (day: string) => storeKey('usage', 'people', day);
 
   async function today(person: string): Promise<DailyUsage> {
     const now = clock.now();
-    const used = (await store.get<number>(counterKey(utcDay(now), person))) ?? 0;
+    const used = await read(utcDay(now), 'person', person);
     return { used, limit: dailyLimit, resetsAt: nextUtcMidnight(now) };
   }
 
@@ -130,13 +152,7 @@ export function createUsageMeter(deps: {
   async function charge(person: string, usage: TokenUsage): Promise<void> {
     const tokens = Math.max(0, Math.round(usage.promptTokens + usage.completionTokens));
     if (tokens === 0) return;
-    const day = utcDay(clock.now());
-    const total = await store.increment(counterKey(day, person), tokens, COUNTER_TTL_MS);
-    // The increment that starts the day's count is the only one that lists the person: one write per person per day.
-    if (total === tokens) {
-      await store.update<string[]>(listKey(day), (people = []) => (people.includes(person) || people.length >= MAX_LISTED ? undefined : [...people, person]));
-      await store.delete(listKey(utcDay(clock.now() - COUNTER_TTL_MS)));
-    }
+    await add(utcDay(clock.now()), 'person', person, tokens);
   }
 
   return {
@@ -162,10 +178,16 @@ export function createUsageMeter(deps: {
       };
     },
     async top(n) {
-      const day = utcDay(clock.now());
-      const people = (await store.get<string[]>(listKey(day))) ?? [];
-      const rows = await Promise.all(people.map(async (person) => ({ person, used: (await store.get<number>(counterKey(day, person))) ?? 0 })));
-      return rows.sort((a, b) => b.used - a.used || a.person.localeCompare(b.person)).slice(0, n);
+      const rows = await db
+        .selectFrom('hermes_usage')
+        .select(['subject', 'tokens'])
+        .where('day', '=', utcDay(clock.now()))
+        .where('kind', '=', 'person')
+        .orderBy('tokens', 'desc')
+        .orderBy('subject')
+        .limit(Math.max(0, n))
+        .execute();
+      return rows.map((r) => ({ person: r.subject, used: Number(r.tokens) }));
     },
   };
 }
