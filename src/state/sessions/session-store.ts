@@ -98,20 +98,40 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
       ),
   );
 
-  const newId = (convKey: string) => `${convKey}#${clock.now().toString(36)}-${randomBytes(6).toString('base64url')}`;
-
-  async function readCurrent(convKey: string): Promise<{ record: SessionRecord; joined: boolean } | undefined> {
-    const row = await db
+  // A new session is three statements (look, session row, pointer), for every new thread: built once too.
+  const selectCurrent = reusableQuery<'convKey', SessionRow & { joined: number }>(db, (v) =>
+    db
       .selectFrom('hermes_conversation as c')
       .innerJoin('hermes_session as s', 's.id', 'c.current_session')
       .select([...SESSION_COLUMNS, 'c.joined'])
-      .where('c.key', '=', convKey)
-      .executeTakeFirst();
+      .where('c.key', '=', v('convKey')),
+  );
+  const insertSessionRow = reusableQuery<'id' | 'convKey' | 'createdAt', never>(db, (v) =>
+    db.insertInto('hermes_session').values({ id: v('id'), conversation_key: v('convKey'), created_at: v<number>('createdAt'), summary: null, summarized_up_to: 0, archived_at: null }),
+  );
+  const pointAt = [false, true].map((join) =>
+    reusableQuery<'convKey' | 'sessionId', never>(db, (v) =>
+      db
+        .insertInto('hermes_conversation')
+        .values({ key: v('convKey'), current_session: v('sessionId'), joined: join ? 1 : 0 })
+        .onConflict((c) => c.column('key').doUpdateSet({ current_session: v('sessionId'), ...(join && { joined: 1 }) }).where('hermes_conversation.current_session', 'is', null)),
+    ),
+  );
+
+  const newId = (convKey: string) => `${convKey}#${clock.now().toString(36)}-${randomBytes(6).toString('base64url')}`;
+
+  async function readCurrent(convKey: string): Promise<{ record: SessionRecord; joined: boolean } | undefined> {
+    const [row] = (await selectCurrent({ convKey })).rows;
     return row ? { record: recordOf(row), joined: Number(row.joined) === 1 } : undefined;
   }
 
-  async function insertSession(tx: Pick<Tx, 'insertInto'>, convKey: string): Promise<SessionRecord> {
+  /** The session row; `tx` when it is part of a transaction (startNew), otherwise the statement built once. */
+  async function insertSession(tx: Pick<Tx, 'insertInto'> | undefined, convKey: string): Promise<SessionRecord> {
     const record: SessionRecord = { id: newId(convKey), conversationKey: convKey, createdAt: clock.now(), summarizedUpTo: 0 };
+    if (!tx) {
+      await insertSessionRow({ id: record.id, convKey, createdAt: record.createdAt });
+      return record;
+    }
     await tx.insertInto('hermes_session').values({ id: record.id, conversation_key: convKey, created_at: record.createdAt, summary: null, summarized_up_to: 0, archived_at: null }).execute();
     return record;
   }
@@ -129,13 +149,9 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
       else if (join) await markJoinedKey(convKey);
       return found.record;
     }
-    const record = await insertSession(db, convKey);
-    const r = await db
-      .insertInto('hermes_conversation')
-      .values({ key: convKey, current_session: record.id, joined: join ? 1 : 0 })
-      .onConflict((c) => c.column('key').doUpdateSet({ current_session: record.id, ...(join && { joined: 1 }) }).where('hermes_conversation.current_session', 'is', null))
-      .executeTakeFirst();
-    if (Number(r.numInsertedOrUpdatedRows ?? 0n) > 0) {
+    const record = await insertSession(undefined, convKey);
+    const r = await pointAt[join ? 1 : 0]!({ convKey, sessionId: record.id });
+    if (Number(r.numAffectedRows ?? 0n) > 0) {
       if (join) rememberJoined(convKey);
       history.put(record, []);
       return { ...record, created: true };

@@ -81,13 +81,15 @@ export async function openSqliteDatabase(file: string, log?: Logger): Promise<Op
  * comparisons), never where the SQL text would depend on it. run() puts the real values in
  * their places; everything else bound at build time stays as compiled.
  */
-export function reusableQuery<K extends string, R>(db: DbOrTx, build: (value: (name: K) => string) => Compilable<R>): (values: Record<K, unknown>) => Promise<QueryResult<R>> {
+export function reusableQuery<K extends string, R>(db: DbOrTx, build: (value: <T = string>(name: K) => T) => Compilable<R>): (values: Record<K, unknown>) => Promise<QueryResult<R>> {
   const marks = new Map<unknown, K>();
-  const compiled: CompiledQuery<R> = build((name) => {
+  // The placeholder stands in for a value of any type the column takes; it only ever becomes a parameter.
+  const placeholder = <T,>(name: K): T => {
     const mark = `\u0000hermes-query-value:${name}`;
     marks.set(mark, name);
-    return mark;
-  }).compile();
+    return mark as T;
+  };
+  const compiled: CompiledQuery<R> = build(placeholder).compile();
   const slots = compiled.parameters.map((p) => marks.get(p));
   const unused = [...marks.values()].filter((name) => !slots.includes(name));
   if (unused.length) throw new Error(`reusableQuery: ${unused.join(', ')} not bound as parameters`);
