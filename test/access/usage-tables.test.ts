@@ -1,57 +1,28 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createPgPool } from '../../src/state/store/postgres-store.js';
-import { openPostgresDatabase, openSqliteDatabase, type OpenedDatabase } from '../../src/state/store/database.js';
+import type { OpenedDatabase } from '../../src/state/store/database.js';
 import { createRateLimiter } from '../../src/gateway/access/rate-limiter.js';
 import { createUsageMeter, DailyBudgetExhausted, type DailyUsage } from '../../src/state/usage/usage-meter.js';
 import { createNotices, createPersonRoles } from '../../src/state/usage/access-tables.js';
 import type { ModelProvider } from '../../src/runtime/provider/provider.js';
 import { ManualClock } from '../reminders/manual-clock.js';
-import { engineWanted, freshSchema, postgresForTests } from '../helpers/postgres.js';
+import { storeEngines, type StoreEngine } from '../helpers/store-engines.js';
 
 /**
  * The gatekeeper's tables (migration 0010) on each engine: token counts (`hermes_usage`), rate
  * buckets (`hermes_rate`), once-per-interval notices (`hermes_notice`) and roles last seen
- * (`hermes_person_roles`). `open()` gives two handles on one place: on PostgreSQL two instances.
+ * (`hermes_person_roles`).
  */
-const pgUrl = await postgresForTests();
-
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 });
 
-const engines: Array<{ name: string; open(): Promise<[OpenedDatabase, OpenedDatabase]> }> = [
-  {
-    name: 'sqlite',
-    async open() {
-      const dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-usage-'));
-      cleanups.push(() => rm(dir, { recursive: true, force: true }));
-      const file = path.join(dir, 'hermes.sqlite');
-      const a = await openSqliteDatabase(file);
-      const b = await openSqliteDatabase(file);
-      cleanups.push(() => a.close(), () => b.close());
-      return [a, b];
-    },
-  },
-];
-if (pgUrl) {
-  engines.push({
-    name: 'postgres',
-    async open() {
-      const schema = await freshSchema(pgUrl);
-      cleanups.push(() => schema.drop());
-      const pools = [createPgPool(schema.url, { max: 4 }), createPgPool(schema.url, { max: 4 })];
-      for (const p of pools) cleanups.push(() => p.end());
-      const a = await openPostgresDatabase(pools[0]!);
-      const b = await openPostgresDatabase(pools[1]!);
-      cleanups.push(() => a.close(), () => b.close());
-      return [a, b];
-    },
-  });
-}
+const engines = await storeEngines('usage', cleanups);
+/** Two handles on one place: on SQLite two connections to the file, on PostgreSQL two instances. */
+const open = async (engine: StoreEngine): Promise<[OpenedDatabase, OpenedDatabase]> => {
+  const place = await engine.open();
+  return [place.database, await place.reopen()];
+};
 
 const fakeModel = (usage: { promptTokens: number; completionTokens: number }, calls: string[]): ModelProvider => ({
   model: 'm',
@@ -61,9 +32,9 @@ const fakeModel = (usage: { promptTokens: number; completionTokens: number }, ca
   },
 });
 
-describe.each(engines.filter((e) => engineWanted(e.name)))('gatekeeper tables on $name', (engine) => {
+describe.each(engines)('gatekeeper tables on $name', (engine) => {
   it('rate: lets a burst of the limit through, refuses the next with the wait, refills one per interval', async () => {
-    const [database] = await engine.open();
+    const [database] = await open(engine);
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
     const rate = createRateLimiter({ database, clock, perMinute: 20 });
     for (let i = 0; i < 20; i++) expect((await rate.take('slack:U1')).ok).toBe(true);
@@ -80,7 +51,7 @@ describe.each(engines.filter((e) => engineWanted(e.name)))('gatekeeper tables on
   });
 
   it('rate: refused messages take no token, and two instances taking at once never hand out one token twice', async () => {
-    const [a, b] = await engine.open();
+    const [a, b] = await open(engine);
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
     const one = createRateLimiter({ database: a, clock, perMinute: 2 });
     await one.take('p');
@@ -95,7 +66,7 @@ describe.each(engines.filter((e) => engineWanted(e.name)))('gatekeeper tables on
   });
 
   it('usage: counts prompt + completion per person per UTC day, refuses the call after the line, resets at midnight', async () => {
-    const [database] = await engine.open();
+    const [database] = await open(engine);
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 23, 0));
     const meter = createUsageMeter({ database, clock, dailyLimit: 1000 });
     const calls: string[] = [];
@@ -115,7 +86,7 @@ describe.each(engines.filter((e) => engineWanted(e.name)))('gatekeeper tables on
   });
 
   it('usage: lists the heaviest users of the day; an exempt payer is still counted; no charge is lost across instances', async () => {
-    const [a, b] = await engine.open();
+    const [a, b] = await open(engine);
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 9));
     const meter = createUsageMeter({ database: a, clock, dailyLimit: 10 });
     const other = createUsageMeter({ database: b, clock, dailyLimit: 10 });
@@ -131,7 +102,7 @@ describe.each(engines.filter((e) => engineWanted(e.name)))('gatekeeper tables on
   });
 
   it("usage: a shared budget counts everyone's calls; the bot-wide warning is given once a day across instances; days past are swept", async () => {
-    const [a, b] = await engine.open();
+    const [a, b] = await open(engine);
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 9));
     const warnings: DailyUsage[] = [];
     const bot = { key: 'bot', limit: 100, scope: 'bot' as const };
@@ -157,7 +128,7 @@ describe.each(engines.filter((e) => engineWanted(e.name)))('gatekeeper tables on
   });
 
   it('notices: one claim per interval, across instances; rows past their time are swept by it', async () => {
-    const [a, b] = await engine.open();
+    const [a, b] = await open(engine);
     let t = 1_000_000;
     const notices = [createNotices(a, () => t), createNotices(b, () => t)];
     const first = await Promise.all(Array.from({ length: 10 }, (_, i) => notices[i % 2]!.claim('access:slack:U1', 60_000)));
@@ -174,7 +145,7 @@ describe.each(engines.filter((e) => engineWanted(e.name)))('gatekeeper tables on
   });
 
   it('roles: the last set wins and is read by another instance', async () => {
-    const [a, b] = await engine.open();
+    const [a, b] = await open(engine);
     const roles = [createPersonRoles(a, () => 1), createPersonRoles(b, () => 2)];
     expect(await roles[0]!.get('discord:1')).toBeUndefined();
     await roles[0]!.set('discord:1', ['r1', 'r2']);

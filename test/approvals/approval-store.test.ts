@@ -1,16 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/basics/clock.js';
 import type { Conversation, Speaker } from '../../src/basics/types.js';
-import { createPgPool } from '../../src/state/store/postgres-store.js';
-import { openPostgresDatabase, openSqliteDatabase, type OpenedDatabase } from '../../src/state/store/database.js';
 import { canonicalJson, createApprovalStore, hashArgs, type NewApproval } from '../../src/state/approvals/approval-store.js';
-import { engineWanted, freshSchema, postgresForTests } from '../helpers/postgres.js';
-
-/** The approval table on each engine: a SQLite file, and the real PostgreSQL when there is one. */
-const pgUrl = await postgresForTests();
+import { engineWanted } from '../helpers/postgres.js';
+import { storeEngines } from '../helpers/store-engines.js';
 
 function manualClock(start = 1_700_000_000_000): Clock & { advance(ms: number): void } {
   let now = start;
@@ -40,47 +33,10 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 });
 
-interface Place {
-  database: OpenedDatabase;
-  /** Another handle on the same tables: a restart, or on PostgreSQL another instance. */
-  reopen(): Promise<OpenedDatabase>;
-}
+/** The approval table on each engine: a SQLite file, and the real PostgreSQL when there is one. */
+const engines = await storeEngines('approvals', cleanups);
 
-const engines: Array<{ name: string; open(): Promise<Place> }> = [
-  {
-    name: 'sqlite',
-    async open() {
-      const dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-approvals-'));
-      cleanups.push(() => rm(dir, { recursive: true, force: true }));
-      const file = path.join(dir, 'hermes.sqlite');
-      const opened = async () => {
-        const db = await openSqliteDatabase(file);
-        cleanups.push(() => db.close());
-        return db;
-      };
-      return { database: await opened(), reopen: opened };
-    },
-  },
-];
-if (pgUrl) {
-  engines.push({
-    name: 'postgres',
-    async open() {
-      const schema = await freshSchema(pgUrl);
-      cleanups.push(() => schema.drop());
-      const opened = async () => {
-        const pool = createPgPool(schema.url, { max: 4 });
-        cleanups.push(() => pool.end());
-        const db = await openPostgresDatabase(pool);
-        cleanups.push(() => db.close());
-        return db;
-      };
-      return { database: await opened(), reopen: opened };
-    },
-  });
-}
-
-describe.each(engines.filter((e) => engineWanted(e.name)))('approval store ($name)', ({ name, open }) => {
+describe.each(engines)('approval store ($name)', ({ name, open }) => {
   it('stores a pending record that survives a reopen and is decided exactly once after it', async () => {
     const clock = manualClock();
     const place = await open();

@@ -1,66 +1,21 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/basics/clock.js';
 import type { ChatMessage, Conversation } from '../../src/basics/types.js';
-import { createPgPool } from '../../src/state/store/postgres-store.js';
-import { openPostgresDatabase, openSqliteDatabase, type OpenedDatabase } from '../../src/state/store/database.js';
 import { createSessionStore } from '../../src/state/sessions/session-store.js';
-import { engineWanted, freshSchema, postgresForTests } from '../helpers/postgres.js';
-
-/** The session tables on each engine: a SQLite file, and the real PostgreSQL when there is one. */
-const pgUrl = await postgresForTests();
+import { storeEngines } from '../helpers/store-engines.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 });
 
-interface Place {
-  database: OpenedDatabase;
-  /** Another handle on the same tables: a restart, or on PostgreSQL another instance. */
-  reopen(): Promise<OpenedDatabase>;
-}
-
-const engines: Array<{ name: string; open(): Promise<Place> }> = [
-  {
-    name: 'sqlite',
-    async open() {
-      const dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-sessions-'));
-      cleanups.push(() => rm(dir, { recursive: true, force: true }));
-      const file = path.join(dir, 'hermes.sqlite');
-      const opened = async () => {
-        const db = await openSqliteDatabase(file);
-        cleanups.push(() => db.close());
-        return db;
-      };
-      return { database: await opened(), reopen: opened };
-    },
-  },
-];
-if (pgUrl) {
-  engines.push({
-    name: 'postgres',
-    async open() {
-      const schema = await freshSchema(pgUrl);
-      cleanups.push(() => schema.drop());
-      const opened = async () => {
-        const pool = createPgPool(schema.url, { max: 4 });
-        cleanups.push(() => pool.end());
-        const db = await openPostgresDatabase(pool);
-        cleanups.push(() => db.close());
-        return db;
-      };
-      return { database: await opened(), reopen: opened };
-    },
-  });
-}
+/** The session tables on each engine: a SQLite file, and the real PostgreSQL when there is one. */
+const engines = await storeEngines('sessions', cleanups);
 
 const channel: Conversation = { platform: 'slack', workspaceId: 'T1', channelId: 'C_1', threadId: '1700.01', isDm: false };
 const user = (text: string): ChatMessage => ({ role: 'user', content: text });
 
-describe.each(engines.filter((e) => engineWanted(e.name)))('session store ($name)', ({ name, open }) => {
+describe.each(engines)('session store ($name)', ({ name, open }) => {
   it('keeps the session and its history across a reopen', async () => {
     const place = await open();
     const sessions = createSessionStore(place.database, systemClock);
