@@ -23,7 +23,8 @@ import type { WorkQueue } from './work-queue.js';
  *   channel: a greeting when they start listening (answered at once by every live instance), then
  *   a notification at least every `presenceMs` (an add counts), and a goodbye when they close. An
  *   instance not heard for three of those periods counts as gone. Until its own greeting could
- *   have been answered, and whenever its LISTEN connection is down, an instance settles anyway.
+ *   have been answered (a quarter of `presenceMs`) and whenever its LISTEN connection is down, an
+ *   instance settles anyway.
  * - Every add names its lane, so while a lane's row runs here this instance knows whether rows of
  *   that lane may be waiting behind it (the claim also counts those already there): a turn looks
  *   for messages to steer in only when one may have arrived.
@@ -83,6 +84,8 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions): PgWorkQueue<J> {
   const pollMs = opts.pollMs ?? 5_000;
   const presenceMs = opts.presenceMs ?? 2_000;
   const goneAfterMs = 3 * presenceMs;
+  /** Live instances answer a greeting at once; a busy one is heard at its next heartbeat anyway. */
+  const answeredWithinMs = presenceMs / 4;
   /** Other instances by id → when last heard. */
   const peers = new Map<string, number>();
   /** Listening since (undefined: the LISTEN connection is not up). */
@@ -98,7 +101,7 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions): PgWorkQueue<J> {
   const settle = () => {
     if (settleMs <= 0) return 0;
     // Deaf, or not yet answered: another instance may be accepting.
-    if (listeningSince === undefined || clock.now() - listeningSince < goneAfterMs) return settleMs;
+    if (listeningSince === undefined || clock.now() - listeningSince < answeredWithinMs) return settleMs;
     return livePeers() > 0 ? settleMs : 0;
   };
   /**
