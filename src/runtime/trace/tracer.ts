@@ -108,12 +108,19 @@ export function createTracer(opts: { dir: string; log: Logger; redact: (v: unkno
   return {
     dir: opts.dir,
     record(event) {
-      check(event);
       const ts = new Date(now()).toISOString();
       const day = ts.slice(0, 10);
+      // Checked as written: a model call's new messages, not the whole prompt again.
+      const written = prompts.encode(event, day);
+      try {
+        check(written);
+      } catch (err) {
+        prompts.reset(); // refused, so not written: no later call may refer to it
+        throw err;
+      }
       let line: string;
       try {
-        line = `{"ts":"${ts}",${opts.redact(prompts.encode(event, day)).slice(1)}\n`;
+        line = `{"ts":"${ts}",${opts.redact(written).slice(1)}\n`;
       } catch {
         prompts.reset();
         line = `${JSON.stringify({ ts, type: event.type, turnId: event.turnId, note: 'unserialisable event' })}\n`;
