@@ -10,10 +10,15 @@ import { BENCH_DIR } from './peer-loader.js';
  * packages resolve to the same node_modules.
  */
 export async function compileBenchEntry(file: string): Promise<string> {
-  const outfile = path.join(BENCH_DIR, '..', '.tmp', 'bench', `${path.basename(file, '.ts')}.mjs`);
+  const name = path.basename(file, '.ts');
+  // Split like the build: a dynamic import() stays a separate chunk, so packages it imports load
+  // when it runs, not with the entry (the bot process defers Bolt's Socket Mode client as main.ts does).
+  const outdir = path.join(BENCH_DIR, '..', '.tmp', 'bench', name);
   await build({
     entryPoints: [path.join(BENCH_DIR, file)],
-    outfile,
+    outdir,
+    outExtension: { '.js': '.mjs' },
+    splitting: true,
     bundle: true,
     format: 'esm',
     platform: 'node',
@@ -23,5 +28,5 @@ export async function compileBenchEntry(file: string): Promise<string> {
     sourcemap: false,
     logLevel: 'warning',
   });
-  return outfile;
+  return path.join(outdir, `${name}.mjs`);
 }
