@@ -1,4 +1,5 @@
 import { build } from 'esbuild';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { BENCH_DIR } from './peer-loader.js';
 
@@ -29,4 +30,20 @@ export async function compileBenchEntry(file: string): Promise<string> {
     logLevel: 'warning',
   });
   return path.join(outdir, `${name}.mjs`);
+}
+
+/**
+ * The Node options `npm start` passes (package.json's start script: `node <options> src/launch.mjs …`),
+ * so a bench child runs with the same V8 heap settings as the bot in production.
+ */
+export function startNodeOptions(): string[] {
+  const pkg = JSON.parse(readFileSync(path.join(BENCH_DIR, '..', 'package.json'), 'utf8')) as { scripts?: { start?: string } };
+  const words = (pkg.scripts?.start ?? '').split(/\s+/).filter(Boolean);
+  if (words[0] !== 'node') return [];
+  const options: string[] = [];
+  for (const w of words.slice(1)) {
+    if (!w.startsWith('-')) break;
+    options.push(w);
+  }
+  return options;
 }

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { startFakeOpenAI } from '../test/fakes/openai/fake-openai.js';
 import { startFakeSlack, type ApiCall, type FakeSlack } from '../test/fakes/slack/fake-slack.js';
 import type { BotMessage, BotStats } from './slack-bot-process.js';
-import { compileBenchEntry } from './compile.js';
+import { compileBenchEntry, startNodeOptions } from './compile.js';
 import { percentile, round, withDeadline } from './stats.js';
 
 /**
@@ -145,7 +145,8 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
   // each measured window there (slack-bot-process.ts).
   const entry = await compileBenchEntry('slack-bot-process.ts');
   const children = dataDirs.map((dataDir) => fork(entry, [], {
-    execArgv: process.env.BENCH_BOT_NODE_FLAGS?.split(' ').filter(Boolean) ?? [],
+    // As `npm start` runs the bot (its Node options); BENCH_BOT_NODE_FLAGS replaces them for a diagnostic run.
+    execArgv: process.env.BENCH_BOT_NODE_FLAGS !== undefined ? process.env.BENCH_BOT_NODE_FLAGS.split(' ').filter(Boolean) : startNodeOptions(),
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     env: {
       ...process.env,
