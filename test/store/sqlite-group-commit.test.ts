@@ -23,7 +23,7 @@ async function open(): Promise<{ database: OpenedDatabase; file: string; peek: D
   const database = await openSqliteDatabase(file);
   cleanups.push(() => database.close());
   const peek = new Database(file, { readonly: true });
-  cleanups.push(() => peek.close());
+  cleanups.push(() => void peek.close());
   return { database, file, peek };
 }
 
