@@ -45,11 +45,11 @@ describe('trace record schema', () => {
     const bases: Record<string, unknown>[] = [modelCall as Record<string, unknown>, failed, toolCall];
     for (const b of bases) expect(plainlyValid(b), String(b.type)).toBe(true);
     // Every field of each, removed or set to each odd value, and some odd values inside the lists.
-    const odd: unknown[] = [undefined, null, -1, 0, 1.5, NaN, Infinity, -Infinity, 2 ** 60, '', 'x', true, [], {}, ['x'], [1], [{}], [{ role: 1 }], [{ role: 'user' }], { promptTokens: 1 }, { promptTokens: 1, completionTokens: -1 }, { claims: [1] }, { claims: ['a'] }];
+    const odd: unknown[] = [undefined, null, -1, 0, 1.5, NaN, Infinity, -Infinity, 2 ** 60, '', 'x', true, [], {}, ['x'], [1], [{}], [{ role: 1 }], [{ role: 'user' }], { promptTokens: 1 }, { promptTokens: 1, completionTokens: -1 }, { claims: [1] }, { claims: ['a'] }, { step: 1, keep: 2 }, { step: 1 }, { step: -1, keep: 1 }, { step: 1, keep: 1.5 }];
     let checked = 0;
     let passed = 0;
     for (const b of bases) {
-      for (const key of [...Object.keys(b), 'agent', 'parentCallId', 'requestModel', 'grounding', 'usage', 'startedAt', 'errorKind']) {
+      for (const key of [...Object.keys(b), 'agent', 'parentCallId', 'requestModel', 'grounding', 'usage', 'startedAt', 'errorKind', 'promptFrom', 'promptIncomplete']) {
         const { [key]: _dropped, ...without } = b;
         for (const r of [without, ...odd.map((v) => ({ ...b, [key]: v }))]) {
           checked++;

@@ -148,6 +148,10 @@ describe('parseBareJsonToolCalls', () => {
     expect(parseBareJsonToolCalls('Here: {"name": "calculator", "arguments": {}}', tools)).toBeNull();
     expect(parseBareJsonToolCalls('[{"name": "calculator"}, {"name": "Bob"}]', tools)).toBeNull();
   });
+  it('reads a list and surrounding whitespace, and leaves prose and other JSON values alone', () => {
+    expect(parseBareJsonToolCalls('  [{"name": "calculator", "arguments": {"expression": "1"}}]\n', tools, ids())?.toolCalls).toEqual([{ id: 'call_t1', name: 'calculator', arguments: '{"expression":"1"}' }]);
+    for (const text of ['All four items looked up.', '42', '"{\\"name\\": \\"calculator\\"}"', 'null', '```\nplain\n```']) expect(parseBareJsonToolCalls(text, tools), text).toBeNull();
+  });
   it('counts in JSON mode when the name is an offered tool', () => {
     const r = parseJsonModeAnswer('Calling: {"name": "get_current_time", "arguments": {"timezone": "UTC"}}', ids(), tools);
     expect(r.toolCalls).toEqual([{ id: 'call_t1', name: 'get_current_time', arguments: '{"timezone":"UTC"}' }]);

@@ -10,7 +10,7 @@ import { createReceiptJournal, KEEP_DONE_MS } from '../../src/gateway/receipts.j
 import { createPausedTurns } from '../../src/state/approvals/paused-turns.js';
 import { createNotedMessages } from '../../src/state/sessions/noted-messages.js';
 import { createLocalWorkQueue } from '../../src/state/cluster/local-work-queue.js';
-import { createPgWorkQueue } from '../../src/state/cluster/pg-work-queue.js';
+import { createPgWorkQueue, type PgWorkQueue } from '../../src/state/cluster/pg-work-queue.js';
 import type { WorkContext, WorkItem, WorkQueue } from '../../src/state/cluster/work-queue.js';
 import { clockOrderKey, orderKey } from '../../src/gateway/order-key.js';
 import { systemClock } from '../../src/basics/clock.js';
@@ -29,6 +29,8 @@ interface Place {
   /** Another handle on the same tables: a restart, or on PostgreSQL another instance. */
   reopen(): Promise<OpenedDatabase>;
   queue<J>(database: OpenedDatabase, name: string, max?: number): WorkQueue<J>;
+  /** PostgreSQL only: a queue with its own settle and presence timing. */
+  pgQueue?<J>(database: OpenedDatabase, name: string, timing: { settleMs: number; presenceMs: number }): PgWorkQueue<J>;
 }
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -68,6 +70,8 @@ if (pgUrl) {
         reopen: async () => track(await openPostgresDatabase(pool)),
         queue: (database, name, max = 4) =>
           createPgWorkQueue({ database, url: schema.url, instanceId: name, clock: systemClock, log, maxConcurrent: () => max, leaseMs: 600, pollMs: 100, settleMs: 0 }),
+        pgQueue: (database, name, timing) =>
+          createPgWorkQueue({ database, url: schema.url, instanceId: name, clock: systemClock, log, maxConcurrent: () => 4, leaseMs: 600, pollMs: 100, ...timing }),
       };
     },
   });
@@ -326,5 +330,70 @@ if (pgUrl) describe('work queue with two instances on PostgreSQL', () => {
       expect(jobs).toEqual([...jobs].sort());
     }
     expect(new Set(ran.map((r) => r.by))).toEqual(new Set(['a', 'b']));
+  });
+
+  it('settles new rows only while another instance is live, and then still runs posts accepted by both in platform order', async () => {
+    const place = await engines.find((e) => e.name === 'postgres')!.open();
+    const ran: string[] = [];
+    const runner = async (job: string) => void ran.push(job);
+    // A settles for a minute, B for 1.5 s: a row runs at once only if nobody settles it.
+    const a = place.pgQueue!<string>(place.database, 'a', { settleMs: 60_000, presenceMs: 100 });
+    cleanups.push(() => a.close());
+    await a.start(runner);
+    await a.add(item('alone', 'L', clockOrderKey(Date.now())));
+    await until(() => ran.includes('alone'));
+    expect(a.peers()).toBe(0);
+
+    const b = place.pgQueue!<string>(await place.reopen(), 'b', { settleMs: 1_500, presenceMs: 100 });
+    cleanups.push(() => b.close());
+    await b.start(runner);
+    await until(() => a.peers() === 1 && b.peers() === 1);
+    // Posted m1 then m2; B accepts m2 first, A accepts m1 a moment later. Unsettled, m2 would run first.
+    await b.add(item('m2', 'L', slackOrder('1800000000.000200')));
+    // Nothing to await here: a row that stays unclaimed sends no event. A lone instance claims a
+    // new row within milliseconds of its notification; m2 must still be waiting after 300.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(ran).toEqual(['alone']);
+    await a.add(item('m1', 'L', slackOrder('1800000000.000100')));
+    await until(() => ran.length === 3);
+    expect(ran).toEqual(['alone', 'm1', 'm2']);
+
+    // B says goodbye: A is alone again and stops settling.
+    await b.close();
+    await until(() => a.peers() === 0);
+    await a.add(item('after', 'L', clockOrderKey(Date.now())));
+    await until(() => ran.includes('after'));
+  });
+
+  it('tells a running lane whether rows may be waiting behind it: counted at the claim, then by the adds it hears', async () => {
+    const place = await engines.find((e) => e.name === 'postgres')!.open();
+    const a = place.queue<string>(place.database, 'a');
+    const b = place.queue<string>(await place.reopen(), 'b');
+    cleanups.push(() => a.close(), () => b.close());
+    const gates = new Map<string, () => void>();
+    const started = new Set<string>();
+    await b.add(item('m1', 'M', clockOrderKey(1)));
+    await b.add(item('m2', 'M', clockOrderKey(2)));
+    await a.start(async (job) => {
+      started.add(job);
+      await new Promise<void>((r) => gates.set(job, r));
+    });
+    // m1 is claimed with m2 behind it.
+    await until(() => started.has('m1'));
+    expect(a.mayHaveWaiting('M')).toBe(true);
+    await a.add(item('l1', 'L', clockOrderKey(3)));
+    await until(() => started.has('l1'));
+    expect(a.mayHaveWaiting('L')).toBe(false);
+    // Another instance accepts a message for the running lane: A hears of it.
+    await b.add(item('l2', 'L', clockOrderKey(4)));
+    await until(() => a.mayHaveWaiting('L'));
+    // Steering took it in and removed it.
+    a.removedWaiting('L', 1);
+    expect(a.mayHaveWaiting('L')).toBe(false);
+    expect(a.mayHaveWaiting('elsewhere')).toBe(true);
+    for (const job of ['m1', 'l1']) gates.get(job)!();
+    await until(() => started.has('m2') && started.has('l2'));
+    for (const job of ['m2', 'l2']) gates.get(job)!();
+    await a.idle();
   });
 });

@@ -1,6 +1,7 @@
 import { open, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { TraceRecordOf } from '../../runtime/trace/trace-schema.js';
+import { joinPrompts } from '../../runtime/trace/trace-prompts.js';
 
 /**
  * An in-memory index of the JSONL traces, kept current by reading only the bytes appended since
@@ -488,7 +489,8 @@ export function createTraceIndex(dir: string): TraceIndex {
           await handle.close();
         }
       }
-      return out;
+      // Model calls with their whole prompt (a line may carry only what was new: trace-prompts.ts).
+      return joinPrompts(out);
     },
     health: () => ({ files: files.size, bytes: [...files.values()].reduce((n, f) => n + f.consumed, 0), malformedLines, rebuilds: Math.max(0, rebuilds) }),
   };

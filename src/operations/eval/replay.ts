@@ -54,7 +54,8 @@ export function selectModelCalls(events: TracedEvent[], sel: ReplaySelection): M
     throw new Error('say which turn or session to replay: --turn <id> or --session <id>');
   }
   // A sub-agent's calls ran under its own system prompt and tools: replay is about the main agent's decisions.
-  const calls = events.filter((e): e is ModelCallEvent => e.type === 'model_call' && turnIds.has(e.turnId) && !e.agent && Array.isArray(e.messages));
+  // A call whose earlier messages were in a lost line (trace-prompts.ts) cannot be resent as it was.
+  const calls = events.filter((e): e is ModelCallEvent => e.type === 'model_call' && turnIds.has(e.turnId) && !e.agent && Array.isArray(e.messages) && !e.promptIncomplete);
   if (calls.length === 0) throw new Error('the selected turns have no recorded model calls');
   return calls;
 }

@@ -111,7 +111,11 @@ function readHermesBlock(body: string, n: number, newId: IdFactory): { calls: To
  * user-facing answer that happens to be JSON, and null is returned.
  */
 export function parseBareJsonToolCalls(text: string, toolNames: ReadonlySet<string>, newId: IdFactory = newCallId): TextToolParse | null {
-  const parsed = tryParse(unfence(text.trim()));
+  const body = unfence(text.trim());
+  // Only an object or a list can be a call. Every prose answer used to go through JSON.parse and
+  // come back as a thrown SyntaxError, which costs more than the rest of reading the response.
+  if (body[0] !== '{' && body[0] !== '[') return null;
+  const parsed = tryParse(body);
   if (!parsed.ok) return null;
   const items = Array.isArray(parsed.value) ? parsed.value : [parsed.value];
   if (items.length === 0 || items.length > MAX_BLOCKS) return null;

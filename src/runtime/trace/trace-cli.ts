@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { joinPrompts } from './trace-prompts.js';
 
 /**
  * `npm run trace -- <turn id>` or `npm run trace -- last`: prints one turn from the JSONL traces
@@ -31,7 +32,7 @@ export async function readTurn(dir: string, turnId: string | 'last'): Promise<Ev
     const id = turnId === 'last' ? [...events].reverse().find((e) => e.type === 'turn_start')?.turnId : turnId;
     if (!id) continue;
     const mine = events.filter((e) => e.turnId === id);
-    if (mine.length) return mine;
+    if (mine.length) return joinPrompts(mine);
   }
   return [];
 }
@@ -50,7 +51,7 @@ export function formatTurn(events: Event[]): string {
         const usage = e.usage as { promptTokens?: number; completionTokens?: number } | undefined;
         out.push(`${t}  MODEL step ${String(e.step)} · ${String(e.model)} · ${String(e.latencyMs)} ms · ${usage?.promptTokens ?? '?'} in / ${usage?.completionTokens ?? '?'} out · tools: ${(e.tools as string[]).join(', ') || '-'}`);
         const msgs = (e.messages as Array<{ role: string; content?: string | null }>) ?? [];
-        out.push(`          sent ${msgs.length} messages; last: ${msgs.length ? `${msgs[msgs.length - 1]!.role}: ${clip(String(msgs[msgs.length - 1]!.content ?? ''), 300)}` : '-'}`);
+        out.push(`          sent ${e.promptIncomplete ? `the last ${msgs.length} messages (the line with the earlier ones is missing)` : `${msgs.length} messages`}; last: ${msgs.length ? `${msgs[msgs.length - 1]!.role}: ${clip(String(msgs[msgs.length - 1]!.content ?? ''), 300)}` : '-'}`);
         if (e.error) out.push(`          ERROR ${String(e.error)}`);
         const r = e.response as { content?: string | null; toolCalls?: Array<{ name: string; arguments: string }>; parseErrors?: string[] } | null;
         if (r?.content) out.push(`          answer: ${clip(r.content)}`);

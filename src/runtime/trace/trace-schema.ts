@@ -52,7 +52,14 @@ export const turnStartRecord = z.looseObject({
   text: z.string(),
 });
 
-/** `model` is the model that answered; `requestModel` the one asked for (they differ behind aliases and routers). */
+/**
+ * `model` is the model that answered; `requestModel` the one asked for (they differ behind aliases and routers).
+ *
+ * `messages` is the prompt as sent. In a file, a line with `promptFrom` holds only the messages after
+ * the first `keep` of the prompt of step `step` of the same turn and agent run (trace-prompts.ts):
+ * readers join them back (`createPromptJoiner`) and get the whole prompt without `promptFrom`, or
+ * the line's messages with `promptIncomplete` when that earlier line is missing.
+ */
 export const modelCallRecord = z.looseObject({
   type: z.literal('model_call'),
   turnId: z.string(),
@@ -60,6 +67,8 @@ export const modelCallRecord = z.looseObject({
   model: z.string(),
   requestModel: z.string().optional(),
   messages: z.array(tracedMessage),
+  promptFrom: z.looseObject({ step: count, keep: count }).optional(),
+  promptIncomplete: z.boolean().optional(),
   tools: z.array(z.string()),
   response: tracedResponse.nullable(),
   usage: tokenUsage.optional(),
@@ -157,8 +166,10 @@ const optString = (v: unknown): boolean => v === undefined || typeof v === 'stri
 export function plainlyValid(event: unknown): boolean {
   if (!isObject(event) || typeof event.turnId !== 'string' || !optString(event.agent) || !optString(event.parentCallId)) return false;
   if (event.type === 'model_call') {
-    const { messages, tools, response, usage, grounding } = event;
+    const { messages, tools, response, usage, grounding, promptFrom } = event;
     return (
+      (promptFrom === undefined || (isObject(promptFrom) && isCount(promptFrom.step) && isCount(promptFrom.keep))) &&
+      (event.promptIncomplete === undefined || typeof event.promptIncomplete === 'boolean') &&
       isCount(event.step) && typeof event.model === 'string' && optString(event.requestModel) &&
       Array.isArray(messages) && messages.every((m) => isObject(m) && typeof m.role === 'string') &&
       Array.isArray(tools) && tools.every((t) => typeof t === 'string') &&

@@ -2,6 +2,7 @@ import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { traceEventProblems, type TraceEvent } from './trace-schema.js';
+import { createPromptDeltas } from './trace-prompts.js';
 
 export type { SubAgentMark, TraceEvent } from './trace-schema.js';
 
@@ -25,6 +26,9 @@ export interface Tracer {
  * synchronous append: into the page cache that takes microseconds, where an asynchronous write
  * per line (a thread-pool round trip each) cost more than all the rest of a step's bookkeeping.
  * `flush()` writes what is waiting; a crash handler calls it before exiting.
+ *
+ * A model call's prompt is written once: a call whose prompt starts with the previous call's
+ * messages carries only the new ones and a reference (trace-prompts.ts; readers join them back).
  */
 export function createTracer(opts: { dir: string; log: Logger; redact: (v: unknown) => string; now?: () => number; invalid?: 'throw' | 'log' }): Tracer {
   const now = opts.now ?? Date.now;
@@ -52,6 +56,7 @@ export function createTracer(opts: { dir: string; log: Logger; redact: (v: unkno
   let waiting: string[] = [];
   let waitingDay = '';
   let scheduled: NodeJS.Immediate | undefined;
+  const prompts = createPromptDeltas();
 
   function reportError(err: Error): void {
     if (now() - lastErrorAt > 60_000) {
@@ -96,21 +101,31 @@ export function createTracer(opts: { dir: string; log: Logger; redact: (v: unkno
     } catch (err) {
       reportError(err as Error);
       closeFile(); // reopened on the next write: the disk may be back by then
+      prompts.reset(); // the lost lines may hold prompts later calls would refer to
     }
   }
 
   return {
     dir: opts.dir,
     record(event) {
-      check(event);
       const ts = new Date(now()).toISOString();
+      const day = ts.slice(0, 10);
+      // Checked as written: a model call's new messages, not the whole prompt again.
+      const written = prompts.encode(event, day);
+      try {
+        check(written);
+      } catch (err) {
+        prompts.reset(); // refused, so not written: no later call may refer to it
+        throw err;
+      }
       let line: string;
       try {
-        line = `{"ts":"${ts}",${opts.redact(event).slice(1)}\n`;
+        line = `{"ts":"${ts}",${opts.redact(written).slice(1)}\n`;
       } catch {
+        prompts.reset();
         line = `${JSON.stringify({ ts, type: event.type, turnId: event.turnId, note: 'unserialisable event' })}\n`;
       }
-      const day = ts.slice(0, 10);
+      prompts.ended(event);
       if (day !== waitingDay) writeWaiting();
       waiting.push(line);
       waitingDay = day;

@@ -11,12 +11,23 @@ import type { WorkQueue } from './work-queue.js';
  * claim's inner SELECT takes the row with FOR UPDATE SKIP LOCKED, so instances looking at once
  * each get a different row and never wait on each other (work-loop.ts has the statement).
  *
- * - A row added by any instance announces itself with NOTIFY in the transaction that wrote it, so
- *   the others hear of it the moment it commits; a poll every `pollMs` finds what a lost
- *   notification missed and rows whose runner died (its lease ran out: `leaseMs`).
+ * - A row added by any instance announces itself with NOTIFY in the statement that writes it (so
+ *   in the transaction that wrote it): the others hear of it the moment it commits. A poll finds
+ *   rows whose runner died (its lease ran out: `leaseMs`) and, while the LISTEN connection is
+ *   down, what the missed notifications would have said.
  * - While a job runs its lease is renewed every third of its life; an instance that stalled past
  *   it finds the claim gone and stops the job (another one has it now).
  * - `/hermes stop` reaching an instance that does not run the lane's job is passed on with NOTIFY.
+ * - Settling (`settleMs`, see work-loop.ts) is only needed against another instance's accept still
+ *   in flight, so it applies only while another instance is live. Instances say so on the same
+ *   channel: a greeting when they start listening (answered at once by every live instance), then
+ *   a notification at least every `presenceMs` (an add counts), and a goodbye when they close. An
+ *   instance not heard for three of those periods counts as gone. Until its own greeting could
+ *   have been answered (a quarter of `presenceMs`) and whenever its LISTEN connection is down, an
+ *   instance settles anyway.
+ * - Every add names its lane, so while a lane's row runs here this instance knows whether rows of
+ *   that lane may be waiting behind it (the claim also counts those already there): a turn looks
+ *   for messages to steer in only when one may have arrived.
  */
 export interface PgWorkQueueOptions {
   database: OpenedDatabase;
@@ -29,36 +40,146 @@ export interface PgWorkQueueOptions {
   onRaise?(fn: () => void): void;
   /** Default 5 s. */
   leaseMs?: number;
-  /** Default 1 s. */
+  /** Default 5 s while listening (a lost lease is found within about two lease lengths); 1 s while the LISTEN connection is down. */
   pollMs?: number;
   /** Default 150 ms: see work-loop.ts. Posts accepted by two instances within it still run in platform order. */
   settleMs?: number;
+  /** Default 2 s: how often a live instance lets the others hear of it at the least. */
+  presenceMs?: number;
+}
+
+/** The queue as instances of one database see it; `peers` for tests and diagnostics. */
+export interface PgWorkQueue<J> extends WorkQueue<J> {
+  /** Other instances heard from within three presence periods. */
+  peers(): number;
 }
 
 const CHANNEL = 'hermes_work';
 const STOP_CHANNEL = 'hermes_stop';
 const LISTEN_RETRY_MS = 2_000;
+/** Longest wait between polls while the LISTEN connection is down (nothing else wakes the loop). */
+const POLL_UNHEARD_MS = 1_000;
 
-export function createPgWorkQueue<J>(opts: PgWorkQueueOptions): WorkQueue<J> {
+/** What travels on CHANNEL: an added row's lane, or an instance saying it is there. */
+type Said = { t: 'add'; i: string; l: string } | { t: 'hi' | 'here' | 'bye'; i: string };
+
+function parseSaid(payload: string | undefined): Said | undefined {
+  try {
+    const v = JSON.parse(payload ?? '') as Partial<Said> | null;
+    if (!v || typeof v.i !== 'string') return undefined;
+    if (v.t === 'add' && typeof (v as { l?: unknown }).l === 'string') return v as Said;
+    if (v.t === 'hi' || v.t === 'here' || v.t === 'bye') return v as Said;
+  } catch {
+    // Not ours (or an older version's bare lane): handled by the caller.
+  }
+  return undefined;
+}
+
+export function createPgWorkQueue<J>(opts: PgWorkQueueOptions): PgWorkQueue<J> {
   const { log, clock } = opts;
   const { db } = opts.database;
+  const self = opts.instanceId;
   const leaseMs = opts.leaseMs ?? 5_000;
+  const settleMs = opts.settleMs ?? 150;
+  const pollMs = opts.pollMs ?? 5_000;
+  const presenceMs = opts.presenceMs ?? 2_000;
+  const goneAfterMs = 3 * presenceMs;
+  /** Live instances answer a greeting at once; a busy one is heard at its next heartbeat anyway. */
+  const answeredWithinMs = presenceMs / 4;
+  /** Other instances by id → when last heard. */
+  const peers = new Map<string, number>();
+  /** Listening since (undefined: the LISTEN connection is not up). */
+  let listeningSince: number | undefined;
+  /** When this instance last said something on CHANNEL (an add's notification counts). */
+  let saidAt = 0;
+  let cancelPresence: (() => void) | undefined;
+  const livePeers = () => {
+    const now = clock.now();
+    for (const [id, at] of peers) if (now - at > goneAfterMs) peers.delete(id);
+    return peers.size;
+  };
+  const settle = () => {
+    if (settleMs <= 0) return 0;
+    // Deaf, or not yet answered: another instance may be accepting.
+    if (listeningSince === undefined || clock.now() - listeningSince < answeredWithinMs) return settleMs;
+    return livePeers() > 0 ? settleMs : 0;
+  };
+  /**
+   * Unclaimed rows behind each lane held here, as far as the claim's count and the adds heard
+   * since tell; lanes named by adds heard while the current claim statement runs (its count may or
+   * may not include them: counted twice costs one look too many, never a missed message).
+   */
+  const waiting = new Map<string, number>();
+  const heardDuringClaim = new Set<string>();
+  let anyHeardDuringClaim = false;
   const loop = createWorkLoop<J>({
     database: opts.database,
-    instanceId: opts.instanceId,
+    instanceId: self,
     clock,
     log,
     maxConcurrent: opts.maxConcurrent,
     leaseMs,
-    settleMs: opts.settleMs ?? 150,
-    pollMs: opts.pollMs ?? 1_000,
+    settleMs: settle,
+    pollMs: () => (listeningSince === undefined ? Math.min(pollMs, POLL_UNHEARD_MS) : pollMs),
     heartbeat: true,
+    claiming() {
+      heardDuringClaim.clear();
+      anyHeardDuringClaim = false;
+    },
+    claimed(lane, n) {
+      waiting.set(lane, (n ?? 1) + (heardDuringClaim.has(lane) || anyHeardDuringClaim ? 1 : 0));
+    },
+    released(lane) {
+      waiting.delete(lane);
+    },
   });
   opts.onRaise?.(() => loop.pump());
   let running = false;
   let onStop: ((lane: string) => void) | undefined;
   let listener: pg.Client | undefined;
   let cancelListenRetry: (() => void) | undefined;
+
+  function heardAdd(lane: string | undefined): void {
+    if (lane === undefined) {
+      anyHeardDuringClaim = true;
+      for (const l of waiting.keys()) waiting.set(l, (waiting.get(l) ?? 0) + 1);
+    } else {
+      heardDuringClaim.add(lane);
+      const n = waiting.get(lane);
+      if (n !== undefined) waiting.set(lane, n + 1);
+    }
+    loop.wakeSoon();
+  }
+
+  function heard(payload: string | undefined): void {
+    const said = parseSaid(payload);
+    if (!said) {
+      // An older instance's bare lane: someone else is accepting, and which lane is all it says.
+      peers.set('(unnamed)', clock.now());
+      return heardAdd(payload);
+    }
+    if (said.i !== self) {
+      if (said.t === 'bye') peers.delete(said.i);
+      else peers.set(said.i, clock.now());
+      if (said.t === 'hi') say('here');
+    }
+    if (said.t === 'add') heardAdd(said.l);
+  }
+
+  function say(t: 'hi' | 'here' | 'bye'): void {
+    const client = listener;
+    if (!client || listeningSince === undefined) return;
+    saidAt = clock.now();
+    client.query('select pg_notify($1, $2)', [CHANNEL, JSON.stringify({ t, i: self } satisfies Said)]).catch(() => undefined);
+  }
+
+  function presence(): void {
+    cancelPresence = clock.setTimer(() => {
+      if (!running) return;
+      if (clock.now() - saidAt >= presenceMs * 0.9) say('here');
+      presence();
+    }, presenceMs);
+  }
 
   async function listen(): Promise<void> {
     // Imported here, not at the top, so a bot on SQLite never loads the PostgreSQL driver.
@@ -68,6 +189,7 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions): WorkQueue<J> {
     const retry = (why: string) => {
       if (listener !== client) return;
       listener = undefined;
+      listeningSince = undefined;
       client.removeAllListeners();
       void client.end().catch(() => undefined);
       if (!running) return;
@@ -78,27 +200,42 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions): WorkQueue<J> {
     client.on('error', (err) => retry(err.message));
     client.on('end', () => retry('connection ended'));
     client.on('notification', (n) => {
-      if (n.channel === CHANNEL) loop.wakeSoon();
+      if (n.channel === CHANNEL) heard(n.payload);
       else if (n.channel === STOP_CHANNEL && n.payload && loop.holds(n.payload)) onStop?.(n.payload);
     });
     try {
       await client.connect();
       await client.query(`LISTEN ${CHANNEL}; LISTEN ${STOP_CHANNEL}`);
+      if (listener !== client) return;
+      // Adds made while deaf were not heard: until the next claim, any lane may have rows waiting.
+      for (const l of waiting.keys()) waiting.set(l, (waiting.get(l) ?? 0) + 1);
+      listeningSince = clock.now();
+      say('hi');
+      loop.pump();
     } catch (err) {
       retry((err as Error).message);
     }
   }
 
-  const queue: WorkQueue<J> = {
+  const queue: PgWorkQueue<J> = {
     async addIn(tx, item) {
-      const r = await tx.insertInto('hermes_work').values(rowOf(item, clock.now())).onConflict((c) => c.column('id').doNothing()).executeTakeFirst();
-      const added = Number(r.numInsertedOrUpdatedRows ?? 0n) > 0;
-      // Delivered when the transaction commits, to every instance (this one included).
-      if (added) await sql`select pg_notify(${CHANNEL}, ${item.lane})`.execute(tx);
-      return added;
+      const r = rowOf(item, clock.now());
+      const said: Said = { t: 'add', i: self, l: item.lane };
+      // One statement: the notification is sent only if the row was inserted, and delivered when
+      // the transaction commits, to every instance (this one included).
+      const { rows } = await sql<{ n: unknown }>`
+        with ins as (
+          insert into hermes_work (id, kind, lane, order_key, due_at, payload, claimed_by, claimed_until, attempts, created_at)
+          values (${r.id}, ${r.kind}, ${r.lane}, ${r.order_key}, ${r.due_at}, ${r.payload}, null, null, 0, ${r.created_at})
+          on conflict (id) do nothing
+          returning id)
+        select pg_notify(${CHANNEL}, ${JSON.stringify(said)}) as n from ins`.execute(tx);
+      if (rows.length > 0) saidAt = clock.now();
+      return rows.length > 0;
     },
     wake() {
-      loop.wakeSoon();
+      // The add's own notification wakes this instance too (one look, not two); deaf, wake now.
+      if (listeningSince === undefined) loop.wakeSoon();
     },
     async add(item) {
       const added = await queue.addIn(db, item);
@@ -110,6 +247,7 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions): WorkQueue<J> {
       running = true;
       onStop = stop;
       await listen();
+      presence();
       loop.start(run);
     },
     async stopElsewhere(lane) {
@@ -125,17 +263,24 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions): WorkQueue<J> {
       await sql`select pg_notify(${STOP_CHANNEL}, ${lane})`.execute(db);
       return true;
     },
-    // Other instances add rows: only the table knows.
-    mayHaveWaiting: () => true,
-    removedWaiting: () => undefined,
+    // Deaf, or a lane not held here: only the table knows.
+    mayHaveWaiting: (lane) => listeningSince === undefined || (waiting.get(lane) ?? 1) > 0,
+    removedWaiting(lane, n) {
+      const left = waiting.get(lane);
+      if (left !== undefined) waiting.set(lane, Math.max(0, left - n));
+    },
+    peers: livePeers,
     active: () => loop.active(),
     idle: () => loop.idle(),
     async close() {
+      if (running) say('bye');
       running = false;
       loop.close();
       cancelListenRetry?.();
+      cancelPresence?.();
       const client = listener;
       listener = undefined;
+      listeningSince = undefined;
       if (client) {
         client.removeAllListeners();
         client.on('error', () => undefined);

@@ -24,10 +24,11 @@ export interface WorkLoopOptions {
   /**
    * How long a new row waits before it may run, so a post written a moment earlier on the
    * platform but accepted a moment later (another instance, a slower listener) still goes first.
+   * Asked at each look: on PostgreSQL it is 0 while no other instance is live (pg-work-queue.ts).
    */
-  settleMs: number;
-  /** Looks for work now and then besides the wake-ups (expired leases of dead instances); 0 = never. */
-  pollMs: number;
+  settleMs: number | (() => number);
+  /** Looks for work now and then besides the wake-ups (expired leases of dead instances); 0 = never. Asked each time. */
+  pollMs: number | (() => number);
   /** Renews leases while jobs run (several instances); a lone instance's claims cannot be taken. */
   heartbeat: boolean;
   /**
@@ -36,8 +37,15 @@ export interface WorkLoopOptions {
    * the table after every claim. Without it (PostgreSQL, other instances add rows) it asks.
    */
   seesEveryAdd?: boolean;
-  /** Told of each row as it is claimed here. */
-  claimed?(lane: string): void;
+  /** Told before each claim statement is sent (claims run one at a time). */
+  claiming?(): void;
+  /**
+   * Told of each row as it is claimed here; on PostgreSQL with how many other rows of its lane were
+   * waiting unclaimed when the claim looked.
+   */
+  claimed?(lane: string, waiting?: number): void;
+  /** Told when a row claimed here has ended (deleted, or left for the next claim). */
+  released?(lane: string): void;
 }
 
 interface ClaimedRow {
@@ -46,6 +54,8 @@ interface ClaimedRow {
   lane: string;
   payload: string;
   attempts: number;
+  /** PostgreSQL: other unclaimed rows of the lane when the claim looked. */
+  waiting?: number | string;
 }
 
 /** Longest wait for the next due row before looking again anyway (a clock jump, a missed wake). */
@@ -97,7 +107,12 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
   let timerAt: number | undefined;
   let soonAt: number | undefined;
   let idleWaiters: Array<() => void> = [];
-  const lock = database.dialect === 'postgres' ? sql`for update skip locked` : sql``;
+  const pg = database.dialect === 'postgres';
+  const lock = pg ? sql`for update skip locked` : sql``;
+  const settleMs = typeof opts.settleMs === 'function' ? opts.settleMs : () => opts.settleMs as number;
+  const pollMs = typeof opts.pollMs === 'function' ? opts.pollMs : () => opts.pollMs as number;
+  /** PostgreSQL: when the next waiting row comes due, as the last claim statement also reported. */
+  let reportedNext: number | undefined;
   /**
    * With seesEveryAdd: when the next waiting row comes due, as far as the adds this process saw
    * tell (exact once the table was asked since start; undefined = none waiting). A row deleted
@@ -113,11 +128,12 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
    * is runnable now, and no further claim is needed to find that out.
    */
   async function claim(room: number, now: number): Promise<ClaimedRow[]> {
-    const { rows } = await sql<ClaimedRow>`
+    const settle = settleMs();
+    const update = sql`
       update hermes_work set claimed_by = ${opts.instanceId}, claimed_until = ${now + opts.leaseMs}, attempts = attempts + 1
       where id in (
         select w.id from hermes_work w
-        where w.due_at <= ${now} and w.created_at <= ${now - opts.settleMs}
+        where w.due_at <= ${now} and w.created_at <= ${now - settle}
           and (w.claimed_until is null or w.claimed_until < ${now})
           and not exists (
             select 1 from hermes_work e
@@ -127,9 +143,27 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
         order by w.due_at, w.order_key, w.id
         limit ${room}
         ${lock}
-      )
-      returning id, kind, lane, payload, attempts`.execute(db);
-    return rows;
+      )`;
+    if (!pg) {
+      const { rows } = await sql<ClaimedRow>`${update} returning id, kind, lane, payload, attempts`.execute(db);
+      return rows;
+    }
+    // PostgreSQL: one round trip also answers what nextAt would ask next (the subqueries see the
+    // table as it was before the update; a row claimed here was due and settled, so it is not
+    // counted as waiting for a due time either) and how many rows wait behind each claimed one
+    // (mayHaveWaiting). One row with a null id when nothing was claimed.
+    const { rows } = await sql<ClaimedRow & { next_at: number | string | null }>`
+      with c as (${update} returning id, kind, lane, payload, attempts,
+        (select count(*) from hermes_work e where e.lane = hermes_work.lane and e.id <> hermes_work.id and e.claimed_by is null) as waiting)
+      select c.*, n.next_at from (${nextAtQuery(now, settle)}) n left join c on true`.execute(db);
+    const at = rows[0]?.next_at;
+    reportedNext = at === null || at === undefined ? undefined : Number(at);
+    return rows.filter((r) => r.id !== null);
+  }
+
+  function nextAtQuery(now: number, settle: number) {
+    return sql`select min(case when due_at > created_at + ${settle} then due_at else created_at + ${settle} end) as next_at
+      from hermes_work where claimed_until is null and (due_at > ${now} or created_at + ${settle} > ${now})`;
   }
 
   /**
@@ -140,16 +174,15 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
    * (asking with a later time skipped it, and a reminder due in that gap slept a minute).
    */
   async function nextAt(now: number): Promise<number | undefined> {
-    const settle = opts.settleMs;
-    const { rows } = await sql<{ at: number | null }>`
-      select min(case when due_at > created_at + ${settle} then due_at else created_at + ${settle} end) as at
-      from hermes_work where claimed_until is null and (due_at > ${now} or created_at + ${settle} > ${now})`.execute(db);
-    const at = rows[0]?.at;
+    const { rows } = await sql<{ next_at: number | null }>`${nextAtQuery(now, settleMs())}`.execute(db);
+    const at = rows[0]?.next_at;
     return at === null || at === undefined ? undefined : Number(at);
   }
 
   /** nextAt, from what this process saw added when that is enough; `claimedAt` as for nextAt. */
-  async function nextWake(claimedAt: number): Promise<number | undefined> {
+  async function nextWake(claimedAt: number, claimedNow: boolean): Promise<number | undefined> {
+    // The claim statement that just ran reported it (PostgreSQL).
+    if (pg && claimedNow) return reportedNext;
     if (opts.seesEveryAdd && known && (known.at === undefined || known.at > claimedAt)) return known.at;
     const before = adds;
     const at = await nextAt(claimedAt);
@@ -182,8 +215,9 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
 
   function wakeSoon(): void {
     if (!running) return;
-    if (opts.settleMs <= 0) return pump();
-    const at = clock.now() + opts.settleMs;
+    const settle = settleMs();
+    if (settle <= 0) return pump();
+    const at = clock.now() + settle;
     soonAt = soonAt === undefined ? at : Math.min(soonAt, at);
     // A pump under way sleeps until soonAt at the latest when it ends.
     if (pumping) return;
@@ -212,19 +246,22 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
           // Rows announced before this look are committed, so this look (or its nextAt) sees them.
           soonAt = undefined;
           let claimedAt = clock.now();
+          let claimedNow = false;
           while (running) {
             const room = Math.max(1, opts.maxConcurrent()) - held.size;
             if (room <= 0) break;
             claimedAt = clock.now();
+            opts.claiming?.();
             const rows = await claim(room, claimedAt);
+            claimedNow = true;
             for (const row of rows.sort((a, b) => (a.id < b.id ? -1 : 1))) {
-              opts.claimed?.(row.lane);
+              opts.claimed?.(row.lane, row.waiting === undefined ? undefined : Number(row.waiting));
               launch(row);
             }
             if (rows.length < room) break;
           }
           if (running && held.size < Math.max(1, opts.maxConcurrent())) {
-            const at = await nextWake(claimedAt);
+            const at = await nextWake(claimedAt, claimedNow);
             // A wake-up that came while looking (a row added meanwhile) means: claim again first.
             if (again) continue;
             sleepUntil(at);
@@ -287,17 +324,19 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
           .catch((err: Error) => log.error({ err: err.message, id: row.id }, 'work queue: could not remove a finished job; it will be reported interrupted'));
       }
       held.delete(row.id);
+      opts.released?.(row.lane);
       pump();
     })();
   }
 
   function schedulePoll(): void {
-    if (opts.pollMs <= 0) return;
+    const every = pollMs();
+    if (every <= 0) return;
     cancelPoll = clock.setTimer(() => {
       if (!running) return;
       pump();
       schedulePoll();
-    }, opts.pollMs);
+    }, every);
   }
 
   return {

@@ -42,7 +42,7 @@ function modelCall(e: Event): Html {
   const r = e.response as { content?: string | null; toolCalls?: Array<{ name: string; arguments: string }>; parseErrors?: string[]; finishReason?: string } | null | undefined;
   const tools = Array.isArray(e.tools) ? (e.tools as unknown[]).map(String) : [];
   return html`<div class="event model"><span class="title">Model call · step ${str(e.step)}</span><span class="meta">${str(e.model)}${typeof e.requestModel === 'string' && e.requestModel !== e.model ? ` (asked for ${e.requestModel})` : ''} · ${fmtMs(Number(e.latencyMs))} · ${usage ? `${usage.promptTokens ?? '?'} in / ${usage.completionTokens ?? '?'} out tokens` : 'no usage'}${tools.length ? ` · tools offered: ${tools.join(', ')}` : ''}</span>
-<details><summary>Prompt as sent (${messages.length} message${messages.length === 1 ? '' : 's'})</summary>${messages.map(messageView)}</details>
+<details><summary>${e.promptIncomplete === true ? `Prompt as sent: only the last ${messages.length} message${messages.length === 1 ? '' : 's'} (the trace line with the earlier ones is missing)` : `Prompt as sent (${messages.length} message${messages.length === 1 ? '' : 's'})`}</summary>${messages.map(messageView)}</details>
 ${e.error ? html`<div class="bad">Error: ${str(e.error)}</div>` : ''}
 ${r?.content ? block('Response', r.content) : ''}
 ${(r?.toolCalls ?? []).map((c) => html`<div>Requests <b>${c.name}</b></div><pre>${pretty(c.arguments)}</pre>`)}
