@@ -45,17 +45,27 @@ const realPause = (ms: number) => new Promise((resolve) => setTimeout(resolve, m
 /**
  * Advances the manual clock in steps, letting real async work (SQLite I/O) run between steps,
  * until `done` holds. Bounded: throws after maxSteps so a broken scheduler fails the test.
+ * `settled`, where the work has a promise for "nothing left to do" (a WorkQueue's idle()), ends
+ * each step's wait as soon as it resolves; `pauseMs` (real time) bounds the wait either way, for
+ * work a test holds on purpose.
  */
 export async function advanceUntil(
   clock: ManualClock,
   done: () => boolean | Promise<boolean>,
-  opts: { stepMs: number; maxSteps?: number; pauseMs?: number },
+  opts: { stepMs: number; maxSteps?: number; pauseMs?: number; settled?: () => Promise<unknown> },
 ): Promise<void> {
   const maxSteps = opts.maxSteps ?? 200;
   for (let i = 0; i < maxSteps; i++) {
     if (await done()) return;
     clock.advance(opts.stepMs);
-    await realPause(opts.pauseMs ?? 5);
+    const pauseMs = opts.pauseMs ?? 5;
+    if (!opts.settled) {
+      await realPause(pauseMs);
+      continue;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([opts.settled(), new Promise((resolve) => (timer = setTimeout(resolve, pauseMs)))]);
+    clearTimeout(timer);
   }
   if (await done()) return;
   throw new Error(`condition not reached after ${maxSteps} steps of ${opts.stepMs} ms`);

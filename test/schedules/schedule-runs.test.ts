@@ -7,9 +7,6 @@ import { alice, bob, channel, memoryLogger, otherChannel } from '../reminders/fi
 import { advanceUntil as advanceBy, ManualClock, settle } from '../reminders/manual-clock.js';
 import { timerDir, type TimerRig } from '../reminders/timer-rig.js';
 
-/** Small manual-clock steps with room for real SQLite I/O between them (slow shared machines). */
-const advanceUntil = (clock: ManualClock, done: () => boolean | Promise<boolean>, opts: { stepMs: number; maxSteps?: number }) =>
-  advanceBy(clock, done, { stepMs: Math.min(opts.stepMs, 60_000), maxSteps: Math.max(opts.maxSteps ?? 200, 400), pauseMs: 10 });
 
 const T0 = Date.UTC(2026, 10, 30, 12, 0);
 const SEC = 1_000;
@@ -67,6 +64,13 @@ describe('scheduled runs as rows of the WorkQueue (injected clock, SQLite)', () 
       poke: () => undefined,
     };
   }
+
+  /**
+   * Small manual-clock steps; after each, the queue's idle() says when the claims and runs that
+   * step set off are done (SQLite I/O on slow shared machines), at most 10 ms for a run held open.
+   */
+  const advanceUntil = (clock: ManualClock, done: () => boolean | Promise<boolean>, opts: { stepMs: number; maxSteps?: number }) =>
+    advanceBy(clock, done, { stepMs: Math.min(opts.stepMs, 60_000), maxSteps: Math.max(opts.maxSteps ?? 200, 400), pauseMs: 10, settled: () => rig.queue.idle() });
 
   const hourly = (text = 'post the digest') => schedules.forUser(alice, channel, 'root-1').create({ task: text, schedule: '0 * * * *', name: 'Digest' });
 

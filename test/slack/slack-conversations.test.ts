@@ -58,15 +58,22 @@ describe('slack conversations (real Bolt, fake Slack, fake model)', () => {
 
   it('acknowledges at once while the model is slow, and remembers its threads across a restart', async () => {
     h = await startSlackHarness();
-    h.ai.setLatency(3000);
-    h.ai.enqueue({ text: 'slow first' });
+    // The model does not answer until the test lets it: a model as slow as the test likes.
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    h.ai.setHandler(async () => {
+      await answered;
+      return { text: 'slow first' };
+    });
     const started = Date.now();
     const root = await h.mention('C2', 'U1', 'take your time');
-    // Both deliveries were answered long before the model did: the turn runs after the ack.
+    // Both deliveries were answered while the model had not: the turn runs after the ack.
     expect(Date.now() - started).toBeLessThan(2000);
+    await h.slack.waitFor('the model asked', () => h!.ai.inFlight === 1);
     expect(h.slack.posts()).toHaveLength(0);
+    answer();
     await h.slack.waitFor('first answer', () => h!.slack.posts().length === 1, 10_000);
-    h.ai.setLatency(0);
+    expect(h.slack.posts()[0]).toMatchObject({ channel: 'C2', thread_ts: root, text: 'slow first' });
     await h.restart();
     h.ai.enqueue({ text: 'still here' });
     await h.say('C2', 'U1', 'follow-up without a mention', { threadTs: root });

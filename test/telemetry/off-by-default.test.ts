@@ -6,8 +6,8 @@ import { startFakeCollector, type FakeCollector } from '../fakes/otlp/fake-colle
 /**
  * "Off by default, zero cost when off": without an endpoint not one @opentelemetry module is
  * loaded (they are CommonJS, so Node's module cache shows every one that was). The same check
- * with the endpoint set proves the check can see them. Vitest runs each file in its own process,
- * so no other test file's imports are in the cache.
+ * with the endpoint set proves the check can see them. This file runs in a process of its own
+ * (project unit-own-process in vitest.config.ts), so no other test file's imports are in the cache.
  */
 
 let h: Harness | undefined;
