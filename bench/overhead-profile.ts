@@ -1,4 +1,6 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { Session } from 'node:inspector/promises';
 import { startFakeOpenAI } from '../test/fakes/openai/fake-openai.js';
 import { hermesGatewayRunner, hermesLoopRunner } from './hermes-runners.js';
@@ -16,12 +18,23 @@ import { measureAllocation } from './stats.js';
  */
 const [out = 'overhead.cpuprofile', which = 'gateway', warm = '100', turns = '400'] = process.argv.slice(2);
 const fake = await startFakeOpenAI({ handler: scriptedStep });
-const runner = which === 'loop' ? await hermesLoopRunner(fake.url) : await hermesGatewayRunner(fake.url);
+// The gateway's data folder is ours here, so the trace bytes a turn writes can be counted.
+const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hermes-overhead-profile-'));
+const traceBytes = async () => {
+  const dir = path.join(dataDir, 'traces');
+  const files = await readdir(dir).catch(() => [] as string[]);
+  let n = 0;
+  for (const f of files) n += (await stat(path.join(dir, f))).size;
+  return n;
+};
+const runner = which === 'loop' ? await hermesLoopRunner(fake.url) : await hermesGatewayRunner(fake.url, { HERMES_DATA_DIR: dataDir });
 for (let i = 0; i < Number(warm); i++) await runner.runTurn();
 fake.requests.length = 0;
+const bytes0 = await traceBytes();
 const alloc = await measureAllocation(async () => {
   for (let i = 0; i < 100; i++) await runner.runTurn();
 });
+const tracedPerTurn = ((await traceBytes()) - bytes0) / 100;
 fake.requests.length = 0;
 const session = new Session();
 session.connect();
@@ -42,7 +55,8 @@ for (let i = 0; i < Number(turns); i++) {
 const cpu = process.cpuUsage(cpu0);
 const { profile } = heap ? await session.post('HeapProfiler.stopSampling') : await session.post('Profiler.stop');
 await writeFile(out, JSON.stringify(profile));
-console.log(`${runner.name}: ${Number(turns)} turns, CPU ${((cpu.user + cpu.system) / 1000 / Number(turns) / 5).toFixed(3)} ms/step (profiler on), heap ${(alloc.allocatedBytes / 100 / 1024).toFixed(1)} KB/turn`);
+console.log(`${runner.name}: ${Number(turns)} turns, CPU ${((cpu.user + cpu.system) / 1000 / Number(turns) / 5).toFixed(3)} ms/step (profiler on), heap ${(alloc.allocatedBytes / 100 / 1024).toFixed(1)} KB/turn${which === 'loop' ? '' : `, trace ${(tracedPerTurn / 1024).toFixed(2)} KB/turn`}`);
 session.disconnect();
 await runner.close();
 await fake.close();
+await rm(dataDir, { recursive: true, force: true });

@@ -8,7 +8,8 @@ import { errorOutcome, TOOL_MESSAGES, type Ready, type ToolOutcome } from '../ca
 import type { ToolView } from '../capabilities/toolkit/registry.js';
 import { runAgentLoop, type LoopConversation } from './agent-loop.js';
 import { argsTooLargeToShow } from '../basics/model-notes.js';
-import { buildSystemPrompt } from './system-prompt.js';
+import { buildSystemPrompt, type PromptInput } from './system-prompt.js';
+import { sameJson } from '../runtime/trace/trace-prompts.js';
 import { promptImages } from '../runtime/vision/prompt-images.js';
 import type { ModelProvider } from '../runtime/provider/provider.js';
 import { USE_SKILL_TOOL } from '../capabilities/skills/skill-library.js';
@@ -56,6 +57,7 @@ export async function runSteps(deps: TurnDeps, state: TurnState, signal: AbortSi
 /** The session as the loop's conversation: history (private calls of others hidden), facts, system prompt, the window. */
 function sessionConversation(deps: TurnDeps, state: TurnState, signal: AbortSignal): LoopConversation {
   const provider = turnProvider(deps, state);
+  const systemPrompt = reusedSystemPrompt();
   const isPrivate = (name: string) => deps.registry.isPrivate(name);
   return {
     async next(tools) {
@@ -74,7 +76,7 @@ function sessionConversation(deps: TurnDeps, state: TurnState, signal: AbortSign
       const policy = policyFor(deps, state);
       const skills = deps.skills && tools.some((t) => t.name === USE_SKILL_TOOL) ? deps.skills().filter((s) => !policy || skillAllowed(policy.tools, s.name)) : [];
       const channelNotes = await deps.channelNotes?.(state.conversation);
-      const system = buildSystemPrompt({ now: new Date(deps.clock.now()), timezone: deps.timezone, conversation: state.conversation, speaker: state.speaker, facts, skills, channelInstructions: policy?.instructions ?? [], ...(channelNotes && { channelNotes }) });
+      const system = systemPrompt({ now: new Date(deps.clock.now()), timezone: deps.timezone, conversation: state.conversation, speaker: state.speaker, facts, skills, channelInstructions: policy?.instructions ?? [], ...(channelNotes && { channelNotes }) });
       const { messages } = await buildContext({
         system,
         session: { ...session, summarizedUpTo: 0 },
@@ -90,6 +92,27 @@ function sessionConversation(deps: TurnDeps, state: TurnState, signal: AbortSign
       return { messages, gate: { sources: outsideSourcesIn(messages), userText: requestText(history), seen: messages } };
     },
     append: (messages) => deps.sessions.append(state.sessionId, messages),
+  };
+}
+
+/**
+ * The system prompt of the previous step again when nothing it is built from changed (the usual
+ * case within a turn): the same string, not a new one of a few KB per step, and the trace sees at
+ * once that the prompt's first message is the one it already wrote (src/runtime/trace/trace-prompts.ts).
+ */
+function reusedSystemPrompt(): (input: PromptInput) => string {
+  let last: { input: PromptInput; minute: string; text: string } | undefined;
+  return (input) => {
+    const minute = input.now.toISOString().slice(0, 16);
+    const p = last?.input;
+    if (
+      last && p && last.minute === minute && p.timezone === input.timezone && sameJson(p.conversation, input.conversation) && sameJson(p.speaker, input.speaker) &&
+      p.channelNotes === input.channelNotes && sameJson(p.facts, input.facts) && sameJson(p.skills, input.skills) && sameJson(p.channelInstructions, input.channelInstructions)
+    ) {
+      return last.text;
+    }
+    last = { input, minute, text: buildSystemPrompt(input) };
+    return last.text;
   };
 }
 

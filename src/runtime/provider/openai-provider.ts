@@ -163,7 +163,7 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): ModelProvider
       const started = Date.now();
       const result = await attempt(request);
       if (result.ok) {
-        const response = toModelResponse(result.completion, new Set(request.tools.map((t) => t.name)), request);
+        const response = toModelResponse(result.completion, request);
         log.debug({ attempt: n, latencyMs: Date.now() - started, usage: response.usage, toolCalls: response.toolCalls.length, streamed: request.onText !== undefined }, 'model call');
         if (request.onText) releaseRest(request.onText, result.shown, response);
         return response;
@@ -199,13 +199,15 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): ModelProvider
     throw new ModelError('transient', `The model server did not answer after ${attempts} attempt${attempts === 1 ? '' : 's'}; last error: ${last}.`, undefined, last);
   }
 
-  function toModelResponse(completion: ChatCompletion, toolNames: ReadonlySet<string>, request: ModelRequest): ModelResponse {
+  function toModelResponse(completion: ChatCompletion, request: ModelRequest): ModelResponse {
     const choice = completion.choices[0]!;
     const usage = { promptTokens: completion.usage?.prompt_tokens ?? 0, completionTokens: completion.usage?.completion_tokens ?? 0 };
     const base = { usage, finishReason: choice.finish_reason ?? 'unknown', model: completion.model || request.model || opts.model };
     const text = choice.message.content == null ? null : blankToNull(stripThinking(wellFormed(choice.message.content)));
     const native = fromSdkToolCalls(choice.message, newId);
     if (native.toolCalls.length > 0 || native.parseErrors.length > 0) return { ...base, content: text, ...native };
+    // Only an answer in text can be a call written as text: the offered names are needed from here on.
+    const toolNames = new Set(request.tools.map((t) => t.name));
     if (opts.toolMode === 'json') return { ...base, ...parseJsonModeAnswer(text ?? '', newId, toolNames) };
     if (text !== null && hasHermesToolCalls(text)) return { ...base, ...parseHermesToolCalls(text, newId) };
     const bare = text !== null && toolNames.size > 0 ? parseBareJsonToolCalls(text, toolNames, newId) : null;

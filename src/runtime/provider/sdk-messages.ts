@@ -71,8 +71,18 @@ function historyArguments(text: string): string {
   return parsed.repaired ? JSON.stringify(parsed.value) : text;
 }
 
+/** A spec's wire form, made once per spec object (the registry keeps one per tool: src/capabilities/toolkit/registry.ts). */
+const sdkTools = new WeakMap<ToolSpec, ChatCompletionFunctionTool>();
+
 export function toSdkTools(tools: ToolSpec[]): ChatCompletionFunctionTool[] {
-  return tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+  return tools.map((t) => {
+    let wire = sdkTools.get(t);
+    if (!wire || wire.function.name !== t.name || wire.function.description !== t.description || wire.function.parameters !== t.parameters) {
+      wire = { type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } };
+      sdkTools.set(t, wire);
+    }
+    return wire;
+  });
 }
 
 /**
