@@ -4,7 +4,8 @@ import { deferSocketModeClient } from '../../adapters/slack/defer-socket-mode.js
 import type { SlackHarness } from './slack-harness.js';
 
 // Bolt must not be loaded before the stand-in goes in: the harness (which imports Bolt) is
-// imported only after it, below. Each test file runs in its own process.
+// imported only after it, below. This file runs in a process of its own (project unit-own-process
+// in vitest.config.ts), so no other file has loaded Bolt or @slack/socket-mode before.
 const require = createRequire(import.meta.url);
 // The package's files as loaded; its index.js entry is the stand-in until the real module loads.
 const socketModeFiles = () => Object.keys(require.cache).filter((f) => /[\\/]@slack[\\/]socket-mode[\\/]dist[\\/]/.test(f) && !/[\\/]index\.js$/.test(f));
