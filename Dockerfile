@@ -41,5 +41,6 @@ EXPOSE 3000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1)).catch(()=>process.exit(process.env.SLACK_SIGNING_SECRET&&!process.env.SLACK_APP_TOKEN?1:0))"
 # What `npm start` runs, without npm in between (npm holds ~65 MB and does not pass signals on as
-# PID 1). The same command runs the bot outside Docker after `npm install`.
-CMD ["node", "dist/src/main.js"]
+# PID 1), with the same V8 heap options (package.json's start script; docs/operations.md). The
+# same command runs the bot outside Docker after `npm install`.
+CMD ["node", "--max-semi-space-size=8", "--heap-growing-percent=50", "dist/src/main.js"]

@@ -12,7 +12,7 @@ const E2E = ['test/**/*.e2e.test.ts', 'test/e2e/**/*.test.ts'];
 // project their PostgreSQL cases (HERMES_TEST_ENGINES, read by test/helpers/postgres.ts).
 const BOTH_ENGINES = ['test/store/tables.test.ts', 'test/access/usage-tables.test.ts', 'test/timers/timer-tables.test.ts', 'test/sessions/session-store.test.ts', 'test/approvals/approval-store.test.ts', 'test/audit/audit-log.test.ts'];
 // Unit files that look at the process itself (Node's module cache) and so need one of their own.
-const OWN_PROCESS = ['test/telemetry/off-by-default.test.ts'];
+const OWN_PROCESS = ['test/telemetry/off-by-default.test.ts', 'test/slack/defer-socket-mode.test.ts'];
 
 export default defineConfig({
   test: {

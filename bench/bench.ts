@@ -107,7 +107,10 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
     }
   };
   result.overhead = await guard('overhead', () => runOverhead(opts.sizes.overhead, peers, log));
-  result.throughput = await guard('throughput', () => runThroughput(opts.sizes.throughput, log));
+  // BENCH_SESSIONS=500 (or 1,50,500) runs section 2 at those levels only, e.g. the 500-session level in a --quick run.
+  const levels = process.env.BENCH_SESSIONS?.split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
+  const throughputSizes = levels?.length ? { ...opts.sizes.throughput, sessions: levels } : opts.sizes.throughput;
+  result.throughput = await guard('throughput', () => runThroughput(throughputSizes, log));
   result.tokens = await guard('tokens', () => runTokens(opts.sizes.tokens, peers, log));
   result.store = await guard('store', () => runStoreAndStart(opts.sizes.store, log));
   result.instances = await guard('instances', () => runInstances(opts.sizes.instances, log));

@@ -1,4 +1,5 @@
 import { build } from 'esbuild';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { BENCH_DIR } from './peer-loader.js';
 
@@ -10,10 +11,15 @@ import { BENCH_DIR } from './peer-loader.js';
  * packages resolve to the same node_modules.
  */
 export async function compileBenchEntry(file: string): Promise<string> {
-  const outfile = path.join(BENCH_DIR, '..', '.tmp', 'bench', `${path.basename(file, '.ts')}.mjs`);
+  const name = path.basename(file, '.ts');
+  // Split like the build: a dynamic import() stays a separate chunk, so packages it imports load
+  // when it runs, not with the entry (the bot process defers Bolt's Socket Mode client as main.ts does).
+  const outdir = path.join(BENCH_DIR, '..', '.tmp', 'bench', name);
   await build({
     entryPoints: [path.join(BENCH_DIR, file)],
-    outfile,
+    outdir,
+    outExtension: { '.js': '.mjs' },
+    splitting: true,
     bundle: true,
     format: 'esm',
     platform: 'node',
@@ -23,5 +29,21 @@ export async function compileBenchEntry(file: string): Promise<string> {
     sourcemap: false,
     logLevel: 'warning',
   });
-  return outfile;
+  return path.join(outdir, `${name}.mjs`);
+}
+
+/**
+ * The Node options `npm start` passes (package.json's start script: `node <options> src/launch.mjs …`),
+ * so a bench child runs with the same V8 heap settings as the bot in production.
+ */
+export function startNodeOptions(): string[] {
+  const pkg = JSON.parse(readFileSync(path.join(BENCH_DIR, '..', 'package.json'), 'utf8')) as { scripts?: { start?: string } };
+  const words = (pkg.scripts?.start ?? '').split(/\s+/).filter(Boolean);
+  if (words[0] !== 'node') return [];
+  const options: string[] = [];
+  for (const w of words.slice(1)) {
+    if (!w.startsWith('-')) break;
+    options.push(w);
+  }
+  return options;
 }

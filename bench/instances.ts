@@ -13,8 +13,11 @@ export interface InstancesResult {
   postgres: string;
 }
 
-export async function runInstances(sizes: ThroughputSizes, log: (line: string) => void): Promise<InstancesResult> {
+export async function runInstances(given: ThroughputSizes, log: (line: string) => void): Promise<InstancesResult> {
   const errors: string[] = [];
+  // BENCH_INSTANCES_SESSIONS=1,50,500 adds levels (two instances against one at 500 sessions).
+  const levels = (process.env.BENCH_INSTANCES_SESSIONS ?? '').split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
+  const sizes: ThroughputSizes = levels.length > 0 ? { ...given, sessions: levels } : given;
   let url = process.env.HERMES_TEST_PG_URL;
   let stop: (() => Promise<void>) | undefined;
   let postgres = 'HERMES_TEST_PG_URL';

@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import pino from 'pino';
 import { createCore } from '../src/app/app.js';
 import { loadConfig } from '../src/settings/config.js';
-import { createSlackAdapter } from '../adapters/slack/slack-adapter.js';
+import { deferSocketModeClient } from '../adapters/slack/defer-socket-mode.js';
 import { createBotHttp, listenHost } from '../src/app/bot-http.js';
 import { builtinTools } from '../tools/index.js';
 import { createSqliteStore } from '../src/state/store/sqlite-store.js';
@@ -35,7 +35,12 @@ export interface BotStats {
   storeWaitMs: number;
   /** Inside the bot: from the request's arrival in the HTTP server to the end of its response (ms, each). */
   serverAckMs: number[];
+  /** From the load generator's send (its SENT_HEADER) to the request's arrival in the HTTP server (ms, each). */
+  beforeServerMs: number[];
 }
+
+/** Wall-clock ms (performance.timeOrigin + now) at which the load generator sent a request. */
+export const SENT_HEADER = 'x-bench-sent-at';
 export type BotMessage = { type: 'ready'; port: number } | { type: 'stats'; stats: BotStats } | { type: 'reset-ok' } | { type: 'error'; message: string };
 
 const send = (m: BotMessage) => process.send?.(m);
@@ -52,6 +57,9 @@ async function main(): Promise<void> {
   let ready = false;
   // The bot's one HTTP server, on every interface as main.ts runs it in Slack HTTP mode.
   const http = createBotHttp({ log, isReady: () => ready });
+  // As src/main.ts starts Slack in HTTP mode: Bolt's Socket Mode client loads only if asked for.
+  deferSocketModeClient();
+  const { createSlackAdapter } = await import('../adapters/slack/slack-adapter.js');
   const adapter = await createSlackAdapter({ config: config.slack!, http, gateway: core.gateway, database: core.database, receipts: createReceiptJournal(core.database, 'slack'), log });
   const port = await http.start(0, listenHost({ slackHttp: true }));
   await adapter.start();
@@ -62,8 +70,15 @@ async function main(): Promise<void> {
   lag.enable();
   // Where an acknowledgement's time goes: in this process, or before the request reached it.
   let serverAcks: number[] = [];
+  let beforeServer: number[] = [];
   const arrived = new WeakMap<IncomingMessage, number>();
-  diagnostics.subscribe('http.server.request.start', (m) => arrived.set((m as { request: IncomingMessage }).request, performance.now()));
+  diagnostics.subscribe('http.server.request.start', (m) => {
+    const { request } = m as { request: IncomingMessage };
+    const now = performance.now();
+    arrived.set(request, now);
+    const sent = Number(request.headers[SENT_HEADER]);
+    if (sent > 0) beforeServer.push(performance.timeOrigin + now - sent);
+  });
   diagnostics.subscribe('http.server.response.finish', (m) => {
     const { request } = m as { request: IncomingMessage; response: ServerResponse };
     const t0 = arrived.get(request);
@@ -71,9 +86,16 @@ async function main(): Promise<void> {
   });
   let peakRss = process.memoryUsage.rss();
   let cpu0 = process.cpuUsage();
+  // BENCH_BOT_MEMORY=1: where the peak RSS was (V8 heap, external), printed to stderr at exit.
+  let atPeak: NodeJS.MemoryUsage | undefined;
   const sampler = setInterval(() => {
-    peakRss = Math.max(peakRss, process.memoryUsage.rss());
+    const rss = process.memoryUsage.rss();
+    if (process.env.BENCH_BOT_MEMORY && rss > peakRss) atPeak = process.memoryUsage();
+    peakRss = Math.max(peakRss, rss);
   }, 50);
+  process.on('exit', () => {
+    if (atPeak) process.stderr.write(`bot memory at the peak RSS (MB): ${Object.entries(atPeak).map(([k, v]) => `${k} ${(v / 2 ** 20).toFixed(1)}`).join(', ')}\n`);
+  });
   sampler.unref();
 
   // Store calls are key-value calls plus statements on the operational tables (each statement of a
@@ -98,6 +120,7 @@ async function main(): Promise<void> {
       if (profiler) await profiler.post('Profiler.start');
       lag.reset();
       serverAcks = [];
+      beforeServer = [];
       peakRss = process.memoryUsage.rss();
       cpu0 = process.cpuUsage();
       counted.reset();
@@ -109,7 +132,7 @@ async function main(): Promise<void> {
         writeFileSync(path.join(profileDir!, `bot-window-${++windows}-${process.pid}.cpuprofile`), JSON.stringify(profile));
       }
       peakRss = Math.max(peakRss, process.memoryUsage.rss());
-      send({ type: 'stats', stats: { lagP50Ms: lag.percentile(50) / 1e6, lagP99Ms: lag.percentile(99) / 1e6, lagMaxMs: lag.max / 1e6, peakRssMb: peakRss / 2 ** 20, serverAckMs: serverAcks, ...cpuAndStore() } });
+      send({ type: 'stats', stats: { lagP50Ms: lag.percentile(50) / 1e6, lagP99Ms: lag.percentile(99) / 1e6, lagMaxMs: lag.max / 1e6, peakRssMb: peakRss / 2 ** 20, serverAckMs: serverAcks, beforeServerMs: beforeServer, ...cpuAndStore() } });
     } else if (m.type === 'stop') {
       void (async () => {
         await adapter.stop();

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { startFakeOpenAI } from '../test/fakes/openai/fake-openai.js';
 import { startFakeSlack, type ApiCall, type FakeSlack } from '../test/fakes/slack/fake-slack.js';
 import type { BotMessage, BotStats } from './slack-bot-process.js';
-import { compileBenchEntry } from './compile.js';
+import { compileBenchEntry, startNodeOptions } from './compile.js';
 import { percentile, round, withDeadline } from './stats.js';
 
 /**
@@ -31,6 +31,11 @@ export interface ThroughputRow {
   ackP99Ms: number;
   /** The same acknowledgements timed inside the bot (arrival in its HTTP server → response sent). */
   serverAckP99Ms: number;
+  /** From the generator's send to the bot's HTTP server having the request's headers (p50 / p99). */
+  beforeServerP50Ms: number;
+  beforeServerP99Ms: number;
+  /** Ack p99 of the rounds after the first (the first is every session at once, a burst of 2 × sessions requests). */
+  ackAfterFirstRoundP99Ms?: number;
   eventLoopLagP99Ms: number;
   peakRssMb: number;
   failures: number;
@@ -42,6 +47,8 @@ export interface ThroughputRow {
   storeWaitMsPerOp: number;
   /** Event-loop lag p99 of this process (fakes + load generator): if high, ack times include it. */
   generatorLagP99Ms: number;
+  /** CPU of this process (fakes + load generator) over the level, % of one core: near 100, ack times include its queueing. */
+  generatorCpuPercent: number;
 }
 
 export interface ThroughputResult { modelLatencyMs: number; /** Unset: the shipped default. */ maxConcurrentTurns?: number; rows: ThroughputRow[]; errors: string[]; setup?: string }
@@ -63,6 +70,8 @@ export const SQLITE_ONE: StoreSetup = { label: 'SQLite, 1 instance', instances: 
 // BENCH_LEVEL_DEADLINE_MS=<ms> lengthens it for a run on a machine shared with other work.
 const LEVEL_DEADLINE_MS = Number(process.env.BENCH_LEVEL_DEADLINE_MS) || 120_000;
 const REPLY_TIMEOUT_MS = 60_000;
+/** The send time the bot process reads (SENT_HEADER there; a value import would run that process's main here). */
+const SENT_HEADER = 'x-bench-sent-at';
 // Shipped settings (the goal is stated for them); BENCH_MAX_TURNS=<n> sets HERMES_MAX_CONCURRENT_TURNS
 // for a diagnostic run.
 const MAX_CONCURRENT_TURNS: number | undefined = process.env.BENCH_MAX_TURNS ? Number(process.env.BENCH_MAX_TURNS) : undefined;
@@ -136,7 +145,8 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
   // each measured window there (slack-bot-process.ts).
   const entry = await compileBenchEntry('slack-bot-process.ts');
   const children = dataDirs.map((dataDir) => fork(entry, [], {
-    execArgv: [],
+    // As `npm start` runs the bot (its Node options); BENCH_BOT_NODE_FLAGS replaces them for a diagnostic run.
+    execArgv: process.env.BENCH_BOT_NODE_FLAGS !== undefined ? process.env.BENCH_BOT_NODE_FLAGS.split(' ').filter(Boolean) : startNodeOptions(),
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     env: {
       ...process.env,
@@ -173,13 +183,18 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
       const above: number[] = [];
       let failures = 0;
 
-      const mention = async (channel: string, user: string, text: string, record: boolean) => {
+      // Every session sends its first measured mention at the same instant (a burst of 2n requests);
+      // later rounds spread out with the replies. Their acks are also reported apart.
+      const laterAcks: number[] = [];
+      const mention = async (channel: string, user: string, text: string, record: boolean, roundNo: number) => {
         const ts = slack.nextTs();
         const common = { user, text: `<@${slack.botUserId}> ${text}`, ts, channel };
         const post = async (event: Record<string, unknown>) => {
           const t0 = performance.now();
-          const res = await slack.sendEvent(nextTarget(), event);
+          // Wall-clock send time, so the bot can tell how long the request took to reach its HTTP server.
+          const res = await slack.sendEvent(nextTarget(), event, { headers: { [SENT_HEADER]: String(performance.timeOrigin + t0) } });
           if (record) acks.push(performance.now() - t0);
+          if (record && roundNo > 0) laterAcks.push(performance.now() - t0);
           if (res.status !== 200) throw new Error(`event answered ${res.status}`);
         };
         const sentAt = Date.now();
@@ -194,7 +209,7 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
       const session = async (channel: string, i: number, rounds: number, record: boolean) => {
         for (let r = 0; r < rounds; r++) {
           try {
-            await mention(channel, `U${i}`, `question ${r}`, record);
+            await mention(channel, `U${i}`, `question ${r}`, record, r);
           } catch (err) {
             failures += record ? 1 : 0;
             if (errors.length < 10) errors.push(`${n} sessions, ${channel}: ${(err as Error).message}`);
@@ -211,12 +226,15 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
           ownLag.enable();
           const rounds = sizes.rounds(n);
           const t0 = performance.now();
+          const ownCpu0 = process.cpuUsage();
           await Promise.all(channels.map((c, i) => session(c, i, rounds, true)));
           const seconds = (performance.now() - t0) / 1000;
+          const ownCpu = process.cpuUsage(ownCpu0);
           ownLag.disable();
           const stats = combine((await all({ type: 'stats' }, 'stats')).map((m) => m.stats));
-          rows.push(toRow(n, above.length, seconds, sizes.modelLatencyMs, above, acks, stats, failures, ownLag.percentile(99) / 1e6));
-          log(`throughput (${setup.label}): ${n} sessions → ${round(above.length / seconds, 1)} replies/s`);
+          rows.push({ ...toRow(n, above.length, seconds, sizes.modelLatencyMs, above, acks, stats, failures, ownLag.percentile(99) / 1e6, (ownCpu.user + ownCpu.system) / 1000), ackAfterFirstRoundP99Ms: round(percentile(laterAcks, 99), 1) });
+          const row = rows.at(-1)!;
+          log(`throughput (${setup.label}): ${n} sessions → ${row.repliesPerSecond} replies/s; ack p99 ${row.ackP99Ms} ms (rounds after the first ${row.ackAfterFirstRoundP99Ms}; before the bot's server p50 ${row.beforeServerP50Ms} p99 ${row.beforeServerP99Ms}, inside ${row.serverAckP99Ms}); lag p99 ${row.eventLoopLagP99Ms} ms; ${row.botCpuMsPerReply} CPU ms/reply (${row.botCpuPercent} % of a core; generator ${row.generatorCpuPercent} %); peak RSS ${row.peakRssMb} MB`);
         });
       } catch (err) {
         errors.push((err as Error).message);
@@ -259,10 +277,11 @@ function combine(all: BotStats[]): BotStats {
     storeOps: sum((s) => s.storeOps),
     storeWaitMs: sum((s) => s.storeWaitMs),
     serverAckMs: all.flatMap((s) => s.serverAckMs),
+    beforeServerMs: all.flatMap((s) => s.beforeServerMs),
   };
 }
 
-function toRow(n: number, replies: number, seconds: number, latencyMs: number, above: number[], acks: number[], stats: BotStats, failures: number, generatorLagMs: number): ThroughputRow {
+function toRow(n: number, replies: number, seconds: number, latencyMs: number, above: number[], acks: number[], stats: BotStats, failures: number, generatorLagMs: number, generatorCpuMs: number): ThroughputRow {
   const limit = n / (latencyMs / 1000);
   const rps = replies / seconds;
   return {
@@ -277,6 +296,8 @@ function toRow(n: number, replies: number, seconds: number, latencyMs: number, a
     ackP50Ms: round(percentile(acks, 50), 1),
     ackP99Ms: round(percentile(acks, 99), 1),
     serverAckP99Ms: round(percentile(stats.serverAckMs, 99), 1),
+    beforeServerP50Ms: round(percentile(stats.beforeServerMs, 50), 1),
+    beforeServerP99Ms: round(percentile(stats.beforeServerMs, 99), 1),
     eventLoopLagP99Ms: round(stats.lagP99Ms, 1),
     peakRssMb: round(stats.peakRssMb, 1),
     failures,
@@ -285,5 +306,6 @@ function toRow(n: number, replies: number, seconds: number, latencyMs: number, a
     storeOpsPerReply: round(stats.storeOps / Math.max(1, replies), 1),
     storeWaitMsPerOp: round(stats.storeWaitMs / Math.max(1, stats.storeOps), 2),
     generatorLagP99Ms: round(generatorLagMs, 1),
+    generatorCpuPercent: round((generatorCpuMs / (seconds * 1000)) * 100, 1),
   };
 }

@@ -184,12 +184,14 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   const messageIndex = createMessageIndex({ database, log });
   if (embeddings) messageIndex.onRecorded((m) => embeddings.add({ kind: 'message', ref: m.id, text: m.text }));
   const searches = createConversationSearch({ index: messageIndex, ...(embeddings && { embeddings }) });
-  const channelNotes = createChannelNotes({ database, clock });
   // The one queue of every kind of work: turns, approval resumes, reminders, scheduled runs.
   const governor = createLoadGovernor({ max: config.limits.maxConcurrentTurns, sampler: eventLoopSampler() });
-  const work: WorkQueue<SessionJob> = opened.shared
+  const pgWork = opened.shared
     ? createPgWorkQueue<SessionJob>({ database, url: opened.shared.url, instanceId: self, log, clock, maxConcurrent: () => governor.limit(), onRaise: (fn) => governor.onRaise(fn), ...opts.clusterTiming })
-    : createLocalWorkQueue<SessionJob>({ database, log, clock, maxConcurrent: () => governor.limit(), onRaise: (fn) => governor.onRaise(fn) });
+    : undefined;
+  const work: WorkQueue<SessionJob> = pgWork ?? createLocalWorkQueue<SessionJob>({ database, log, clock, maxConcurrent: () => governor.limit(), onRaise: (fn) => governor.onRaise(fn) });
+  // On PostgreSQL the instances tell each other of changed notes over the queue's channel.
+  const channelNotes = createChannelNotes({ database, clock, invalidations: pgWork?.invalidations });
   const reminders = createReminderStore(database, clock, work);
   const schedules = createScheduleStore(database, clock, { ...config.schedules, defaultTimezone: config.timezone }, work);
   const startedAt = clock.now();

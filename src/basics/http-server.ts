@@ -95,10 +95,14 @@ export function createHttpServer(opts: { log: Logger }): HttpServer {
     start(port, host) {
       if (server) return Promise.reject(new Error('http: the server is already started'));
       const s = createServer(dispatch);
-      // Slow or idle clients cannot hold sockets open for ever.
+      // Slow or idle clients cannot hold sockets open for ever. An idle keep-alive connection stays
+      // open for 65 s (Node's default is 5 s; load balancers idle out at 60 s): a sender that posts
+      // every few seconds, as Slack does to a busy bot, reuses its connection instead of making a new
+      // one each time: in the 500-session bench two thirds of the requests had opened a new
+      // connection, which took hundreds of ms under load (docs/performance.md, "Round 3: the Slack path").
       s.requestTimeout = 30_000;
       s.headersTimeout = 10_000;
-      s.keepAliveTimeout = 5_000;
+      s.keepAliveTimeout = 65_000;
       server = s;
       return new Promise((resolve, reject) => {
         const refused = (err: Error) => {

@@ -1,4 +1,4 @@
-import type { OpenedDatabase } from '../state/store/database.js';
+import { COMMIT_AT_ONCE, type OpenedDatabase } from '../state/store/database.js';
 
 /**
  * What a platform was told we received is on disk first. An adapter writes each accepted request
@@ -53,6 +53,8 @@ export function createReceiptJournal(database: OpenedDatabase, platform: string,
         .values(row)
         .onConflict((c) => c.columns(['platform', 'id']).doUpdateSet({ received_at: (eb) => eb.ref('hermes_receipt.received_at') }))
         .returning('done_at')
+        // The acknowledgement waits for this commit: on SQLite it must not wait for the loop turn to end.
+        .modifyEnd(COMMIT_AT_ONCE)
         .executeTakeFirst();
       return r?.done_at !== null && r?.done_at !== undefined;
     },

@@ -5,7 +5,7 @@ import { reminderTools } from '../../tools/reminders.js';
 import { readTraceStats } from '../../src/operations/stats/trace-stats.js';
 import type { InboundMessage } from '../../src/basics/types.js';
 import { conv, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
-import { settle } from '../reminders/manual-clock.js';
+import { ManualClock, settle } from '../reminders/manual-clock.js';
 
 /**
  * Daily tokens and the message rate through the real core (SQLite on disk, the openai SDK against
@@ -29,7 +29,8 @@ const texts = (h: Harness, channelId: string) => h.port.texts(channelId);
 async function refusalsReach(h: Harness, expected: Record<string, number>): Promise<Record<string, number>> {
   let last: Record<string, number> = {};
   await settle(async () => {
-    last = (await readTraceStats(path.join(h.dataDir, 'traces'), { since: 0, until: Date.now() + 1000 })).refusals;
+    // Every record so far (a test's manual clock may run ahead of the wall clock).
+    last = (await readTraceStats(path.join(h.dataDir, 'traces'), { since: 0, until: Date.now() + 3_600_000 })).refusals;
     return JSON.stringify(last) === JSON.stringify(expected);
   }, 10_000).catch(() => undefined);
   return last;
@@ -136,13 +137,16 @@ describe('HERMES_USER_RATE', () => {
 
 describe('HERMES_ALLOW at the core', () => {
   it('a reminder whose creator is no longer allowed is not posted', async () => {
-    h = await startHarness({ tools: reminderTools, env: { HERMES_ALLOW: 'slack:U42' } });
+    // The core's clock is the test's: the reminder comes due when the test moves time past it.
+    const clock = new ManualClock(Date.now());
+    h = await startHarness({ tools: reminderTools, env: { HERMES_ALLOW: 'slack:U42' }, core: { clock } });
     const place = conv('C_rem');
-    const at = new Date(Date.now() + 2500).toISOString();
+    const at = new Date(clock.now() + 2500).toISOString();
     h.fake.enqueue({ toolCalls: [{ name: 'create_reminder', arguments: { text: 'water the plants', at } }] }, { text: 'I will remind you.' });
     await h.core.gateway.handleMessage({ id: 'r1', conversation: place, speaker: user('U42'), text: 'remind me', mentioned: true, replyTo: 'r1' });
     expect((await h.port.waitFor(isText)).text).toBe('I will remind you.');
     await h.restart({ HERMES_ALLOW: 'slack:U1' });
+    clock.advance(3000);
     expect(await refusalsReach(h, { not_allowed: 1 })).toEqual({ not_allowed: 1 });
     expect(h.port.texts()).toEqual([]);
   });

@@ -1,3 +1,4 @@
+import { Agent, request } from 'node:http';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHttpServer, type HttpServer } from '../../src/basics/http-server.js';
@@ -26,6 +27,30 @@ describe('the bot\'s HTTP server', () => {
     const post = await fetch(`${base}/healthz`, { method: 'POST' });
     expect(post.status).toBe(405);
     expect(post.headers.get('allow')).toBe('GET, HEAD');
+  });
+
+  it('keeps an idle connection open for 65 s and says so, so a sender posting every few seconds reuses it', async () => {
+    server = createHttpServer({ log: pino({ level: 'silent' }) });
+    server.add({ path: '/slack/events', methods: ['POST'], handle: text('ok') });
+    const base = `http://127.0.0.1:${await server.start(0, '127.0.0.1')}`;
+    const sockets = new Set<unknown>();
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const post = () =>
+      new Promise<{ keepAlive: string | undefined }>((resolve, reject) => {
+        const req = request(`${base}/slack/events`, { method: 'POST', agent }, (res) => {
+          sockets.add(res.socket);
+          res.resume().on('end', () => resolve({ keepAlive: res.headers['keep-alive'] as string | undefined }));
+        });
+        req.on('error', reject).end('{}');
+      });
+    try {
+      expect((await post()).keepAlive).toBe('timeout=65');
+      await post();
+      // Both requests went over one connection.
+      expect(sockets.size).toBe(1);
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('refuses a second route on a claimed path, and frees the path when a route is removed', async () => {

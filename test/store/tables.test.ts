@@ -9,6 +9,7 @@ import { createInbox } from '../../src/gateway/inbox.js';
 import { createReceiptJournal, KEEP_DONE_MS } from '../../src/gateway/receipts.js';
 import { createPausedTurns } from '../../src/state/approvals/paused-turns.js';
 import { createNotedMessages } from '../../src/state/sessions/noted-messages.js';
+import { createChannelNotes } from '../../src/state/notes/channel-notes.js';
 import { createLocalWorkQueue } from '../../src/state/cluster/local-work-queue.js';
 import { createPgWorkQueue, type PgWorkQueue } from '../../src/state/cluster/pg-work-queue.js';
 import type { WorkContext, WorkItem, WorkQueue } from '../../src/state/cluster/work-queue.js';
@@ -396,4 +397,37 @@ if (pgUrl) describe('work queue with two instances on PostgreSQL', () => {
     for (const job of ['m2', 'l2']) gates.get(job)!();
     await a.idle();
   });
+
+  it("keeps a channel's notes in memory while the instances tell each other of changes", async () => {
+    const place = await engines.find((e) => e.name === 'postgres')!.open();
+    const dbA = place.database;
+    const dbB = await place.reopen();
+    const a = place.pgQueue!<string>(dbA, 'a', { settleMs: 0, presenceMs: 100 });
+    const b = place.pgQueue!<string>(dbB, 'b', { settleMs: 0, presenceMs: 100 });
+    cleanups.push(() => a.close(), () => b.close());
+    await a.start(async () => undefined);
+    await b.start(async () => undefined);
+    const notesA = createChannelNotes({ database: dbA, clock: systemClock, invalidations: a.invalidations });
+    const notesB = createChannelNotes({ database: dbB, clock: systemClock, invalidations: b.invalidations });
+    const channel = { platform: 'slack', workspaceId: 'T1', channelId: 'C1', isDm: false } as const;
+    const alice = { platform: 'slack', workspaceId: 'T1', userId: 'U1', displayName: 'alice' } as const;
+    expect(await notesA.get(channel)).toBeUndefined();
+    await notesB.set(channel, 'deploys go through #ops', alice);
+    await untilAsync(async () => (await notesA.get(channel))?.text === 'deploys go through #ops');
+    // Kept: a change made behind the instances' backs (no notification) is not read again.
+    await dbA.db.updateTable('hermes_channel_note').set({ text: 'changed behind their backs' }).execute();
+    expect((await notesA.get(channel))?.text).toBe('deploys go through #ops');
+    // A change through either instance reaches both.
+    expect(await notesA.clear(channel)).toBe(true);
+    await untilAsync(async () => (await notesB.get(channel)) === undefined);
+    expect(await notesA.get(channel)).toBeUndefined();
+  });
 });
+
+async function untilAsync(pred: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await pred())) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}

@@ -5,6 +5,7 @@ import type { Clock } from '../../basics/clock.js';
 import type { OpenedDatabase } from '../store/database.js';
 import { createWorkLoop, rowOf } from './work-loop.js';
 import type { WorkQueue } from './work-queue.js';
+import type { Invalidations } from './invalidations.js';
 
 /**
  * The WorkQueue of instances sharing one PostgreSQL database, claiming the way pg-boss does: the
@@ -52,6 +53,8 @@ export interface PgWorkQueueOptions {
 export interface PgWorkQueue<J> extends WorkQueue<J> {
   /** Other instances heard from within three presence periods. */
   peers(): number;
+  /** Cache invalidations between instances, on the same channel. */
+  invalidations: Invalidations;
 }
 
 const CHANNEL = 'hermes_work';
@@ -61,7 +64,7 @@ const LISTEN_RETRY_MS = 2_000;
 const POLL_UNHEARD_MS = 1_000;
 
 /** What travels on CHANNEL: an added row's lane, or an instance saying it is there. */
-type Said = { t: 'add'; i: string; l: string } | { t: 'hi' | 'here' | 'bye'; i: string };
+type Said = { t: 'add'; i: string; l: string } | { t: 'hi' | 'here' | 'bye'; i: string } | { t: 'inv'; i: string; c: string; k: string };
 
 function parseSaid(payload: string | undefined): Said | undefined {
   try {
@@ -69,6 +72,7 @@ function parseSaid(payload: string | undefined): Said | undefined {
     if (!v || typeof v.i !== 'string') return undefined;
     if (v.t === 'add' && typeof (v as { l?: unknown }).l === 'string') return v as Said;
     if (v.t === 'hi' || v.t === 'here' || v.t === 'bye') return v as Said;
+    if (v.t === 'inv' && typeof (v as { c?: unknown }).c === 'string' && typeof (v as { k?: unknown }).k === 'string') return v as Said;
   } catch {
     // Not ours (or an older version's bare lane): handled by the caller.
   }
@@ -151,8 +155,21 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions): PgWorkQueue<J> {
     loop.wakeSoon();
   }
 
+  // Cache invalidations (invalidations.ts): subscribers per topic, and a generation counter.
+  const subscribers = new Map<string, Array<(key: string | undefined) => void>>();
+  let generation = 0;
+  const dropAll = () => {
+    generation++;
+    for (const fns of subscribers.values()) for (const fn of fns) fn(undefined);
+  };
+
   function heard(payload: string | undefined): void {
     const said = parseSaid(payload);
+    if (said?.t === 'inv') {
+      generation++;
+      for (const fn of subscribers.get(said.c) ?? []) fn(said.k);
+      return;
+    }
     if (!said) {
       // An older instance's bare lane: someone else is accepting, and which lane is all it says.
       peers.set('(unnamed)', clock.now());
@@ -190,6 +207,7 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions): PgWorkQueue<J> {
       if (listener !== client) return;
       listener = undefined;
       listeningSince = undefined;
+      dropAll();
       client.removeAllListeners();
       void client.end().catch(() => undefined);
       if (!running) return;
@@ -210,6 +228,7 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions): PgWorkQueue<J> {
       // Adds made while deaf were not heard: until the next claim, any lane may have rows waiting.
       for (const l of waiting.keys()) waiting.set(l, (waiting.get(l) ?? 0) + 1);
       listeningSince = clock.now();
+      dropAll();
       say('hi');
       loop.pump();
     } catch (err) {
@@ -270,6 +289,17 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions): PgWorkQueue<J> {
       if (left !== undefined) waiting.set(lane, Math.max(0, left - n));
     },
     peers: livePeers,
+    invalidations: {
+      live: () => listeningSince !== undefined,
+      generation: () => generation,
+      on(topic, fn) {
+        subscribers.set(topic, [...(subscribers.get(topic) ?? []), fn]);
+      },
+      async sendIn(tx, topic, key) {
+        const said: Said = { t: 'inv', i: self, c: topic, k: key };
+        await sql`select pg_notify(${CHANNEL}, ${JSON.stringify(said)})`.execute(tx);
+      },
+    },
     active: () => loop.active(),
     idle: () => loop.idle(),
     async close() {
@@ -281,6 +311,7 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions): PgWorkQueue<J> {
       const client = listener;
       listener = undefined;
       listeningSince = undefined;
+      dropAll();
       if (client) {
         client.removeAllListeners();
         client.on('error', () => undefined);

@@ -114,6 +114,23 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
   /** PostgreSQL: when the next waiting row comes due, as the last claim statement also reported. */
   let reportedNext: number | undefined;
   /**
+   * PostgreSQL: rows whose job ended here, deleted by the next claim statement (the round trip
+   * that frees their lane also claims what is next), or on their own when no claim follows.
+   */
+  let finished: string[] = [];
+
+  async function deleteFinished(): Promise<void> {
+    const ids = finished;
+    finished = [];
+    if (ids.length === 0) return;
+    await db
+      .deleteFrom('hermes_work')
+      .where('id', 'in', ids)
+      .where('claimed_by', '=', opts.instanceId)
+      .execute()
+      .catch((err: Error) => log.error({ err: err.message, ids }, 'work queue: could not remove finished jobs; they will be reported interrupted'));
+  }
+  /**
    * With seesEveryAdd: when the next waiting row comes due, as far as the adds this process saw
    * tell (exact once the table was asked since start; undefined = none waiting). A row deleted
    * meanwhile only costs a wake-up that claims nothing.
@@ -129,15 +146,19 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
    */
   async function claim(room: number, now: number): Promise<ClaimedRow[]> {
     const settle = settleMs();
+    const done = pg ? finished : [];
+    finished = [];
+    // Rows deleted by this statement still show in its subqueries: they must not hold their lane.
+    const notDone = (col: string) => (done.length > 0 ? sql`and ${sql.ref(col)} <> all(${done}::text[])` : sql``);
     const update = sql`
       update hermes_work set claimed_by = ${opts.instanceId}, claimed_until = ${now + opts.leaseMs}, attempts = attempts + 1
       where id in (
         select w.id from hermes_work w
         where w.due_at <= ${now} and w.created_at <= ${now - settle}
-          and (w.claimed_until is null or w.claimed_until < ${now})
+          and (w.claimed_until is null or w.claimed_until < ${now}) ${notDone('w.id')}
           and not exists (
             select 1 from hermes_work e
-            where e.lane = w.lane and e.id <> w.id
+            where e.lane = w.lane and e.id <> w.id ${notDone('e.id')}
               and ((e.claimed_until is not null and e.claimed_until >= ${now})
                 or e.order_key < w.order_key or (e.order_key = w.order_key and e.id < w.id)))
         order by w.due_at, w.order_key, w.id
@@ -152,10 +173,17 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
     // table as it was before the update; a row claimed here was due and settled, so it is not
     // counted as waiting for a due time either) and how many rows wait behind each claimed one
     // (mayHaveWaiting). One row with a null id when nothing was claimed.
-    const { rows } = await sql<ClaimedRow & { next_at: number | string | null }>`
-      with c as (${update} returning id, kind, lane, payload, attempts,
-        (select count(*) from hermes_work e where e.lane = hermes_work.lane and e.id <> hermes_work.id and e.claimed_by is null) as waiting)
-      select c.*, n.next_at from (${nextAtQuery(now, settle)}) n left join c on true`.execute(db);
+    const remove = done.length > 0 ? sql`d as (delete from hermes_work where id = any(${done}::text[]) and claimed_by = ${opts.instanceId}),` : sql``;
+    let rows: Array<ClaimedRow & { next_at: number | string | null }>;
+    try {
+      ({ rows } = await sql<ClaimedRow & { next_at: number | string | null }>`
+        with ${remove} c as (${update} returning id, kind, lane, payload, attempts,
+          (select count(*) from hermes_work e where e.lane = hermes_work.lane and e.id <> hermes_work.id and e.claimed_by is null) as waiting)
+        select c.*, n.next_at from (${nextAtQuery(now, settle)}) n left join c on true`.execute(db));
+    } catch (err) {
+      finished = done.concat(finished);
+      throw err;
+    }
     const at = rows[0]?.next_at;
     reportedNext = at === null || at === undefined ? undefined : Number(at);
     return rows.filter((r) => r.id !== null);
@@ -260,6 +288,8 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
             }
             if (rows.length < room) break;
           }
+          // No claim took them (no room): on their own.
+          await deleteFinished();
           if (running && held.size < Math.max(1, opts.maxConcurrent())) {
             const at = await nextWake(claimedAt, claimedNow);
             // A wake-up that came while looking (a row added meanwhile) means: claim again first.
@@ -271,6 +301,7 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
         log.warn({ err: (err as Error).message }, 'work queue: looking for work failed; trying again shortly');
         sleepUntil(clock.now() + 1_000);
       } finally {
+        if (!running && finished.length > 0) await deleteFinished();
         pumping = false;
         settleIdle();
       }
@@ -315,7 +346,8 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
         if (heartbeat) clearInterval(heartbeat);
       }
       // Cut off (lost claim, shutting down): the row stays, and whoever claims it next is told.
-      if (verdict !== 'interrupted') {
+      if (verdict !== 'interrupted' && pg && running) finished.push(row.id);
+      else if (verdict !== 'interrupted') {
         await db
           .deleteFrom('hermes_work')
           .where('id', '=', row.id)
@@ -366,6 +398,7 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
     idle: () => (held.size === 0 && !pumping ? Promise.resolve() : new Promise((r) => idleWaiters.push(r))),
     close() {
       running = false;
+      if (!pumping) void deleteFinished();
       cancelSleep?.();
       cancelPoll?.();
       for (const h of held.values()) h.controller.abort();

@@ -1,6 +1,7 @@
 import type { Clock } from '../../basics/clock.js';
 import { speakerKey, type Conversation, type Speaker } from '../../basics/types.js';
 import type { OpenedDatabase } from '../store/database.js';
+import type { Invalidations } from '../cluster/invalidations.js';
 
 /**
  * A channel's standing notes ("deploys go through #ops", "our fiscal year starts in April"), set
@@ -30,16 +31,24 @@ export function notesChannel(c: Conversation): string {
 
 /** Channels whose notes (or their absence) one process keeps in memory on its own SQLite file. */
 const CACHE_MAX = 10_000;
+/** Invalidation topic of a channel's notes on PostgreSQL. */
+const TOPIC = 'channel-note';
 
 /**
  * On SQLite the file is this process's alone (sqlite-owner-lock.ts) and this object is the only
  * writer of the table, so what it read or wrote stays true: notes are read once per channel, not
- * on every model call. On PostgreSQL another instance may change them, so every get reads.
+ * on every model call. On PostgreSQL another instance may change them: with `invalidations` (the
+ * instances tell each other of every change) the same cache is kept while those are heard, and
+ * every get reads while they are not; without, every get reads.
  */
-export function createChannelNotes(deps: { database: OpenedDatabase; clock: Clock }): ChannelNotes {
+export function createChannelNotes(deps: { database: OpenedDatabase; clock: Clock; invalidations?: Invalidations }): ChannelNotes {
   const db = deps.database.db;
   const where = (c: Conversation) => ({ platform: c.platform, workspace_id: c.workspaceId, channel_id: notesChannel(c) });
-  const cache = deps.database.dialect === 'sqlite' ? new Map<string, ChannelNote | null>() : undefined;
+  const local = deps.database.dialect === 'sqlite';
+  const inv = local ? undefined : deps.invalidations;
+  const cache = local || inv ? new Map<string, ChannelNote | null>() : undefined;
+  const usable = () => local || (inv?.live() ?? false);
+  inv?.on(TOPIC, (key) => (key === undefined ? cache?.clear() : cache?.delete(key)));
   // Bumped by every write, so a read that raced one does not cache what it saw before it.
   let writes = 0;
   const cacheKey = (k: ReturnType<typeof where>) => JSON.stringify([k.platform, k.workspace_id, k.channel_id]);
@@ -52,12 +61,13 @@ export function createChannelNotes(deps: { database: OpenedDatabase; clock: Cloc
     async get(c) {
       const k = where(c);
       const key = cacheKey(k);
-      const cached = cache?.get(key);
+      const cached = usable() ? cache?.get(key) : undefined;
       if (cached !== undefined) return cached ?? undefined;
       const seen = writes;
+      const gen = inv?.generation();
       const row = await db.selectFrom('hermes_channel_note').selectAll().where('platform', '=', k.platform).where('workspace_id', '=', k.workspace_id).where('channel_id', '=', k.channel_id).executeTakeFirst();
       const note = row ? { text: row.text, setBy: row.set_by, setAt: Number(row.set_at) } : undefined;
-      if (seen === writes) remember(key, note ?? null);
+      if (seen === writes && (local || (inv?.live() && inv.generation() === gen))) remember(key, note ?? null);
       return note;
     },
     async set(c, text, by) {
@@ -65,11 +75,22 @@ export function createChannelNotes(deps: { database: OpenedDatabase; clock: Cloc
       const key = cacheKey(row);
       writes++;
       cache?.delete(key);
-      await db
-        .insertInto('hermes_channel_note')
-        .values(row)
-        .onConflict((oc) => oc.columns(['platform', 'workspace_id', 'channel_id']).doUpdateSet({ text: row.text, set_by: row.set_by, set_at: row.set_at }))
-        .execute();
+      const write = (tx: typeof db) =>
+        tx
+          .insertInto('hermes_channel_note')
+          .values(row)
+          .onConflict((oc) => oc.columns(['platform', 'workspace_id', 'channel_id']).doUpdateSet({ text: row.text, set_by: row.set_by, set_at: row.set_at }))
+          .execute();
+      if (inv) {
+        // Every instance (this one too) drops what it kept once this commits; the next get reads.
+        await db.transaction().execute(async (tx) => {
+          await write(tx);
+          await inv.sendIn(tx, TOPIC, key);
+        });
+        writes++;
+        return;
+      }
+      await write(db);
       writes++;
       remember(key, { text: row.text, setBy: row.set_by, setAt: row.set_at });
     },
@@ -78,7 +99,18 @@ export function createChannelNotes(deps: { database: OpenedDatabase; clock: Cloc
       const key = cacheKey(k);
       writes++;
       cache?.delete(key);
-      const r = await db.deleteFrom('hermes_channel_note').where('platform', '=', k.platform).where('workspace_id', '=', k.workspace_id).where('channel_id', '=', k.channel_id).executeTakeFirst();
+      const remove = (tx: typeof db) =>
+        tx.deleteFrom('hermes_channel_note').where('platform', '=', k.platform).where('workspace_id', '=', k.workspace_id).where('channel_id', '=', k.channel_id).executeTakeFirst();
+      if (inv) {
+        const r = await db.transaction().execute(async (tx) => {
+          const deleted = await remove(tx);
+          await inv.sendIn(tx, TOPIC, key);
+          return deleted;
+        });
+        writes++;
+        return Number(r.numDeletedRows) > 0;
+      }
+      const r = await remove(db);
       writes++;
       remember(key, null);
       return Number(r.numDeletedRows) > 0;

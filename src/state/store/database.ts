@@ -1,9 +1,10 @@
-import { Kysely, PostgresDialect, SqliteDialect, type Compilable, type CompiledQuery, type LogEvent, type QueryResult, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, sql, type Compilable, type CompiledQuery, type LogEvent, type QueryResult, type Transaction } from 'kysely';
 import Database from 'better-sqlite3';
 import type { Pool } from 'pg';
 import type { Logger } from '../../basics/log.js';
 import type { Tables } from './db-schema.js';
 import { currentSchema, migrateToLatest } from './migrations.js';
+import { COMMIT_AT_ONCE_MARK, GroupCommitSqliteDialect } from './sqlite-group-commit.js';
 
 export type Db = Kysely<Tables>;
 export type Tx = Transaction<Tables>;
@@ -23,13 +24,26 @@ export interface OpenedDatabase {
   close(): Promise<void>;
 }
 
+/**
+ * `.modifyEnd(COMMIT_AT_ONCE)` on a write: on SQLite it commits (with the rest of the open turn's
+ * writes) as soon as it has run, not at the end of the event-loop turn; for a write that a
+ * platform's acknowledgement waits for. A comment to SQL, so a no-op on PostgreSQL.
+ */
+export const COMMIT_AT_ONCE = sql.raw(` ${COMMIT_AT_ONCE_MARK}`);
+
 /** How long a statement waits for SQLite's write lock before failing (as the key-value store). */
 const SQLITE_BUSY_TIMEOUT_MS = 5_000;
 
-/** Counts of the statements run; `onQuery`, when set, is told each one (tests that list a reply's statements). */
+/**
+ * Counts of the statements run; `onQuery`, when set, is told each one (tests that list a reply's
+ * statements). `commits`: on SQLite, the COMMITs of the group commit (sqlite-group-commit.ts), each
+ * holding every write of one event-loop turn; DDL and PRAGMAs that commit on their own are not in
+ * it. Not counted on PostgreSQL (each statement outside a transaction commits there).
+ */
 export interface QueryStats {
   queries: number;
   waitMs: number;
+  readonly commits?: number;
   onQuery?: (sql: string) => void;
 }
 
@@ -47,12 +61,12 @@ function counted(): { stats: QueryStats; log: (e: LogEvent) => void } {
 
 /**
  * Opens the tables in the SQLite file (a connection of its own next to the key-value store's;
- * both run on this one thread, so they never wait on each other) and migrates them.
+ * both run on this one thread) and migrates them.
  *
- * A transaction here must hold only statements, never an await on anything else: better-sqlite3
- * runs each statement synchronously, so such a transaction begins and commits within one turn of
- * the event loop, and the key-value store's group commit (on the next turn) never finds the
- * write lock taken.
+ * Writes are group-committed, one COMMIT per event-loop turn (sqlite-group-commit.ts); the
+ * key-value store commits this connection's open turn before it writes, so the two never wait on
+ * each other. A transaction here must hold only statements, never an await on anything else:
+ * while it is open every other statement on the tables waits for it.
  */
 export async function openSqliteDatabase(file: string, log?: Logger): Promise<OpenedDatabase> {
   const conn = new Database(file, { timeout: SQLITE_BUSY_TIMEOUT_MS });
@@ -62,7 +76,10 @@ export async function openSqliteDatabase(file: string, log?: Logger): Promise<Op
   // Checkpoints are the checkpointer thread's job (sqlite-checkpointer.ts).
   conn.pragma('wal_autocheckpoint = 0');
   const c = counted();
-  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }), log: c.log });
+  const cache = withStatementCache(conn);
+  const dialect = new GroupCommitSqliteDialect(conn, cache.prepare);
+  Object.defineProperty(c.stats, 'commits', { get: () => dialect.stats.commits, enumerable: true });
+  const db = new Kysely<Tables>({ dialect, log: c.log });
   try {
     const { applied } = await migrateToLatest(db as Kysely<unknown>);
     if (applied.length) log?.info({ file, applied }, 'store: tables migrated');

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import Database from 'better-sqlite3';
 import type { KeyvStoreAdapter, StoredData } from 'keyv';
+import { commitOpenWrites } from './sqlite-group-commit.js';
 
 /** A write waiting for the next group commit; `value` undefined is a delete. */
 interface PendingWrite {
@@ -82,6 +83,8 @@ export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter 
     const ops = this.pending;
     if (ops.length === 0) return;
     this.pending = [];
+    // The tables' connection to this file may hold the write lock for its own group commit.
+    commitOpenWrites();
     this.stats.commits += 1;
     this.stats.writes += ops.length;
     try {

@@ -6,6 +6,7 @@ import type { Store } from './store.js';
 import { createKeyvStore } from './keyv-store.js';
 import { SqliteKeyvAdapter } from './sqlite-adapter.js';
 import { startCheckpointer } from './sqlite-checkpointer.js';
+import { commitOpenWrites } from './sqlite-group-commit.js';
 
 export interface SqliteStoreOptions {
   /** Path of the SQLite file; its directory is created if missing. */
@@ -56,6 +57,7 @@ export async function createSqliteStore(opts: SqliteStoreOptions): Promise<Store
 
   const sweep = async (): Promise<void> => {
     try {
+      commitOpenWrites();
       sweepStatement.run(Date.now());
     } catch (error) {
       opts.log?.warn({ err: error instanceof Error ? error.message : String(error) }, 'store: sweeping expired rows failed');

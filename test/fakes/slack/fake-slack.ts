@@ -134,7 +134,7 @@ export interface FakeSlack {
   nextTs(): string;
   waitFor(what: string, predicate: () => boolean, timeoutMs?: number): Promise<void>;
   /** `skewS` dates the request that many seconds away from now (still validly signed). */
-  sendEvent(target: string, event: Record<string, unknown>, opts?: { eventId?: string; retryNum?: number; secret?: string; skewS?: number }): Promise<Response>;
+  sendEvent(target: string, event: Record<string, unknown>, opts?: { eventId?: string; retryNum?: number; secret?: string; skewS?: number; headers?: Record<string, string> }): Promise<Response>;
   sendCommand(target: string, cmd: { text: string; userId: string; channelId: string; userName?: string }): Promise<{ status: number; responseId: string }>;
   sendClick(target: string, click: Click): Promise<Response>;
   /**
@@ -479,7 +479,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
       }
       const eventId = o.eventId ?? `Ev${String(++eventCounter).padStart(8, '0')}`;
       const body = JSON.stringify(eventEnvelope(ws, event, eventId));
-      const extra: Record<string, string> = o.retryNum ? { 'x-slack-retry-num': String(o.retryNum), 'x-slack-retry-reason': 'http_timeout' } : {};
+      const extra: Record<string, string> = { ...o.headers, ...(o.retryNum ? { 'x-slack-retry-num': String(o.retryNum), 'x-slack-retry-reason': 'http_timeout' } : {}) };
       return signedPost(target, body, 'application/json', o.secret ?? signingSecret, extra, o.skewS);
     },
     async sendCommand(target, cmd) {
