@@ -94,7 +94,7 @@ export function renderMarkdown(r: BenchResult): string {
       }
     }
     out.push('');
-    out.push('Two instances get each event round-robin (the two deliveries of one mention usually reach different instances), so dedupe, the shared inbox and the session leases are all on the path. PostgreSQL is never cached in-process.');
+    out.push('Two instances get each event round-robin (the two deliveries of one mention usually reach different instances), so dedupe, the shared inbox and the session leases are all on the path. PostgreSQL is not cached in-process, but for channel notes (kept while the instances tell each other of changes).');
     out.push('');
   }
 

@@ -97,8 +97,11 @@ export function createDiscordPort(rest: REST, log: Logger, typingRenewMs = TYPIN
 
     async startWorking(conversation: Conversation): Promise<() => Promise<void>> {
       const route = Routes.channelTyping(conversation.channelId);
+      // The last indicator request still on its way: stopping waits for it, so a slow one cannot
+      // reach Discord after the answer and show "typing…" for ten seconds under it.
+      let inFlight: Promise<unknown> = Promise.resolve();
       const sendTyping = (): void => {
-        rest.post(route).catch((err: unknown) => log.debug({ err: String(err) }, 'discord: typing indicator failed'));
+        inFlight = rest.post(route).catch((err: unknown) => log.debug({ err: String(err) }, 'discord: typing indicator failed'));
       };
       sendTyping();
       const timer = setInterval(sendTyping, typingRenewMs);
@@ -112,7 +115,10 @@ export function createDiscordPort(rest: REST, log: Logger, typingRenewMs = TYPIN
       };
       typingLoops.add(stop);
       // Discord has no "stop typing" call: the indicator ends with our next message or after ~10 s.
-      return async () => stop();
+      return async () => {
+        stop();
+        await inFlight;
+      };
     },
 
     async sendPrivate(_conversation: Conversation, userId: string, markdown: string): Promise<boolean> {

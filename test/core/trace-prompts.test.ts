@@ -96,17 +96,20 @@ describe('model call prompts written once (trace-prompts.ts)', () => {
     tracer.record(modelCall('t1', 3, summarised));
     at += 2000; // the next day: a new file
     tracer.record(modelCall('t1', 4, [...summarised, { role: 'user', content: 'more' }]));
-    tracer.record(turnEnd('t1'));
-    // The same turn again (resumed after an approval): written whole.
+    tracer.record({ type: 'approval', turnId: 't1', approvalId: 'a1', tool: 'send_email', status: 'pending' });
+    // The same turn again (resumed after the approval): written whole.
     tracer.record(modelCall('t1', 5, [...summarised, { role: 'user', content: 'more' }, { role: 'user', content: 'again' }]));
+    tracer.record(turnEnd('t1'));
+    // A turn id seen again after its end: written whole too.
+    tracer.record(modelCall('t1', 6, [...summarised, { role: 'user', content: 'more' }, { role: 'user', content: 'again' }, { role: 'user', content: 'and again' }]));
     await tracer.close();
 
     const written = (await lines(dir!)).filter((l) => l.type === 'model_call');
-    expect(written.map((l) => l.promptFrom)).toEqual([undefined, undefined, { step: 1, keep: 2 }, { step: 1, keep: 2 }, undefined, undefined, undefined]);
+    expect(written.map((l) => l.promptFrom)).toEqual([undefined, undefined, { step: 1, keep: 2 }, { step: 1, keep: 2 }, undefined, undefined, undefined, undefined]);
     expect(written[3]!.agent).toBe('researcher');
     expect(await readdir(dir!)).toEqual(['2026-03-01.jsonl', '2026-03-02.jsonl']);
     const events = (await readTraceEvents(dir!)).filter((e) => e.type === 'model_call');
-    expect(events.map((e) => (e.type === 'model_call' ? e.messages.length : 0))).toEqual([2, 2, 4, 4, 4, 5, 6]);
+    expect(events.map((e) => (e.type === 'model_call' ? e.messages.length : 0))).toEqual([2, 2, 4, 4, 4, 5, 6, 7]);
     expect(events[3]).toMatchObject({ agent: 'researcher', messages: JSON.parse(JSON.stringify(sub[1])) });
   });
 

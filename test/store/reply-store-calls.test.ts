@@ -152,10 +152,11 @@ describe('store calls of one plain reply (SQLite)', () => {
     // busy machine can make it do mid-turn: each such wake-up is one more claim.
     const claims = calls.filter((c) => c.includes('update hermes_work set claimed_by')).length;
     expect(calls.length - claims).toBeLessThanOrEqual(14);
-    // Commits: one reply alone has nothing to share a commit with; each write it waits for is one.
-    // Under load the writes of many replies share each commit (sqlite-group-commit.ts).
+    // Commits: 12 on a quiet machine (10 + the two claims'). One reply alone has little to share a
+    // commit with: each write it waits for is one, except writes sent together (the search row and
+    // its membership). Under load the writes of many replies share each commit (sqlite-group-commit.ts).
     expect(commits).toBeGreaterThanOrEqual(1);
-    expect(commits).toBeLessThanOrEqual(calls.filter((c) => /^sql\s*(insert|update|delete)/.test(c)).length);
+    expect(commits).toBeLessThanOrEqual(10 + claims);
     expect(claims).toBeGreaterThanOrEqual(1);
     expect(claims).toBeLessThanOrEqual(4);
   });

@@ -91,8 +91,8 @@ const MAX_TURNS = 512;
 export function createPromptDeltas(): {
   /** The record to write for a model_call recorded into the day file `day`. */
   encode<E extends { type: string; turnId?: string; step?: number; messages?: unknown; agent?: unknown; parentCallId?: unknown }>(event: E, day: string): E | (E & { promptFrom: PromptFrom });
-  /** A record that ends a run (turn_end, subagent) was recorded: its prompts are let go. */
-  ended(event: { type: string; turnId?: string; agent?: unknown; callId?: unknown }): void;
+  /** A record that ends a run (turn_end, a pending approval, subagent) was recorded: its prompts are let go. */
+  ended(event: { type: string; turnId?: string; agent?: unknown; callId?: unknown; status?: unknown }): void;
   /** Lines were lost (a failed write, an unserialisable record): the next call of every run is written whole. */
   reset(): void;
 } {
@@ -123,7 +123,8 @@ export function createPromptDeltas(): {
     },
     ended(event) {
       if (typeof event.turnId !== 'string') return;
-      if (event.type === 'turn_end') turns.delete(event.turnId);
+      // A turn paused for an approval (pending) may resume days later: it starts again with a whole prompt.
+      if (event.type === 'turn_end' || (event.type === 'approval' && event.status === 'pending')) turns.delete(event.turnId);
       else if (event.type === 'subagent') turns.get(event.turnId)?.delete(runKey({ agent: event.agent, parentCallId: event.callId }));
     },
     reset() {

@@ -182,14 +182,18 @@ export function createMessageIndex(deps: {
             ...(c.parentChannelId ? [{ channel_id: c.parentChannelId, thread_id: '' }] : []),
           ].map((p) => ({ ...p, member: speakerKey(m.author as Speaker), platform: c.platform, workspace_id: c.workspaceId, since: m.at }))
         : [];
-    // No transaction: each statement stands on its own. Membership first (true once the person has
-    // written here, whatever follows), then the message, whose full-text row comes with it (a
-    // trigger on SQLite, a generated column on PostgreSQL). A crash between them leaves a member
-    // row and no message, which shows nobody anything.
-    for (const p of members) {
-      await db.insertInto('hermes_recall_member').values(p).onConflict((oc) => oc.columns(['platform', 'workspace_id', 'channel_id', 'thread_id', 'member']).doNothing()).execute();
-    }
-    const added = await db.insertInto('hermes_recall_message').values(row).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst();
+    // No transaction: each statement stands on its own, and they are sent together, not one after
+    // the other: on SQLite they then share one group commit (src/state/store/sqlite-group-commit.ts),
+    // one commit instead of two. The membership (true once the person has written here, whatever
+    // follows) and the message with its full-text row (a trigger on SQLite, a generated column on
+    // PostgreSQL) may land in either order on PostgreSQL: a crash between them leaves a member row
+    // and no message, which shows nobody anything, or a message without its author's membership,
+    // which shows it to nobody new (search finds messages by the places a person is a member of).
+    const joined = members.map((p) =>
+      db.insertInto('hermes_recall_member').values(p).onConflict((oc) => oc.columns(['platform', 'workspace_id', 'channel_id', 'thread_id', 'member']).doNothing()).execute(),
+    );
+    const adding = db.insertInto('hermes_recall_message').values(row).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst();
+    const [added] = await Promise.all([adding, ...joined]);
     if (Number(added.numInsertedOrUpdatedRows ?? 0n) > 0) for (const l of listeners) l({ id: m.id, text });
   }
 
