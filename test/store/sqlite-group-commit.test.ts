@@ -122,4 +122,29 @@ describe('group commit on SQLite', () => {
     expect(notices(peek)).toEqual(['table']);
     await table;
   });
+  it('two stores on one file in one process: a write on one commits the other\'s open turn, and waits for its transaction', async () => {
+    const { database: a, file, peek } = await open();
+    const b = await openSqliteDatabase(file);
+    cleanups.push(() => b.close());
+    // Same event-loop turn: A's write holds the write lock until its COMMIT; B's must not meet it.
+    await Promise.all([a.db.insertInto('hermes_notice').values({ key: 'a', until: 1 }).execute(), b.db.insertInto('hermes_notice').values({ key: 'b', until: 1 }).execute()]);
+    expect(notices(peek)).toEqual(['a', 'b']);
+    // A transaction mid-way on A (between its statements): B's write waits for it instead of blocking the thread.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let midway!: () => void;
+    const isMidway = new Promise<void>((r) => (midway = r));
+    const tx = a.db.transaction().execute(async (t) => {
+      await t.insertInto('hermes_notice').values({ key: 'tx-1', until: 1 }).execute();
+      midway();
+      await held;
+      await t.insertInto('hermes_notice').values({ key: 'tx-2', until: 1 }).execute();
+    });
+    await isMidway;
+    const fromB = b.db.insertInto('hermes_notice').values({ key: 'b-2', until: 1 }).execute();
+    release();
+    await Promise.all([tx, fromB]);
+    // Without waiting, B's write would block this thread on the lock A holds and fail with "database is locked".
+    expect(notices(peek)).toEqual(['a', 'b', 'b-2', 'tx-1', 'tx-2']);
+  });
 });

@@ -131,6 +131,22 @@ class GroupCommitDriver implements Driver {
     return this.owner !== undefined && this.owner !== lease;
   }
 
+  /**
+   * What a write must wait for first: this connection's transaction held by another caller, or a
+   * transaction mid-way on another connection in this process (its write lock cannot be committed
+   * from outside until it ends). Undefined when the write may go ahead in this synchronous run.
+   */
+  private blockedFor(lease: Lease): Promise<void> | undefined {
+    if (this.busyFor(lease)) return this.ownerDone;
+    for (const other of open) if (other !== this && other.owner !== undefined) return other.ownerDone;
+    return undefined;
+  }
+
+  /** Commits the open turns of the other connections in this process, so the write lock is free for this one. */
+  private commitOthers(): void {
+    for (const other of open) if (other !== this) other.commitNow();
+  }
+
   get turnEnded(): Promise<void> | undefined {
     return this.ownerDone;
   }
@@ -148,6 +164,11 @@ class GroupCommitDriver implements Driver {
         throw err;
       }
     }
+    // A write outside a transaction. Another connection to the file in this process (a second store
+    // on the same file: tests of two instances, tools) must not hold the write lock now: this
+    // thread would block on it for the busy timeout, and that connection could never commit.
+    for (let blocked = this.blockedFor(lease); blocked; blocked = this.blockedFor(lease)) await blocked;
+    this.commitOthers();
     if (!WRITE.test(query.sql)) {
       this.commitNow();
       return run<R>(stmt, params);
@@ -169,7 +190,8 @@ class GroupCommitDriver implements Driver {
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
     const lease = connection as Lease;
-    while (this.busyFor(lease)) await this.ownerDone;
+    for (let blocked = this.blockedFor(lease); blocked; blocked = this.blockedFor(lease)) await blocked;
+    this.commitOthers();
     this.owner = lease;
     this.ownerDone = new Promise<void>((resolve) => (this.endOwner = resolve));
     try {
