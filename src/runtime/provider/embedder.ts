@@ -28,8 +28,21 @@ export function createEmbedder(opts: EmbedderOptions): Embedder {
     model: opts.model,
     async embed(texts, signal) {
       if (texts.length === 0) return [];
-      // `float` asked for explicitly: the SDK's default (base64) is not understood by every compatible server.
-      const res = await client.embeddings.create({ model: opts.model, input: texts.map((t) => t.slice(0, MAX_EMBED_CHARS)), encoding_format: 'float' }, { signal });
+      // One controller per call, linked to the caller's signal and unlinked after: the SDK adds an
+      // abort listener to the signal it is given and never removes it, and the caller's signal
+      // (the embedding queue's) lives as long as the process: one listener and one SDK controller
+      // kept per batch, for ever (as the model provider, openai-provider.ts).
+      const call = new AbortController();
+      const onAbort = () => call.abort();
+      if (signal?.aborted) call.abort();
+      else signal?.addEventListener('abort', onAbort, { once: true });
+      let res;
+      try {
+        // `float` asked for explicitly: the SDK's default (base64) is not understood by every compatible server.
+        res = await client.embeddings.create({ model: opts.model, input: texts.map((t) => t.slice(0, MAX_EMBED_CHARS)), encoding_format: 'float' }, { signal: call.signal });
+      } finally {
+        signal?.removeEventListener('abort', onAbort);
+      }
       const out: Float32Array[] = new Array(texts.length);
       for (const d of res.data ?? []) {
         if (typeof d.index === 'number' && d.index >= 0 && d.index < texts.length && Array.isArray(d.embedding)) out[d.index] = Float32Array.from(d.embedding);
