@@ -97,9 +97,9 @@ describe('channel policies on slack', () => {
     expect(runs.filter((r) => r.startsWith('secret_tool'))).toEqual([]);
 
     // Elsewhere only the default applies: every other tool is offered, secret_tool still not.
-    h.ai.enqueue({ text: 'general answer' });
+    h.ai.enqueue({ text: 'answer under the default policy' });
     await h.mention('CGEN', 'UDEV', 'hello');
-    await answered('general answer');
+    await answered('answer under the default policy');
     const names = toolNames(h.ai.requests.at(-1)!);
     expect(names).toEqual(expect.arrayContaining(['lookup', 'list_scheduled_tasks', 'deploy']));
     expect(names).not.toContain('secret_tool');
