@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { callSignal } from './call-signal.js';
 
 /**
  * Vectors for texts from the model server's OpenAI-compatible `/embeddings` (HERMES_EMBEDDING_MODEL).
@@ -28,20 +29,14 @@ export function createEmbedder(opts: EmbedderOptions): Embedder {
     model: opts.model,
     async embed(texts, signal) {
       if (texts.length === 0) return [];
-      // One controller per call, linked to the caller's signal and unlinked after: the SDK adds an
-      // abort listener to the signal it is given and never removes it, and the caller's signal
-      // (the embedding queue's) lives as long as the process: one listener and one SDK controller
-      // kept per batch, for ever (as the model provider, openai-provider.ts).
-      const call = new AbortController();
-      const onAbort = () => call.abort();
-      if (signal?.aborted) call.abort();
-      else signal?.addEventListener('abort', onAbort, { once: true });
+      // The caller's signal (the embedding queue's) lives as long as the process: see call-signal.ts.
+      const { controller: call, unlink } = callSignal(signal);
       let res;
       try {
         // `float` asked for explicitly: the SDK's default (base64) is not understood by every compatible server.
         res = await client.embeddings.create({ model: opts.model, input: texts.map((t) => t.slice(0, MAX_EMBED_CHARS)), encoding_format: 'float' }, { signal: call.signal });
       } finally {
-        signal?.removeEventListener('abort', onAbort);
+        unlink();
       }
       const out: Float32Array[] = new Array(texts.length);
       for (const d of res.data ?? []) {

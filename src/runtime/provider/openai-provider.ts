@@ -19,6 +19,7 @@ import {
 } from './tool-text.js';
 import { blankToNull } from '../../basics/values.js';
 import { setTimeout as wait } from 'node:timers/promises';
+import { callSignal } from './call-signal.js';
 
 export interface OpenAIProviderOptions {
   apiKey: string;
@@ -67,19 +68,14 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): ModelProvider
   const log = opts.log.child({ component: 'model', model: opts.model });
 
   async function attempt(request: ModelRequest): Promise<Attempt> {
-    // One plain controller per call, aborted by the turn's signal or the timer. Not
-    // AbortSignal.any(): Node keeps a composite signal that has an abort listener alive until it
-    // fires, and the SDK adds one it never removes, so each model call leaked its signal and the
-    // SDK's controller (about 2 KB a turn, for the life of the process).
-    const call = new AbortController();
+    // One controller per call, aborted by the turn's signal or the timer (call-signal.ts: without
+    // it each model call leaked its SDK controller, about 2 KB a turn, for the life of the process).
+    const { controller: call, unlink } = callSignal(request.signal);
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
       call.abort();
     }, opts.timeoutMs);
-    const onAbort = () => call.abort();
-    if (request.signal?.aborted) call.abort();
-    else request.signal?.addEventListener('abort', onAbort, { once: true });
     const filter = request.onText ? createVisibleTextFilter(opts.toolMode === 'json' ? { kind: 'json' } : { kind: 'native', toolNames: new Set(request.tools.map((t) => t.name)) }) : undefined;
     try {
       const requestOptions = { signal: call.signal, timeout: opts.timeoutMs, maxRetries: 0 };
@@ -119,7 +115,7 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): ModelProvider
       return { ok: false, verdict: classifyError(err, errorContext), shown: filter?.released ?? '' };
     } finally {
       clearTimeout(timer);
-      request.signal?.removeEventListener('abort', onAbort);
+      unlink();
     }
   }
 
