@@ -31,7 +31,7 @@ interface Place {
   reopen(): Promise<OpenedDatabase>;
   queue<J>(database: OpenedDatabase, name: string, max?: number): WorkQueue<J>;
   /** PostgreSQL only: a queue with its own settle and presence timing. */
-  pgQueue?<J>(database: OpenedDatabase, name: string, timing: { settleMs: number; presenceMs: number }): PgWorkQueue<J>;
+  pgQueue?<J>(database: OpenedDatabase, name: string, timing: { settleMs?: number; presenceMs?: number; leaseMs?: number }): PgWorkQueue<J>;
 }
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -356,6 +356,28 @@ if (pgUrl) describe('work queue with two instances on PostgreSQL', () => {
     expect(starts.sort()).toEqual(['j-L1@a', 'j-L2@a', 'j-L3@a']);
     expect(atEnd.sort((x, y) => (x.id < y.id ? -1 : 1))).toEqual(['j-L1', 'j-L2', 'j-L3'].map((id) => ({ id, claimed_by: 'a', attempts: 1 })));
     expect(await place.database.db.selectFrom('hermes_work').select('id').execute()).toEqual([]);
+  });
+
+  it('never claims again a row whose job still runs here, even when its lease ran out (a late renewal)', async () => {
+    const place = await engines.find((e) => e.name === 'postgres')!.open();
+    // A lease of a minute: renewed every 20 s, so within the test only the poll (every 100 ms) looks.
+    const a = place.pgQueue!<string>(place.database, 'a', { settleMs: 0, leaseMs: 60_000 });
+    cleanups.push(() => a.close());
+    const starts: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    await a.start(async (job) => {
+      starts.push(job);
+      await gate;
+    });
+    await a.add(item('long', 'L1', clockOrderKey(Date.now())));
+    await until(() => a.active() === 1);
+    // The lease runs out while the job is still running here.
+    await place.database.db.updateTable('hermes_work').set({ claimed_until: Date.now() - 1 }).where('id', '=', 'long').execute();
+    await new Promise((r) => setTimeout(r, 500));
+    release();
+    await a.idle();
+    expect(starts).toEqual(['long']);
   });
 
   it('stops a job here when its claim was taken (this instance stalled past its lease); the others keep running', async () => {

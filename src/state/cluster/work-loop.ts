@@ -150,12 +150,18 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
     finished = [];
     // Rows deleted by this statement still show in its subqueries: they must not hold their lane.
     const notDone = (col: string) => (done.length > 0 ? sql`and ${sql.ref(col)} <> all(${done}::text[])` : sql``);
+    // A row whose job still runs here is never claimed again here, even if its lease ran out (a
+    // renewal late behind a busy pool or event loop): the same process ran the same turn twice and
+    // answered it twice. Another instance may take it (this one stalled); its renewal then finds
+    // the claim gone and stops the job here.
+    const mine = pg ? [...held.keys()] : [];
+    const notMine = mine.length > 0 ? sql`and w.id <> all(${mine}::text[])` : sql``;
     const update = sql`
       update hermes_work set claimed_by = ${opts.instanceId}, claimed_until = ${now + opts.leaseMs}, attempts = attempts + 1
       where id in (
         select w.id from hermes_work w
         where w.due_at <= ${now} and w.created_at <= ${now - settle}
-          and (w.claimed_until is null or w.claimed_until < ${now}) ${notDone('w.id')}
+          and (w.claimed_until is null or w.claimed_until < ${now}) ${notDone('w.id')} ${notMine}
           and not exists (
             select 1 from hermes_work e
             where e.lane = w.lane and e.id <> w.id ${notDone('e.id')}
