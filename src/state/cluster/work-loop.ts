@@ -37,6 +37,12 @@ export interface WorkLoopOptions {
    * the table after every claim. Without it (PostgreSQL, other instances add rows) it asks.
    */
   seesEveryAdd?: boolean;
+  /**
+   * Renews the claims on `ids` held by this instance until `until` and answers the ids it found, on
+   * a connection of its own (PostgreSQL: the LISTEN connection, so a renewal does not queue behind
+   * the pool's statements); undefined when it has none now (the pool is used).
+   */
+  renew?(ids: string[], until: number): Promise<string[]> | undefined;
   /** Told before each claim statement is sent (claims run one at a time). */
   claiming?(): void;
   /**
@@ -372,15 +378,21 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
     if (renewing || held.size === 0) return;
     renewing = true;
     const ids = [...held.keys()];
-    db.updateTable('hermes_work')
-      .set({ claimed_until: clock.now() + opts.leaseMs })
-      .where('id', 'in', ids)
-      .where('claimed_by', '=', opts.instanceId)
-      .returning('id')
-      .execute()
+    const until = clock.now() + opts.leaseMs;
+    const sent =
+      opts.renew?.(ids, until) ??
+      db
+        .updateTable('hermes_work')
+        .set({ claimed_until: until })
+        .where('id', 'in', ids)
+        .where('claimed_by', '=', opts.instanceId)
+        .returning('id')
+        .execute()
+        .then((rows) => rows.map((r) => r.id));
+    sent
       .then(
-        (rows) => {
-          const renewed = new Set(rows.map((r) => r.id));
+        (found) => {
+          const renewed = new Set(found);
           for (const id of ids) {
             const h = held.get(id);
             // Finished (and deleted) meanwhile, renewed, or already stopped: nothing to do.
