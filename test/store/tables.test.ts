@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -120,9 +121,11 @@ describe.each(engines.filter((e) => engineWanted(e.name)))('operational tables o
     const place = await engine.open();
     const real = place.queue<string>(place.database, 'a');
     cleanups.push(() => real.close());
-    // The process "dies" after the work row is written and before the commit.
+    // The process "dies" after the work row is written and before the commit. (The transaction's
+    // path: on PostgreSQL the queue writes both in one statement, addMarked, atomic by itself.)
+    const { addMarked: _oneStatement, ...inTransaction } = real;
     const crashing: WorkQueue<string> = {
-      ...real,
+      ...inTransaction,
       addIn: async (tx, it) => {
         await real.addIn(tx, it);
         throw new Error('killed before commit');
@@ -293,6 +296,42 @@ describe.each(engines.filter((e) => engineWanted(e.name)))('operational tables o
 });
 
 if (pgUrl) describe('work queue with two instances on PostgreSQL', () => {
+  it('accepts a message in one statement: the mark, the row and its notification, or nothing for a duplicate', async () => {
+    const place = await engines.find((e) => e.name === 'postgres')!.open();
+    const a = place.queue<string>(place.database, 'a');
+    cleanups.push(() => a.close());
+    expect(a.addMarked).toBeDefined();
+    const listener = new pg.Client({ connectionString: pgUrl });
+    await listener.connect();
+    cleanups.push(() => listener.end());
+    const heard: string[] = [];
+    listener.on('notification', (n) => {
+      const said = JSON.parse(n.payload ?? '{}') as { t?: string; l?: string };
+      if (said.t === 'add' && said.l?.startsWith('one-statement')) heard.push(said.l);
+    });
+    await listener.query('LISTEN hermes_work');
+    const statements: string[] = [];
+    const counting = { ...place.database, db: place.database.db.withPlugin({ transformQuery: (a) => (statements.push(a.node.kind), a.node), transformResult: async (a) => a.result }) };
+    const inbox = createInbox(counting, a, () => Date.now());
+    expect(await inbox.accept('slack', 'C9:1.0', item('msg:o1', 'one-statement-1', slackOrder('1.0')))).toBe(true);
+    expect(await inbox.accept('slack', 'C9:1.0', item('msg:o1-again', 'one-statement-1', slackOrder('1.0')))).toBe(false);
+    // Marked without work (a refusal): a later accept of the same message writes no row.
+    expect(await inbox.mark('slack', 'C9:2.0', 'refused')).toBe(true);
+    expect(await inbox.accept('slack', 'C9:2.0', item('msg:o2', 'one-statement-2', slackOrder('2.0')))).toBe(false);
+    // The inbox itself sent nothing through Kysely (no BEGIN, no mark of its own) but the refusal's mark.
+    expect(statements).toEqual(['InsertQueryNode']);
+    const work = await place.database.db.selectFrom('hermes_work').select(['id', 'lane']).execute();
+    expect(work).toEqual([{ id: 'msg:o1', lane: 'one-statement-1' }]);
+    const marks = await place.database.db.selectFrom('hermes_inbound').select(['id', 'outcome']).orderBy('id').execute();
+    expect(marks).toEqual([
+      { id: 'C9:1.0', outcome: 'queued' },
+      { id: 'C9:2.0', outcome: 'refused' },
+    ]);
+    await until(() => heard.length > 0, 5_000);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(heard).toEqual(['one-statement-1']);
+  });
+
   it('runs every row exactly once, each lane one at a time and in order, whichever instance takes it', async () => {
     const place = await engines.find((e) => e.name === 'postgres')!.open();
     // Two lanes at a time each, four lanes: both instances have work to do.

@@ -263,6 +263,27 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions): PgWorkQueue<J> {
       if (rows.length > 0) saidAt = clock.now();
       return rows.length > 0;
     },
+    async addMarked(mark, item) {
+      const r = rowOf(item, clock.now());
+      const said: Said = { t: 'add', i: self, l: item.lane };
+      // One statement, atomic as a transaction: the row (and its notification) only with a new mark.
+      const { rows } = await sql<{ marked: string | number; added: string | number }>`
+        with mark as (
+          insert into hermes_inbound (platform, id, outcome, accepted_at)
+          values (${mark.platform}, ${mark.id}, 'queued', ${mark.acceptedAt})
+          on conflict (platform, id) do nothing
+          returning 1),
+        ins as (
+          insert into hermes_work (id, kind, lane, order_key, due_at, payload, claimed_by, claimed_until, attempts, created_at)
+          select ${r.id}::text, ${r.kind}::text, ${r.lane}::text, ${r.order_key}::text, ${r.due_at}::double precision, ${r.payload}::text, null, null, 0, ${r.created_at}::double precision
+          where exists (select 1 from mark)
+          on conflict (id) do nothing
+          returning id)
+        select (select count(*) from mark) as marked,
+          (select count(*) from (select pg_notify(${CHANNEL}, ${JSON.stringify(said)}) from ins) sent) as added`.execute(db);
+      if (Number(rows[0]?.added ?? 0) > 0) saidAt = clock.now();
+      return Number(rows[0]?.marked ?? 0) > 0;
+    },
     wake() {
       // The add's own notification wakes this instance too (one look, not two); deaf, wake now.
       if (listeningSince === undefined) loop.wakeSoon();
