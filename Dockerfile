@@ -13,8 +13,6 @@ COPY scripts/build.mjs ./scripts/
 COPY src ./src
 COPY adapters ./adapters
 COPY tools ./tools
-# `npm run build` (run by `npm ci` through `prepare`) is this script.
-COPY scripts/build.mjs ./scripts/
 # `npm run eval -- --scripted` (a development aid) imports the fake model server from here.
 COPY test/fakes/openai/fake-openai.ts ./test/fakes/openai/
 RUN npm ci --foreground-scripts --no-audit --no-fund \
