@@ -7,7 +7,9 @@ import { createSqliteStore } from '../../src/state/store/sqlite-store.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'hermes-close-child-'));
 const store = await createSqliteStore({ file: path.join(dir, 'hermes.sqlite') });
-await store.set('k', 'v');
+// ~6 MB, past the WAL size that starts the checkpoint thread; the WAL is stat'ed once a second.
+await Promise.all(Array.from({ length: 300 }, (_, i) => store.set(`k${i}`, 'x'.repeat(20_000))));
+await new Promise((r) => setTimeout(r, 1_500));
 await store.close();
 rmSync(dir, { recursive: true, force: true });
 process.stdout.write('closed\n');

@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { createSqliteStore } from '../../src/state/store/sqlite-store.js';
+import { startCheckpointer, type Checkpointer } from '../../src/state/store/sqlite-checkpointer.js';
 import { SqliteKeyvAdapter } from '../../src/state/store/sqlite-adapter.js';
 import { createKeyvStore, StoreReadError } from '../../src/state/store/keyv-store.js';
 import { storeKey, StoreWriteError, type Store } from '../../src/state/store/store.js';
@@ -179,7 +180,8 @@ describe('sqlite checkpoints off the main thread', () => {
   it('the bot connection never checkpoints; the checkpoint thread copies the WAL into the database file', async () => {
     const file = path.join(dir, 'hermes.sqlite');
     const store = await openAt(file);
-    await Promise.all(Array.from({ length: 300 }, (_, i) => store.set(`k${i}`, 'x'.repeat(2000))));
+    // ~6 MB: past the WAL size at which the checkpoint thread starts (4 MB, SQLite's own threshold).
+    await Promise.all(Array.from({ length: 300 }, (_, i) => store.set(`k${i}`, 'x'.repeat(20_000))));
     // The database file alone (without its -wal) holds the rows only once a checkpoint copied them.
     const inDbFileAlone = async () => {
       const copy = path.join(dir, `copy-${Date.now()}.sqlite`);
@@ -200,5 +202,76 @@ describe('sqlite checkpoints off the main thread', () => {
       n = await inDbFileAlone();
     }
     expect(n).toBe(300);
+  });
+});
+
+describe('the checkpoint thread runs only while the WAL needs it', () => {
+  const until = async (what: string, ok: () => boolean | Promise<boolean>, ms = 10_000) => {
+    const deadline = Date.now() + ms;
+    while (!(await ok())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  };
+  const walSize = () => stat(`${path.join(dir, 'w.sqlite')}-wal`).then((s) => s.size, () => 0);
+  const dbFileRows = () => {
+    const copy = path.join(dir, `copy-${Math.random()}.sqlite`);
+    return copyFile(path.join(dir, 'w.sqlite'), copy).then(() => {
+      const db = new Database(copy, { readonly: true });
+      try {
+        return (db.prepare('SELECT count(*) AS n FROM t').get() as { n: number }).n;
+      } catch {
+        return 0;
+      } finally {
+        db.close();
+      }
+    });
+  };
+
+  it('stays off under the WAL threshold, starts past it, copies the WAL, ends when idle with the WAL emptied, and comes back', async () => {
+    const file = path.join(dir, 'w.sqlite');
+    const writer = new Database(file);
+    onTestFinished(() => writer.close());
+    writer.pragma('journal_mode = WAL');
+    writer.pragma('wal_autocheckpoint = 0');
+    writer.exec('CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)');
+    const insert = writer.prepare('INSERT INTO t (v) VALUES (?)');
+    const fallback = vi.fn();
+    const cp: Checkpointer = startCheckpointer(file, { fallback, everyMs: 50, pollMs: 50, idleStopMs: 300, startAtWalBytes: 256 * 1024 });
+    onTestFinished(() => cp.stop());
+
+    insert.run('small');
+    await new Promise((r) => setTimeout(r, 400));
+    expect(await walSize()).toBeGreaterThan(0);
+    expect(await walSize()).toBeLessThan(256 * 1024);
+    expect(cp.running).toBe(false);
+    expect(await dbFileRows()).toBe(0);
+
+    writer.transaction(() => { for (let i = 0; i < 100; i++) insert.run('y'.repeat(4000)); })();
+    await until('the thread to start', () => cp.running);
+    await until('the rows to reach the database file', async () => (await dbFileRows()) === 101);
+    await until('the thread to end', () => !cp.running);
+    expect(await walSize()).toBe(0);
+
+    writer.transaction(() => { for (let i = 0; i < 100; i++) insert.run('z'.repeat(4000)); })();
+    await until('the thread to start again', () => cp.running);
+    await until('the new rows to reach the database file', async () => (await dbFileRows()) === 201);
+    await cp.stop();
+    expect(cp.running).toBe(false);
+    expect(fallback).not.toHaveBeenCalled();
+  });
+
+  it('a WAL left past the threshold (a previous process that died) is checkpointed right after open', async () => {
+    const file = path.join(dir, 'w.sqlite');
+    const writer = new Database(file);
+    onTestFinished(() => writer.close());
+    writer.pragma('journal_mode = WAL');
+    writer.pragma('wal_autocheckpoint = 0');
+    writer.exec('CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)');
+    writer.transaction(() => { for (let i = 0; i < 100; i++) writer.prepare('INSERT INTO t (v) VALUES (?)').run('y'.repeat(4000)); })();
+    const cp = startCheckpointer(file, { fallback: () => undefined, everyMs: 50, pollMs: 10_000, idleStopMs: 60_000, startAtWalBytes: 256 * 1024 });
+    onTestFinished(() => cp.stop());
+    await until('the rows to reach the database file', async () => (await dbFileRows()) === 100);
+    expect(cp.running).toBe(true);
   });
 });
