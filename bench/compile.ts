@@ -1,14 +1,16 @@
 import { build } from 'esbuild';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { BOT_BUILD_OPTIONS } from '../scripts/build.mjs';
 import { BENCH_DIR } from './peer-loader.js';
 
 /**
- * Compiles a bench child process the way `npm run build` compiles the bot (esbuild, one bundle of
- * our own code, packages left in node_modules), so the process under measurement runs plain
- * JavaScript like `npm start` does: no TypeScript loader thread, no transform cache in its memory
- * or its CPU profile. The bundle goes under .tmp/bench/, inside the repository, so its imports of
- * packages resolve to the same node_modules.
+ * Compiles a bench child process with the options `npm run build` compiles the bot with
+ * (scripts/build.mjs: our code in chunks, kysely, openai and zod bundled in, every other package
+ * left in node_modules), so the process under measurement runs the JavaScript `npm start` runs:
+ * no TypeScript loader thread, no transform cache in its memory or its CPU profile, and the same
+ * packages loaded from the same places. The bundle goes under .tmp/bench/, inside the repository,
+ * so its imports of packages resolve to the same node_modules.
  */
 export async function compileBenchEntry(file: string): Promise<string> {
   const name = path.basename(file, '.ts');
@@ -16,16 +18,10 @@ export async function compileBenchEntry(file: string): Promise<string> {
   // when it runs, not with the entry (the bot process defers Bolt's Socket Mode client as main.ts does).
   const outdir = path.join(BENCH_DIR, '..', '.tmp', 'bench', name);
   await build({
+    ...BOT_BUILD_OPTIONS,
     entryPoints: [path.join(BENCH_DIR, file)],
     outdir,
     outExtension: { '.js': '.mjs' },
-    splitting: true,
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    packages: 'external',
-    keepNames: true,
     sourcemap: false,
     logLevel: 'warning',
   });

@@ -11,17 +11,17 @@
 // own zod from node_modules; it validates with its own schemas and is handed none of ours.
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const BUNDLED = new Set(['kysely', 'openai', 'zod']);
+export const BUNDLED = new Set(['kysely', 'openai', 'zod']);
 const ENTRIES = ['src/main.ts', 'src/runtime/trace/trace-cli.ts', 'src/operations/stats/stats-cli.ts', 'src/capabilities/mcp/mcp-cli.ts'];
 
 /** `zod/v4/core` → `zod`, `@scope/name/sub` → `@scope/name`. */
 const packageOf = (spec) => spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/');
 
-const packagesExternal = {
+export const packagesExternal = {
   name: 'packages-external-except-bundled',
   setup(b) {
     // A bare specifier (not relative, not absolute, not node:) names a package.
@@ -32,23 +32,33 @@ const packagesExternal = {
   },
 };
 
-rmSync(path.join(ROOT, 'dist'), { recursive: true, force: true });
-await build({
-  absWorkingDir: ROOT,
-  entryPoints: ENTRIES,
+/**
+ * How the bot is compiled, apart from what goes in and where it goes. The bench compiles its bot
+ * process with these too (bench/compile.ts), so what it measures loads what `npm start` loads.
+ */
+export const BOT_BUILD_OPTIONS = {
   bundle: true,
   splitting: true,
   format: 'esm',
   platform: 'node',
   target: 'node20',
   keepNames: true,
-  sourcemap: true,
-  metafile: true,
-  outbase: '.',
-  outdir: 'dist',
-  logLevel: 'warning',
   plugins: [packagesExternal],
-}).then(async (r) => {
+};
+
+// Run as `node scripts/build.mjs`, it builds dist/; imported, it only lends its options.
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  rmSync(path.join(ROOT, 'dist'), { recursive: true, force: true });
+  const r = await build({
+    ...BOT_BUILD_OPTIONS,
+    absWorkingDir: ROOT,
+    entryPoints: ENTRIES,
+    sourcemap: true,
+    metafile: true,
+    outbase: '.',
+    outdir: 'dist',
+    logLevel: 'warning',
+  });
   const { writeFileSync } = await import('node:fs');
   writeFileSync(path.join(ROOT, 'dist', 'meta.json'), JSON.stringify(r.metafile));
-});
+}

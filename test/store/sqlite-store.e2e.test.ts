@@ -231,7 +231,7 @@ describe('the checkpoint thread runs only while the WAL needs it', () => {
   it('stays off under the WAL threshold, starts past it, copies the WAL, ends when idle with the WAL emptied, and comes back', async () => {
     const file = path.join(dir, 'w.sqlite');
     const writer = new Database(file);
-    onTestFinished(() => writer.close());
+    onTestFinished(() => { writer.close(); });
     writer.pragma('journal_mode = WAL');
     writer.pragma('wal_autocheckpoint = 0');
     writer.exec('CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)');
@@ -264,7 +264,7 @@ describe('the checkpoint thread runs only while the WAL needs it', () => {
   it('a WAL left past the threshold (a previous process that died) is checkpointed right after open', async () => {
     const file = path.join(dir, 'w.sqlite');
     const writer = new Database(file);
-    onTestFinished(() => writer.close());
+    onTestFinished(() => { writer.close(); });
     writer.pragma('journal_mode = WAL');
     writer.pragma('wal_autocheckpoint = 0');
     writer.exec('CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)');
