@@ -32,7 +32,7 @@ interface Place {
   reopen(): Promise<OpenedDatabase>;
   queue<J>(database: OpenedDatabase, name: string, max?: number): WorkQueue<J>;
   /** PostgreSQL only: a queue with its own settle and presence timing. */
-  pgQueue?<J>(database: OpenedDatabase, name: string, timing: { settleMs: number; presenceMs: number }): PgWorkQueue<J>;
+  pgQueue?<J>(database: OpenedDatabase, name: string, timing: { settleMs?: number; presenceMs?: number; leaseMs?: number }): PgWorkQueue<J>;
 }
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -370,6 +370,83 @@ if (pgUrl) describe('work queue with two instances on PostgreSQL', () => {
       expect(jobs).toEqual([...jobs].sort());
     }
     expect(new Set(ran.map((r) => r.by))).toEqual(new Set(['a', 'b']));
+  });
+
+  it('keeps the claims of several jobs running past their lease (renewed together), so no instance claims them again', async () => {
+    const place = await engines.find((e) => e.name === 'postgres')!.open();
+    // Leases of 600 ms, renewed every 200 ms; jobs run 1.5 s; both instances look every 100 ms.
+    const a = place.queue<string>(place.database, 'a', 4);
+    const b = place.queue<string>(await place.reopen(), 'b', 4);
+    cleanups.push(() => a.close(), () => b.close());
+    const starts: string[] = [];
+    const atEnd: Array<{ id: string; claimed_by: string | null; attempts: number }> = [];
+    const runner = (by: string) => async (job: string, ctx: WorkContext) => {
+      starts.push(`${job}@${by}`);
+      await new Promise((r) => setTimeout(r, 1_500));
+      // Still this instance's claim, taken once: nobody claimed it again meanwhile.
+      atEnd.push(...(await place.database.db.selectFrom('hermes_work').select(['id', 'claimed_by', 'attempts']).where('id', '=', ctx.id).execute()));
+    };
+    for (const lane of ['L1', 'L2', 'L3']) await a.add(item(`j-${lane}`, lane, clockOrderKey(Date.now())));
+    await a.start(runner('a'));
+    await b.start(runner('b'));
+    await until(() => atEnd.length === 3, 10_000);
+    await Promise.all([a.idle(), b.idle()]);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(starts.sort()).toEqual(['j-L1@a', 'j-L2@a', 'j-L3@a']);
+    expect(atEnd.sort((x, y) => (x.id < y.id ? -1 : 1))).toEqual(['j-L1', 'j-L2', 'j-L3'].map((id) => ({ id, claimed_by: 'a', attempts: 1 })));
+    expect(await place.database.db.selectFrom('hermes_work').select('id').execute()).toEqual([]);
+  });
+
+  it('never claims again a row whose job still runs here, even when its lease ran out (a late renewal)', async () => {
+    const place = await engines.find((e) => e.name === 'postgres')!.open();
+    // A lease of a minute: renewed every 20 s, so within the test only the poll (every 100 ms) looks.
+    const a = place.pgQueue!<string>(place.database, 'a', { settleMs: 0, leaseMs: 60_000 });
+    cleanups.push(() => a.close());
+    const starts: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    await a.start(async (job) => {
+      starts.push(job);
+      await gate;
+    });
+    await a.add(item('long', 'L1', clockOrderKey(Date.now())));
+    await until(() => a.active() === 1);
+    // The lease runs out while the job is still running here.
+    await place.database.db.updateTable('hermes_work').set({ claimed_until: Date.now() - 1 }).where('id', '=', 'long').execute();
+    await new Promise((r) => setTimeout(r, 500));
+    release();
+    await a.idle();
+    expect(starts).toEqual(['long']);
+  });
+
+  it('stops a job here when its claim was taken (this instance stalled past its lease); the others keep running', async () => {
+    const place = await engines.find((e) => e.name === 'postgres')!.open();
+    const a = place.queue<string>(place.database, 'a', 4);
+    cleanups.push(() => a.close());
+    const stopped: string[] = [];
+    await a.start(async (job, ctx) => {
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, 1_500);
+        ctx.signal.addEventListener('abort', () => {
+          clearTimeout(t);
+          stopped.push(job);
+          r();
+        }, { once: true });
+      });
+      return ctx.signal.aborted ? 'interrupted' : undefined;
+    });
+    await a.add(item('kept', 'L1', clockOrderKey(Date.now())));
+    await a.add(item('taken', 'L2', clockOrderKey(Date.now())));
+    await until(() => a.active() === 2);
+    // As if another instance had claimed it after this one's lease ran out.
+    await place.database.db.updateTable('hermes_work').set({ claimed_by: 'other', claimed_until: Date.now() + 60_000 }).where('id', '=', 'taken').execute();
+    await until(() => stopped.length === 1, 5_000);
+    expect(stopped).toEqual(['taken']);
+    await a.idle();
+    expect(stopped).toEqual(['taken']);
+    // The row stays with its new holder; the finished one is gone.
+    const rows = await place.database.db.selectFrom('hermes_work').select(['id', 'claimed_by']).execute();
+    expect(rows).toEqual([{ id: 'taken', claimed_by: 'other' }]);
   });
 
   it('settles new rows only while another instance is live, and then still runs posts accepted by both in platform order', async () => {

@@ -126,6 +126,16 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions): PgWorkQueue<J> {
     settleMs: settle,
     pollMs: () => (listeningSince === undefined ? Math.min(pollMs, POLL_UNHEARD_MS) : pollMs),
     heartbeat: true,
+    // Renewals go over the LISTEN connection while it is up: on the pool they waited behind every
+    // queued statement (seconds at 500 sessions on two instances), long enough for leases to run
+    // out under turns still running.
+    renew(ids, until) {
+      const client = listener;
+      if (!client || listeningSince === undefined) return undefined;
+      return client
+        .query<{ id: string }>('update hermes_work set claimed_until = $1 where claimed_by = $2 and id = any($3::text[]) returning id', [until, self, ids])
+        .then((r) => r.rows.map((row) => row.id));
+    },
     claiming() {
       heardDuringClaim.clear();
       anyHeardDuringClaim = false;
@@ -202,7 +212,8 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions): PgWorkQueue<J> {
     // Imported here, not at the top, so a bot on SQLite never loads the PostgreSQL driver.
     const { default: driver } = await import('pg');
     if (!running) return;
-    const client = new driver.Client({ connectionString: opts.url, connectionTimeoutMillis: 10_000, keepAlive: true });
+    // Statements on it (renewals, presence) time out after a lease: later than that they are too late anyway.
+    const client = new driver.Client({ connectionString: opts.url, connectionTimeoutMillis: 10_000, keepAlive: true, query_timeout: leaseMs });
     const retry = (why: string) => {
       if (listener !== client) return;
       listener = undefined;
