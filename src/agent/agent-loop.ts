@@ -88,8 +88,8 @@ export async function runAgentLoop(deps: TurnDeps, run: LoopRun, policy: LoopPol
     write.catch(() => undefined);
     held.push(write);
   };
-  const appendStep = async (messages: ChatMessage[]) => {
-    await Promise.all([policy.conversation.append(messages), ...held.splice(0)]);
+  const appendStep = async (messages: ChatMessage[], alongside?: Promise<void>) => {
+    await Promise.all([policy.conversation.append(messages), ...held.splice(0), alongside]);
   };
 
   while (tally.stepsUsed < policy.maxSteps) {
@@ -140,7 +140,7 @@ export async function runAgentLoop(deps: TurnDeps, run: LoopRun, policy: LoopPol
       }
       deps.tracer.record({ type: 'model_call', ...traced, model: response.model, requestModel, response, usage: response.usage, latencyMs });
       sink.stepEnded?.('answer');
-      await appendStep([{ role: 'assistant', content: text }]);
+      await appendStep([{ role: 'assistant', content: text }], text ? sink.answered?.(text) : undefined);
       return { kind: 'answered', text };
     }
 

@@ -32,7 +32,7 @@ describe('one commit per step (SQLite)', () => {
     const logged: Array<{ table: string; commits: number }> = [];
     const stats = harness.core.database.stats;
     stats.onQuery = (sql) => {
-      const table = /^insert into "hermes_(usage|message)"/.exec(sql)?.[1];
+      const table = /^insert into "hermes_(usage|message|recall_message)"/.exec(sql)?.[1];
       if (table) logged.push({ table, commits: stats.commits ?? 0 });
     };
     harness.fake.setHandler((_req, i) => {
@@ -60,12 +60,12 @@ describe('one commit per step (SQLite)', () => {
     // The commit each of the turn's token charges and messages went out in (a write is logged once
     // its commit is done, so writes logged with the same count shared that commit): each charge
     // shares its commit with the message the step wrote right after it, and the tool results
-    // (written after the tools ran) have one of their own.
-    const writes = logged.filter((w) => w.table === 'usage' || w.table === 'message').slice(-8);
-    expect(writes.map((w) => w.table).sort()).toEqual([...Array(5).fill('message'), ...Array(3).fill('usage')]);
+    // (written after the tools ran) have one of their own; the answer's search row goes with the answer.
+    const writes = logged.slice(-9);
+    expect(writes.map((w) => w.table).sort()).toEqual([...Array(5).fill('message'), 'recall_message', ...Array(3).fill('usage')]);
     const byCommit = new Map<number, string[]>();
     for (const w of writes) byCommit.set(w.commits, [...(byCommit.get(w.commits) ?? []), w.table]);
-    expect([...byCommit.values()].map((t) => t.sort().join('+'))).toEqual(['message+usage', 'message', 'message+usage', 'message', 'message+usage']);
+    expect([...byCommit.values()].map((t) => t.sort().join('+'))).toEqual(['message+usage', 'message', 'message+usage', 'message', 'message+recall_message+usage']);
     const peek = new Database(file, { readonly: true });
     try {
       expect((peek.prepare("select tokens from hermes_usage where kind = 'person' and subject = 'slack:U1'").get() as { tokens: number }).tokens).toBe(330);
