@@ -37,7 +37,16 @@ export interface BotStats {
   serverAckMs: number[];
   /** From the load generator's send (its SENT_HEADER) to the request's arrival in the HTTP server (ms, each). */
   beforeServerMs: number[];
+  /**
+   * Each event request carrying ID_HEADER, in wall-clock ms (performance.timeOrigin + now): arrival
+   * in the HTTP server (headers parsed), receipt write started and committed (0 when the request
+   * was not journaled: the message.channels twin of a mention), response finished.
+   */
+  requests: Array<[id: string, arrived: number, receiptStart: number, receiptEnd: number, finished: number]>;
 }
+
+/** The load generator's id of a request (its event_id), so both sides' times of it can be joined. */
+export const ID_HEADER = 'x-bench-id';
 
 /** Wall-clock ms (performance.timeOrigin + now) at which the load generator sent a request. */
 export const SENT_HEADER = 'x-bench-sent-at';
@@ -60,7 +69,21 @@ async function main(): Promise<void> {
   // As src/main.ts starts Slack in HTTP mode: Bolt's Socket Mode client loads only if asked for.
   deferSocketModeClient();
   const { createSlackAdapter } = await import('../adapters/slack/slack-adapter.js');
-  const adapter = await createSlackAdapter({ config: config.slack!, http, gateway: core.gateway, database: core.database, receipts: createReceiptJournal(core.database, 'slack'), log });
+  // The receipt write (the one store write an acknowledgement waits for), timed per event_id.
+  const receiptTimes = new Map<string, [number, number]>();
+  const journal = createReceiptJournal(core.database, 'slack');
+  const wallNow = () => performance.timeOrigin + performance.now();
+  const receipts = {
+    ...journal,
+    async add(id: string, body: unknown) {
+      const t0 = wallNow();
+      const r = await journal.add(id, body);
+      const eventId = (body as { event_id?: unknown } | null)?.event_id;
+      if (typeof eventId === 'string') receiptTimes.set(eventId, [t0, wallNow()]);
+      return r;
+    },
+  };
+  const adapter = await createSlackAdapter({ config: config.slack!, http, gateway: core.gateway, database: core.database, receipts, log });
   const port = await http.start(0, listenHost({ slackHttp: true }));
   await adapter.start();
   await core.start();
@@ -71,6 +94,7 @@ async function main(): Promise<void> {
   // Where an acknowledgement's time goes: in this process, or before the request reached it.
   let serverAcks: number[] = [];
   let beforeServer: number[] = [];
+  let requests: BotStats['requests'] = [];
   const arrived = new WeakMap<IncomingMessage, number>();
   diagnostics.subscribe('http.server.request.start', (m) => {
     const { request } = m as { request: IncomingMessage };
@@ -82,7 +106,14 @@ async function main(): Promise<void> {
   diagnostics.subscribe('http.server.response.finish', (m) => {
     const { request } = m as { request: IncomingMessage; response: ServerResponse };
     const t0 = arrived.get(request);
-    if (t0 !== undefined && request.url?.startsWith('/slack/events')) serverAcks.push(performance.now() - t0);
+    if (t0 === undefined || !request.url?.startsWith('/slack/events')) return;
+    const now = performance.now();
+    serverAcks.push(now - t0);
+    const id = request.headers[ID_HEADER];
+    if (typeof id !== 'string') return;
+    const r = receiptTimes.get(id);
+    receiptTimes.delete(id);
+    requests.push([id, performance.timeOrigin + t0, r?.[0] ?? 0, r?.[1] ?? 0, performance.timeOrigin + now]);
   });
   let peakRss = process.memoryUsage.rss();
   let cpu0 = process.cpuUsage();
@@ -121,6 +152,8 @@ async function main(): Promise<void> {
       lag.reset();
       serverAcks = [];
       beforeServer = [];
+      requests = [];
+      receiptTimes.clear();
       peakRss = process.memoryUsage.rss();
       cpu0 = process.cpuUsage();
       counted.reset();
@@ -132,7 +165,7 @@ async function main(): Promise<void> {
         writeFileSync(path.join(profileDir!, `bot-window-${++windows}-${process.pid}.cpuprofile`), JSON.stringify(profile));
       }
       peakRss = Math.max(peakRss, process.memoryUsage.rss());
-      send({ type: 'stats', stats: { lagP50Ms: lag.percentile(50) / 1e6, lagP99Ms: lag.percentile(99) / 1e6, lagMaxMs: lag.max / 1e6, peakRssMb: peakRss / 2 ** 20, serverAckMs: serverAcks, beforeServerMs: beforeServer, ...cpuAndStore() } });
+      send({ type: 'stats', stats: { lagP50Ms: lag.percentile(50) / 1e6, lagP99Ms: lag.percentile(99) / 1e6, lagMaxMs: lag.max / 1e6, peakRssMb: peakRss / 2 ** 20, serverAckMs: serverAcks, beforeServerMs: beforeServer, requests, ...cpuAndStore() } });
     } else if (m.type === 'stop') {
       void (async () => {
         await adapter.stop();

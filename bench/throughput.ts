@@ -1,5 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import diagnostics from 'node:diagnostics_channel';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -49,7 +50,86 @@ export interface ThroughputRow {
   generatorLagP99Ms: number;
   /** CPU of this process (fakes + load generator) over the level, % of one core: near 100, ack times include its queueing. */
   generatorCpuPercent: number;
+  /** Where each acknowledgement's time went, phase by phase (ackPhases below), for the first round, the later ones and all. */
+  ackPhases?: Record<'firstRound' | 'laterRounds' | 'all', AckPhases>;
 }
+
+/**
+ * One acknowledgement, cut at the points both processes timestamp (wall clock, ms):
+ * - `queued`: the generator's own send-side delay, from calling fetch to undici writing the
+ *   request's headers to the socket (the generator's loop and connection set-up);
+ * - `toBot`: written → the bot's HTTP server has the headers (kernel, and the bot's loop reading);
+ * - `toReceipt`: arrival → the receipt write starts (body, signature, parse, Bolt); journaled requests only;
+ * - `receipt`: the receipt write, committed;
+ * - `toAck`: committed (or arrival, for a request not journaled) → the response finished;
+ * - `inBot`: arrival → response finished;
+ * - `back`: finished → the generator's undici has the response headers (kernel, and the generator's loop);
+ * - `wire`: written → response headers in the generator: the acknowledgement without the
+ *   generator's send-side queueing;
+ * - `served`: written → the bot's response finished: what a sender that is not itself late (Slack)
+ *   would wait, without the generator's send-side queueing or its loop reading the answer;
+ * - `generator`: calling fetch → its promise resolved: the figure reported as the ack.
+ * Each as p50 / p99, and `slowest`: the mean of each phase over the slowest 1 % by `generator`
+ * (percentiles of parts do not add up; these do, apart from clock offset between processes).
+ */
+export interface AckPhases {
+  count: number;
+  p50: Record<AckPhase, number>;
+  p99: Record<AckPhase, number>;
+  slowest: Record<AckPhase, number>;
+}
+type AckPhase = 'queued' | 'toBot' | 'toReceipt' | 'receipt' | 'toAck' | 'inBot' | 'back' | 'wire' | 'served' | 'generator';
+const PHASES: AckPhase[] = ['queued', 'toBot', 'toReceipt', 'receipt', 'toAck', 'inBot', 'back', 'wire', 'served', 'generator'];
+
+/** The generator's timestamps of one event POST (wall ms), keyed by its id (ID_HEADER). */
+interface SentRequest { round: number; called: number; written?: number; headers?: number; resolved?: number }
+const ID_HEADER = 'x-bench-id';
+const sentRequests = new Map<string, SentRequest>();
+const wallNow = () => performance.timeOrigin + performance.now();
+const idOf = (request: unknown): string | undefined => {
+  const h = (request as { headers?: unknown }).headers;
+  if (!Array.isArray(h)) return undefined;
+  const i = h.indexOf(ID_HEADER);
+  return i >= 0 ? String(h[i + 1]) : undefined;
+};
+// undici (Node's fetch) publishes when it writes a request's headers and when it has the response's.
+diagnostics.subscribe('undici:client:sendHeaders', (m) => {
+  const r = sentRequests.get(idOf((m as { request: unknown }).request) ?? '');
+  if (r && r.written === undefined) r.written = wallNow();
+});
+diagnostics.subscribe('undici:request:headers', (m) => {
+  const r = sentRequests.get(idOf((m as { request: unknown }).request) ?? '');
+  if (r && r.headers === undefined) r.headers = wallNow();
+});
+
+function ackPhases(sent: Map<string, SentRequest>, bot: BotStats['requests'], rounds: (round: number) => boolean): AckPhases {
+  const rows: Record<AckPhase, number>[] = [];
+  for (const [id, arrived, receiptStart, receiptEnd, finished] of bot) {
+    const g = sent.get(id);
+    if (!g || !rounds(g.round) || g.written === undefined || g.headers === undefined || g.resolved === undefined) continue;
+    const journaled = receiptStart > 0;
+    rows.push({
+      queued: g.written - g.called,
+      toBot: arrived - g.written,
+      toReceipt: journaled ? receiptStart - arrived : NaN,
+      receipt: journaled ? receiptEnd - receiptStart : NaN,
+      toAck: finished - (journaled ? receiptEnd : arrived),
+      inBot: finished - arrived,
+      back: g.headers - finished,
+      wire: g.headers - g.written,
+      served: finished - g.written,
+      generator: g.resolved - g.called,
+    });
+  }
+  const of = (f: (r: Record<AckPhase, number>) => number, list = rows) => list.map(f).filter((v) => !Number.isNaN(v));
+  const each = (fn: (values: number[]) => number, list = rows) => Object.fromEntries(PHASES.map((p) => [p, round(fn(of((r) => r[p], list)), 1)])) as Record<AckPhase, number>;
+  const slow = [...rows].sort((a, b) => b.generator - a.generator).slice(0, Math.max(1, Math.ceil(rows.length / 100)));
+  const mean = (v: number[]) => (v.length ? v.reduce((a, b) => a + b, 0) / v.length : NaN);
+  return { count: rows.length, p50: each((v) => percentile(v, 50)), p99: each((v) => percentile(v, 99)), slowest: each(mean, slow) };
+}
+
+const describePhases = (label: string, a: AckPhases) =>
+  `${label} (${a.count}): ` + PHASES.map((p) => `${p} ${a.p50[p]}/${a.p99[p]}`).join(', ') + `; slowest 1 % (mean): ` + PHASES.map((p) => `${p} ${a.slowest[p]}`).join(', ');
 
 export interface ThroughputResult { modelLatencyMs: number; /** Unset: the shipped default. */ maxConcurrentTurns?: number; rows: ThroughputRow[]; errors: string[]; setup?: string }
 
@@ -186,13 +266,20 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
       // Every session sends its first measured mention at the same instant (a burst of 2n requests);
       // later rounds spread out with the replies. Their acks are also reported apart.
       const laterAcks: number[] = [];
+      let requestNo = 0;
+      sentRequests.clear();
       const mention = async (channel: string, user: string, text: string, record: boolean, roundNo: number) => {
         const ts = slack.nextTs();
         const common = { user, text: `<@${slack.botUserId}> ${text}`, ts, channel };
         const post = async (event: Record<string, unknown>) => {
           const t0 = performance.now();
+          // The request's id (also its event_id) joins the generator's and the bot's times of it.
+          const id = `EvB${channelBase}x${++requestNo}`;
+          const timing: SentRequest = { round: roundNo, called: performance.timeOrigin + t0 };
+          if (record) sentRequests.set(id, timing);
           // Wall-clock send time, so the bot can tell how long the request took to reach its HTTP server.
-          const res = await slack.sendEvent(nextTarget(), event, { headers: { [SENT_HEADER]: String(performance.timeOrigin + t0) } });
+          const res = await slack.sendEvent(nextTarget(), event, { eventId: id, headers: { [SENT_HEADER]: String(performance.timeOrigin + t0), [ID_HEADER]: id } });
+          timing.resolved = wallNow();
           if (record) acks.push(performance.now() - t0);
           if (record && roundNo > 0) laterAcks.push(performance.now() - t0);
           if (res.status !== 200) throw new Error(`event answered ${res.status}`);
@@ -232,9 +319,18 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
           const ownCpu = process.cpuUsage(ownCpu0);
           ownLag.disable();
           const stats = combine((await all({ type: 'stats' }, 'stats')).map((m) => m.stats));
-          rows.push({ ...toRow(n, above.length, seconds, sizes.modelLatencyMs, above, acks, stats, failures, ownLag.percentile(99) / 1e6, (ownCpu.user + ownCpu.system) / 1000), ackAfterFirstRoundP99Ms: round(percentile(laterAcks, 99), 1) });
+          const phases = {
+            firstRound: ackPhases(sentRequests, stats.requests, (r) => r === 0),
+            laterRounds: ackPhases(sentRequests, stats.requests, (r) => r > 0),
+            all: ackPhases(sentRequests, stats.requests, () => true),
+          };
+          sentRequests.clear();
+          rows.push({ ...toRow(n, above.length, seconds, sizes.modelLatencyMs, above, acks, stats, failures, ownLag.percentile(99) / 1e6, (ownCpu.user + ownCpu.system) / 1000), ackAfterFirstRoundP99Ms: round(percentile(laterAcks, 99), 1), ackPhases: phases });
           const row = rows.at(-1)!;
-          log(`throughput (${setup.label}): ${n} sessions → ${row.repliesPerSecond} replies/s; ack p99 ${row.ackP99Ms} ms (rounds after the first ${row.ackAfterFirstRoundP99Ms}; before the bot's server p50 ${row.beforeServerP50Ms} p99 ${row.beforeServerP99Ms}, inside ${row.serverAckP99Ms}); lag p99 ${row.eventLoopLagP99Ms} ms; ${row.botCpuMsPerReply} CPU ms/reply (${row.botCpuPercent} % of a core; generator ${row.generatorCpuPercent} %); peak RSS ${row.peakRssMb} MB`);
+          log(`ack phases at ${n} sessions, ms p50/p99: ${describePhases('first round', phases.firstRound)}`);
+          log(`ack phases at ${n} sessions, ms p50/p99: ${describePhases('later rounds', phases.laterRounds)}`);
+          log(`ack phases at ${n} sessions, ms p50/p99: ${describePhases('all', phases.all)}`);
+          log(`throughput (${setup.label}): ${n} sessions → ${row.repliesPerSecond} replies/s; ack p99 ${row.ackP99Ms} ms (written → served p99 ${phases.all.p99.served}, first round ${phases.firstRound.p99.served}, later ${phases.laterRounds.p99.served}; generator's send-side queueing p99 ${phases.all.p99.queued}; rounds after the first ${row.ackAfterFirstRoundP99Ms}; before the bot's server p50 ${row.beforeServerP50Ms} p99 ${row.beforeServerP99Ms}, inside ${row.serverAckP99Ms}); lag p99 ${row.eventLoopLagP99Ms} ms; ${row.botCpuMsPerReply} CPU ms/reply (${row.botCpuPercent} % of a core; generator ${row.generatorCpuPercent} %); peak RSS ${row.peakRssMb} MB`);
         });
       } catch (err) {
         errors.push((err as Error).message);
@@ -278,6 +374,7 @@ function combine(all: BotStats[]): BotStats {
     storeWaitMs: sum((s) => s.storeWaitMs),
     serverAckMs: all.flatMap((s) => s.serverAckMs),
     beforeServerMs: all.flatMap((s) => s.beforeServerMs),
+    requests: all.flatMap((s) => s.requests),
   };
 }
 
