@@ -43,6 +43,13 @@ export interface BotStats {
    * was not journaled: the message.channels twin of a mention), response finished.
    */
   requests: Array<[id: string, arrived: number, receiptStart: number, receiptEnd: number, finished: number]>;
+  /**
+   * The process's CPU clock against the wall clock, read at each event request's arrival and end:
+   * [wall ms, CPU ms since the window began]. The load generator reads from it how much CPU the bot
+   * spent between a request reaching it and its answer, a figure a busy shared machine does not
+   * stretch the way it stretches wall time.
+   */
+  cpuClock: Array<[wall: number, cpuMs: number]>;
 }
 
 /** The load generator's id of a request (its event_id), so both sides' times of it can be joined. */
@@ -95,11 +102,18 @@ async function main(): Promise<void> {
   let serverAcks: number[] = [];
   let beforeServer: number[] = [];
   let requests: BotStats['requests'] = [];
+  let cpuClock: BotStats['cpuClock'] = [];
+  let cpuClock0 = process.cpuUsage();
+  const readCpuClock = (now: number) => {
+    const c = process.cpuUsage(cpuClock0);
+    cpuClock.push([performance.timeOrigin + now, (c.user + c.system) / 1000]);
+  };
   const arrived = new WeakMap<IncomingMessage, number>();
   diagnostics.subscribe('http.server.request.start', (m) => {
     const { request } = m as { request: IncomingMessage };
     const now = performance.now();
     arrived.set(request, now);
+    if (request.url?.startsWith('/slack/events')) readCpuClock(now);
     const sent = Number(request.headers[SENT_HEADER]);
     if (sent > 0) beforeServer.push(performance.timeOrigin + now - sent);
   });
@@ -109,6 +123,7 @@ async function main(): Promise<void> {
     if (t0 === undefined || !request.url?.startsWith('/slack/events')) return;
     const now = performance.now();
     serverAcks.push(now - t0);
+    readCpuClock(now);
     const id = request.headers[ID_HEADER];
     if (typeof id !== 'string') return;
     const r = receiptTimes.get(id);
@@ -153,6 +168,8 @@ async function main(): Promise<void> {
       serverAcks = [];
       beforeServer = [];
       requests = [];
+      cpuClock = [];
+      cpuClock0 = process.cpuUsage();
       receiptTimes.clear();
       peakRss = process.memoryUsage.rss();
       cpu0 = process.cpuUsage();
@@ -165,7 +182,7 @@ async function main(): Promise<void> {
         writeFileSync(path.join(profileDir!, `bot-window-${++windows}-${process.pid}.cpuprofile`), JSON.stringify(profile));
       }
       peakRss = Math.max(peakRss, process.memoryUsage.rss());
-      send({ type: 'stats', stats: { lagP50Ms: lag.percentile(50) / 1e6, lagP99Ms: lag.percentile(99) / 1e6, lagMaxMs: lag.max / 1e6, peakRssMb: peakRss / 2 ** 20, serverAckMs: serverAcks, beforeServerMs: beforeServer, requests, ...cpuAndStore() } });
+      send({ type: 'stats', stats: { lagP50Ms: lag.percentile(50) / 1e6, lagP99Ms: lag.percentile(99) / 1e6, lagMaxMs: lag.max / 1e6, peakRssMb: peakRss / 2 ** 20, serverAckMs: serverAcks, beforeServerMs: beforeServer, requests, cpuClock, ...cpuAndStore() } });
     } else if (m.type === 'stop') {
       void (async () => {
         await adapter.stop();

@@ -68,7 +68,10 @@ export interface ThroughputRow {
  *   generator's send-side queueing;
  * - `served`: written → the bot's response finished: what a sender that is not itself late (Slack)
  *   would wait, without the generator's send-side queueing or its loop reading the answer;
- * - `generator`: calling fetch → its promise resolved: the figure reported as the ack.
+ * - `generator`: calling fetch → its promise resolved: the figure reported as the ack;
+ * - `botCpu`: the bot's CPU time (ms, all its threads) from written to served, read off its CPU
+ *   clock (BotStats.cpuClock): what the ack cost in the bot's work done first, which a loaded
+ *   machine does not stretch (on a quiet machine with the bot busy, `served` tends to it).
  * Each as p50 / p99, and `slowest`: the mean of each phase over the slowest 1 % by `generator`
  * (percentiles of parts do not add up; these do, apart from clock offset between processes).
  */
@@ -78,8 +81,25 @@ export interface AckPhases {
   p99: Record<AckPhase, number>;
   slowest: Record<AckPhase, number>;
 }
-type AckPhase = 'queued' | 'toBot' | 'toReceipt' | 'receipt' | 'toAck' | 'inBot' | 'back' | 'wire' | 'served' | 'generator';
-const PHASES: AckPhase[] = ['queued', 'toBot', 'toReceipt', 'receipt', 'toAck', 'inBot', 'back', 'wire', 'served', 'generator'];
+type AckPhase = 'queued' | 'toBot' | 'toReceipt' | 'receipt' | 'toAck' | 'inBot' | 'back' | 'wire' | 'served' | 'generator' | 'botCpu';
+const PHASES: AckPhase[] = ['queued', 'toBot', 'toReceipt', 'receipt', 'toAck', 'inBot', 'back', 'wire', 'served', 'generator', 'botCpu'];
+
+/** The bot's CPU ms at wall time `at`, interpolated between its readings (sorted by wall time). */
+function cpuAt(clock: BotStats['cpuClock'], at: number): number {
+  if (clock.length === 0) return NaN;
+  let lo = 0;
+  let hi = clock.length - 1;
+  if (at <= clock[0]![0]) return clock[0]![1];
+  if (at >= clock[hi]![0]) return clock[hi]![1];
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (clock[mid]![0] <= at) lo = mid;
+    else hi = mid;
+  }
+  const [w0, c0] = clock[lo]!;
+  const [w1, c1] = clock[hi]!;
+  return w1 === w0 ? c1 : c0 + ((c1 - c0) * (at - w0)) / (w1 - w0);
+}
 
 /** The generator's timestamps of one event POST (wall ms), keyed by its id (ID_HEADER). */
 interface SentRequest { round: number; called: number; written?: number; headers?: number; resolved?: number }
@@ -102,7 +122,7 @@ diagnostics.subscribe('undici:request:headers', (m) => {
   if (r && r.headers === undefined) r.headers = wallNow();
 });
 
-function ackPhases(sent: Map<string, SentRequest>, bot: BotStats['requests'], rounds: (round: number) => boolean): AckPhases {
+function ackPhases(sent: Map<string, SentRequest>, bot: BotStats['requests'], clock: BotStats['cpuClock'], rounds: (round: number) => boolean): AckPhases {
   const rows: Record<AckPhase, number>[] = [];
   for (const [id, arrived, receiptStart, receiptEnd, finished] of bot) {
     const g = sent.get(id);
@@ -119,6 +139,7 @@ function ackPhases(sent: Map<string, SentRequest>, bot: BotStats['requests'], ro
       wire: g.headers - g.written,
       served: finished - g.written,
       generator: g.resolved - g.called,
+      botCpu: cpuAt(clock, finished) - cpuAt(clock, g.written),
     });
   }
   const of = (f: (r: Record<AckPhase, number>) => number, list = rows) => list.map(f).filter((v) => !Number.isNaN(v));
@@ -320,9 +341,9 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
           ownLag.disable();
           const stats = combine((await all({ type: 'stats' }, 'stats')).map((m) => m.stats));
           const phases = {
-            firstRound: ackPhases(sentRequests, stats.requests, (r) => r === 0),
-            laterRounds: ackPhases(sentRequests, stats.requests, (r) => r > 0),
-            all: ackPhases(sentRequests, stats.requests, () => true),
+            firstRound: ackPhases(sentRequests, stats.requests, stats.cpuClock, (r) => r === 0),
+            laterRounds: ackPhases(sentRequests, stats.requests, stats.cpuClock, (r) => r > 0),
+            all: ackPhases(sentRequests, stats.requests, stats.cpuClock, () => true),
           };
           sentRequests.clear();
           rows.push({ ...toRow(n, above.length, seconds, sizes.modelLatencyMs, above, acks, stats, failures, ownLag.percentile(99) / 1e6, (ownCpu.user + ownCpu.system) / 1000), ackAfterFirstRoundP99Ms: round(percentile(laterAcks, 99), 1), ackPhases: phases });
@@ -330,7 +351,7 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
           log(`ack phases at ${n} sessions, ms p50/p99: ${describePhases('first round', phases.firstRound)}`);
           log(`ack phases at ${n} sessions, ms p50/p99: ${describePhases('later rounds', phases.laterRounds)}`);
           log(`ack phases at ${n} sessions, ms p50/p99: ${describePhases('all', phases.all)}`);
-          log(`throughput (${setup.label}): ${n} sessions → ${row.repliesPerSecond} replies/s; ack p99 ${row.ackP99Ms} ms (written → served p99 ${phases.all.p99.served}, first round ${phases.firstRound.p99.served}, later ${phases.laterRounds.p99.served}; generator's send-side queueing p99 ${phases.all.p99.queued}; rounds after the first ${row.ackAfterFirstRoundP99Ms}; before the bot's server p50 ${row.beforeServerP50Ms} p99 ${row.beforeServerP99Ms}, inside ${row.serverAckP99Ms}); lag p99 ${row.eventLoopLagP99Ms} ms; ${row.botCpuMsPerReply} CPU ms/reply (${row.botCpuPercent} % of a core; generator ${row.generatorCpuPercent} %); peak RSS ${row.peakRssMb} MB`);
+          log(`throughput (${setup.label}): ${n} sessions → ${row.repliesPerSecond} replies/s; ack p99 ${row.ackP99Ms} ms (written → served p99 ${phases.all.p99.served}, first round ${phases.firstRound.p99.served}, later ${phases.laterRounds.p99.served}; generator's send-side queueing p99 ${phases.all.p99.queued}; bot CPU from written to served p99 ${phases.all.p99.botCpu}, first round ${phases.firstRound.p99.botCpu}, later ${phases.laterRounds.p99.botCpu}; rounds after the first ${row.ackAfterFirstRoundP99Ms}; before the bot's server p50 ${row.beforeServerP50Ms} p99 ${row.beforeServerP99Ms}, inside ${row.serverAckP99Ms}); lag p99 ${row.eventLoopLagP99Ms} ms; ${row.botCpuMsPerReply} CPU ms/reply (${row.botCpuPercent} % of a core; generator ${row.generatorCpuPercent} %); peak RSS ${row.peakRssMb} MB`);
         });
       } catch (err) {
         errors.push((err as Error).message);
@@ -375,6 +396,8 @@ function combine(all: BotStats[]): BotStats {
     serverAckMs: all.flatMap((s) => s.serverAckMs),
     beforeServerMs: all.flatMap((s) => s.beforeServerMs),
     requests: all.flatMap((s) => s.requests),
+    // A request's CPU figure needs the clock of the process that served it: with several, none is given.
+    cpuClock: all.length === 1 ? all[0]!.cpuClock : [],
   };
 }
 
