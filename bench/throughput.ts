@@ -77,6 +77,8 @@ export interface ThroughputRow {
  */
 export interface AckPhases {
   count: number;
+  /** The bot's clock minus the generator's (ms), taken out of the phases that cross processes. */
+  clockOffsetMs: number;
   p50: Record<AckPhase, number>;
   p99: Record<AckPhase, number>;
   slowest: Record<AckPhase, number>;
@@ -122,31 +124,52 @@ diagnostics.subscribe('undici:request:headers', (m) => {
   if (r && r.headers === undefined) r.headers = wallNow();
 });
 
+/**
+ * How far the bot's wall clock (its performance.timeOrigin + now) is ahead of the generator's: the
+ * two processes' origins were measured 30-50 ms apart in some runs. Both one-way trips (written →
+ * arrived, finished → read) take at least ~0 ms on loopback, so their smallest values, measured
+ * with the offset in opposite directions, put it halfway between them.
+ */
+function clockOffset(sent: Map<string, SentRequest>, bot: BotStats['requests']): number {
+  let toBot = Infinity;
+  let back = Infinity;
+  for (const [id, arrived, , , finished] of bot) {
+    const g = sent.get(id);
+    if (g?.written === undefined || g.headers === undefined) continue;
+    toBot = Math.min(toBot, arrived - g.written);
+    back = Math.min(back, g.headers - finished);
+  }
+  return Number.isFinite(toBot) && Number.isFinite(back) ? (toBot - back) / 2 : 0;
+}
+
 function ackPhases(sent: Map<string, SentRequest>, bot: BotStats['requests'], clock: BotStats['cpuClock'], rounds: (round: number) => boolean): AckPhases {
   const rows: Record<AckPhase, number>[] = [];
-  for (const [id, arrived, receiptStart, receiptEnd, finished] of bot) {
+  const offset = clockOffset(sent, bot);
+  for (const [id, arrivedOnBotClock, receiptStart, receiptEnd, finishedOnBotClock] of bot) {
     const g = sent.get(id);
     if (!g || !rounds(g.round) || g.written === undefined || g.headers === undefined || g.resolved === undefined) continue;
+    const arrived = arrivedOnBotClock - offset;
+    const finished = finishedOnBotClock - offset;
     const journaled = receiptStart > 0;
     rows.push({
       queued: g.written - g.called,
       toBot: arrived - g.written,
-      toReceipt: journaled ? receiptStart - arrived : NaN,
+      toReceipt: journaled ? receiptStart - arrivedOnBotClock : NaN,
       receipt: journaled ? receiptEnd - receiptStart : NaN,
-      toAck: finished - (journaled ? receiptEnd : arrived),
+      toAck: finishedOnBotClock - (journaled ? receiptEnd : arrivedOnBotClock),
       inBot: finished - arrived,
       back: g.headers - finished,
       wire: g.headers - g.written,
       served: finished - g.written,
       generator: g.resolved - g.called,
-      botCpu: cpuAt(clock, finished) - cpuAt(clock, g.written),
+      botCpu: cpuAt(clock, finishedOnBotClock) - cpuAt(clock, g.written + offset),
     });
   }
   const of = (f: (r: Record<AckPhase, number>) => number, list = rows) => list.map(f).filter((v) => !Number.isNaN(v));
   const each = (fn: (values: number[]) => number, list = rows) => Object.fromEntries(PHASES.map((p) => [p, round(fn(of((r) => r[p], list)), 1)])) as Record<AckPhase, number>;
   const slow = [...rows].sort((a, b) => b.generator - a.generator).slice(0, Math.max(1, Math.ceil(rows.length / 100)));
   const mean = (v: number[]) => (v.length ? v.reduce((a, b) => a + b, 0) / v.length : NaN);
-  return { count: rows.length, p50: each((v) => percentile(v, 50)), p99: each((v) => percentile(v, 99)), slowest: each(mean, slow) };
+  return { count: rows.length, clockOffsetMs: round(offset, 1), p50: each((v) => percentile(v, 50)), p99: each((v) => percentile(v, 99)), slowest: each(mean, slow) };
 }
 
 const describePhases = (label: string, a: AckPhases) =>
