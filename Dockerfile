@@ -8,6 +8,8 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json tsconfig.json ./
+# `npm run build` is scripts/build.mjs (esbuild; bundles kysely, openai and zod into dist/).
+COPY scripts/build.mjs ./scripts/
 COPY src ./src
 COPY adapters ./adapters
 COPY tools ./tools

@@ -1,5 +1,5 @@
 // Runs one entry point of the compiled build (esbuild bundles src/, adapters/ and tools/ into a few
-// files under dist/; packages stay in node_modules), so production runs plain JavaScript without a
+// files under dist/; packages stay in node_modules but for the few scripts/build.mjs names), so production runs plain JavaScript without a
 // TypeScript loader:  node src/launch.mjs src/main.js [args…]  (the path under dist/).
 // A missing or stale build is refused with one line instead of a module-not-found stack or old code.
 import path from 'node:path';

@@ -83,9 +83,11 @@ async function main(): Promise<void> {
   for (const w of [ignoredLinesWarning(envFile), ...result.warnings, ...agents.warnings]) if (w) log.warn(w);
   const rootNote = workspaceRootNote(workspaceRoot);
   if (rootNote) log.info(rootNote);
-  // The sandbox probe (one real run) goes on while the store opens; run_code joins the tools before
-  // any adapter starts, so the first message already sees it.
-  const probing = probeSandbox({ workspaceDir: config.files.workspaceDir, limits: sandboxLimits(config.files), clock: systemClock });
+  // The sandbox probe (one real run) goes on while the store opens and, for a chat platform, while
+  // its adapter is made (Bolt loads, auth.test); run_code joins the tools before any adapter starts,
+  // so the first message already sees it.
+  const probing = probeSandbox({ workspaceDir: config.files.workspaceDir, limits: sandboxLimits(config.files), clock: systemClock })
+    .catch((err: Error) => ({ ok: false as const, problem: `the sandbox check failed: ${err.message}` }));
   try {
     const skills = await openSkillLibrary({ dir: config.extensions.skillsDir, pins: config.extensions.skillPins, log: log.child({ component: 'skills' }) });
     core = await createCore({ config, log, skills, tools: builtinTools({ agents: config.agents, skills }) });
@@ -94,12 +96,16 @@ async function main(): Promise<void> {
     process.stderr.write(`config error: ${dataDirError(config.dataDir, err)}\n`);
     process.exit(2);
   }
-  const probe = await probing.catch((err: Error) => ({ ok: false as const, problem: `the sandbox check failed: ${err.message}` }));
-  if (!probe.ok) log.warn(`run_code is not offered: ${probe.problem}`);
-  else {
-    for (const u of probe.unavailable) log.warn(`run_code cannot run ${u.language}: ${u.problem}`);
-    core.registry.register(runCodeTool(probe.sandbox, { defaultTimeoutMs: config.files.codeTimeoutMs, memoryMb: config.files.codeMemoryMb }));
-  }
+  const joinRunCode = async (c: Core) => {
+    const probe = await probing;
+    if (!probe.ok) log.warn(`run_code is not offered: ${probe.problem}`);
+    else {
+      for (const u of probe.unavailable) log.warn(`run_code cannot run ${u.language}: ${u.problem}`);
+      c.registry.register(runCodeTool(probe.sandbox, { defaultTimeoutMs: config.files.codeTimeoutMs, memoryMb: config.files.codeMemoryMb }));
+    }
+  };
+  // The terminal chat shows the probe's warnings under its banner, so it waits for it here.
+  if (shellMode) await joinRunCode(core);
   let ready = false;
   const adapters: Adapter[] = [];
   let stopping = false;
@@ -164,6 +170,7 @@ async function main(): Promise<void> {
       const { createDiscordAdapter } = await import('../adapters/discord/discord-adapter.js');
       adapters.push(await createDiscordAdapter({ config: config.discord, gateway: core.gateway, store: core.store, log: log.child({ adapter: 'discord' }), leadership: core.leadership('discord-gateway') }));
     }
+    await joinRunCode(core);
   }
 
   // The terminal needs no connection, and recovery must show a pending approval before the

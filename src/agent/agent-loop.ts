@@ -80,6 +80,17 @@ export async function runAgentLoop(deps: TurnDeps, run: LoopRun, policy: LoopPol
   const requestModel = policy.model ?? deps.provider.model;
   let toolsCalled = policy.toolsCalledBefore ?? false;
   let groundingAsked = false;
+  // What the model call left to write (the usage meter's charge), written with the step's
+  // messages: one commit per step on SQLite instead of one after the other. Marked handled here,
+  // rejected to whoever awaits it (the step's append, before the next model call).
+  const held: Promise<unknown>[] = [];
+  const settleWith = (write: Promise<unknown>) => {
+    write.catch(() => undefined);
+    held.push(write);
+  };
+  const appendStep = async (messages: ChatMessage[], alongside?: Promise<void>) => {
+    await Promise.all([policy.conversation.append(messages), ...held.splice(0), alongside]);
+  };
 
   while (tally.stepsUsed < policy.maxSteps) {
     if (signal.aborted) return { kind: 'aborted' };
@@ -96,7 +107,7 @@ export async function runAgentLoop(deps: TurnDeps, run: LoopRun, policy: LoopPol
     const traced = { turnId: state.turnId, step, messages, tools: tools.map((t) => t.name), ...policy.mark };
     let response: ModelResponse;
     try {
-      response = await provider.complete({ messages, tools, signal, ...(policy.model && { model: policy.model }), ...(sink.textDelta && { onText: (text: string) => sink.textDelta?.(text) }) });
+      response = await provider.complete({ messages, tools, signal, settleWith, ...(policy.model && { model: policy.model }), ...(sink.textDelta && { onText: (text: string) => sink.textDelta?.(text) }) });
     } catch (err) {
       if (err instanceof DailyBudgetExhausted) {
         tally.stepsUsed -= 1; // no model call happened
@@ -114,7 +125,7 @@ export async function runAgentLoop(deps: TurnDeps, run: LoopRun, policy: LoopPol
       if (response.parseErrors.length > 0) {
         deps.tracer.record({ type: 'model_call', ...traced, model: response.model, requestModel, response, usage: response.usage, latencyMs });
         sink.stepEnded?.('retry');
-        await policy.conversation.append([{ role: 'assistant', content: response.content ?? '' }, systemNote(unparseableToolCalls(response.parseErrors))]);
+        await appendStep([{ role: 'assistant', content: response.content ?? '' }, systemNote(unparseableToolCalls(response.parseErrors))]);
         continue;
       }
       const text = (response.content ?? '').trim();
@@ -124,19 +135,19 @@ export async function runAgentLoop(deps: TurnDeps, run: LoopRun, policy: LoopPol
         groundingAsked = true;
         deps.tracer.record({ type: 'model_call', ...traced, model: response.model, requestModel, response, usage: response.usage, latencyMs, grounding: { claims } });
         sink.stepEnded?.('retry');
-        await policy.conversation.append([{ role: 'assistant', content: text }, systemNote(groundingNote(claims))]);
+        await appendStep([{ role: 'assistant', content: text }, systemNote(groundingNote(claims))]);
         continue;
       }
       deps.tracer.record({ type: 'model_call', ...traced, model: response.model, requestModel, response, usage: response.usage, latencyMs });
       sink.stepEnded?.('answer');
-      await policy.conversation.append([{ role: 'assistant', content: text }]);
+      await appendStep([{ role: 'assistant', content: text }], text ? sink.answered?.(text) : undefined);
       return { kind: 'answered', text };
     }
 
     deps.tracer.record({ type: 'model_call', ...traced, model: response.model, requestModel, response, usage: response.usage, latencyMs });
     sink.stepEnded?.('tool_calls');
     toolsCalled = true;
-    await policy.conversation.append([{ role: 'assistant', content: response.content, toolCalls: response.toolCalls.map(forHistory) }]);
+    await appendStep([{ role: 'assistant', content: response.content, toolCalls: response.toolCalls.map(forHistory) }]);
     const paused = await runToolRound(deps, { turnId: state.turnId, speaker: state.speaker, conversation: state.conversation, calls: response.toolCalls, gate, guard, signal, policy });
     if (paused) return { kind: 'paused', approval: paused };
     // Some calls were understood and ran; the ones that were not must not vanish silently.

@@ -26,6 +26,12 @@ export interface TurnSink {
    * stated figures no tool gave — see grounding.ts); a streaming display should drop that text.
    */
   stepEnded?(kind: StepEnd): void;
+  /**
+   * Writes that belong with the turn's final answer (the gateway: its search row), started in the
+   * same event-loop turn as the answer's append and awaited with it, so on SQLite they share its
+   * commit. Must not reject: a failure is the sink's to report.
+   */
+  answered?(text: string): Promise<void>;
   /** Tools are about to run (names as the model called them). */
   toolsStarting?(names: string[]): void;
   /** A note while a tool runs, e.g. what a sub-agent is doing ("researcher: fetch_url"). */

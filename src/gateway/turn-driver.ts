@@ -144,8 +144,8 @@ export function createTurnDriver(deps: TurnDriverDeps): TurnDriver {
     return say.stoppedBy(port ? port.mention(signal.reason.by.userId) : (signal.reason.by.displayName ?? signal.reason.by.userId));
   }
 
-  async function finish(state: TurnState, end: TurnEnd, stream?: { answer: AnswerStream; sink: AnswerSink }, signal?: AbortSignal): Promise<void> {
-    if (end.kind === 'answered' && end.text) await indexAnswer(state, end.text);
+  async function finish(state: TurnState, end: TurnEnd, stream?: { answer: AnswerStream; sink: AnswerSink }, signal?: AbortSignal, indexed = false): Promise<void> {
+    if (end.kind === 'answered' && end.text && !indexed) await indexAnswer(state, end.text);
     const note = end.kind === 'aborted' && signal ? stopNote(state, signal) : undefined;
     if (stream && (await closeStream(stream, state, end, note))) {
       traceEnd(state, end);
@@ -198,8 +198,14 @@ export function createTurnDriver(deps: TurnDriverDeps): TurnDriver {
         },
         progress: (note: string) => notes.show(note),
       };
-      const end = await runSteps(deps.turn, state, controller.signal, beforeModelCall ? { ...shown, beforeModelCall } : shown);
-      await finish(state, end, stream, controller.signal);
+      // The answer's search row is written with the answer itself (one commit), not after it.
+      let indexed = false;
+      const answered = (text: string) => {
+        indexed = true;
+        return indexAnswer(state, text);
+      };
+      const end = await runSteps(deps.turn, state, controller.signal, { ...shown, answered, ...(beforeModelCall && { beforeModelCall }) });
+      await finish(state, end, stream, controller.signal, indexed);
       return end.kind;
     } catch (err) {
       log.error({ err: (err as Error).message, stack: (err as Error).stack, turnId: state.turnId }, 'turn failed');

@@ -88,8 +88,9 @@ describe.each(engines)('gatekeeper tables on $name', (engine) => {
   it('usage: lists the heaviest users of the day; an exempt payer is still counted; no charge is lost across instances', async () => {
     const [a, b] = await open(engine);
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 9));
-    const meter = createUsageMeter({ database: a, clock, dailyLimit: 10 });
-    const other = createUsageMeter({ database: b, clock, dailyLimit: 10 });
+    // Two instances: on SQLite (which refuses a second instance on its file) as a test stand-in only.
+    const meter = createUsageMeter({ database: a, clock, dailyLimit: 10, loneWriter: false });
+    const other = createUsageMeter({ database: b, clock, dailyLimit: 10, loneWriter: false });
     const calls: string[] = [];
     await meter.provider(fakeModel({ promptTokens: 50, completionTokens: 0 }, calls), { person: 'discord:7', exempt: true }).complete({ messages: [], tools: [] });
     await meter.charge('slack:U1', { promptTokens: 3, completionTokens: 4 });
@@ -106,7 +107,7 @@ describe.each(engines)('gatekeeper tables on $name', (engine) => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 9));
     const warnings: DailyUsage[] = [];
     const bot = { key: 'bot', limit: 100, scope: 'bot' as const };
-    const meters = [a, b].map((database) => createUsageMeter({ database, clock, dailyLimit: 0, onBotWarning: (u) => void warnings.push(u) }));
+    const meters = [a, b].map((database) => createUsageMeter({ database, clock, dailyLimit: 0, loneWriter: false, onBotWarning: (u) => void warnings.push(u) }));
     const calls: string[] = [];
     const metered = meters.map((m, i) => m.provider(fakeModel({ promptTokens: 30, completionTokens: 0 }, calls), { person: `slack:U${i}`, exempt: true, pools: [bot] }));
     await metered[0]!.complete({ messages: [], tools: [] });
@@ -125,6 +126,58 @@ describe.each(engines)('gatekeeper tables on $name', (engine) => {
     await metered[1]!.complete({ messages: [], tools: [] });
     const days = await b.db.selectFrom('hermes_usage').select('day').distinct().orderBy('day').execute();
     expect(days.map((d) => d.day)).toEqual(['2026-01-02', '2026-01-05']);
+  });
+
+  it('usage: a lone writer (SQLite) reads a counter once a day and keeps it exact; several instances read it at every check', async () => {
+    const [database] = await open(engine);
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 9));
+    const reads: string[] = [];
+    database.stats.onQuery = (sql) => {
+      if (/^select .* from "hermes_usage"/.test(sql)) reads.push(sql);
+    };
+    const meter = createUsageMeter({ database, clock, dailyLimit: 1000 });
+    const payer = { person: 'slack:U1', exempt: false };
+    // A charge issued while the first check is still reading is counted once, after the read.
+    const [first] = await Promise.all([meter.exhausted(payer), meter.charge('slack:U1', { promptTokens: 100, completionTokens: 0 })]);
+    expect(first).toBeUndefined();
+    expect((await meter.today('slack:U1')).used).toBe(100);
+    await Promise.all(Array.from({ length: 8 }, () => meter.charge('slack:U1', { promptTokens: 100, completionTokens: 0 })));
+    expect(await meter.exhausted(payer)).toBeUndefined();
+    expect((await meter.today('slack:U1')).used).toBe(900);
+    await meter.charge('slack:U1', { promptTokens: 60, completionTokens: 40 });
+    expect(await meter.exhausted(payer)).toEqual({ used: 1000, limit: 1000, resetsAt: Date.UTC(2026, 0, 2) });
+    // Lone: one read for the person's day, however many checks; several instances: one per check.
+    expect(reads).toHaveLength(engine.name === 'sqlite' ? 1 : 5);
+    // A restart (a new meter) reads what was written; a new day starts from the table again.
+    const again = createUsageMeter({ database, clock, dailyLimit: 1000 });
+    expect((await again.today('slack:U1')).used).toBe(1000);
+    clock.advance(86_400_000);
+    expect((await meter.today('slack:U1')).used).toBe(0);
+    database.stats.onQuery = undefined;
+  });
+
+  it("usage: a charge handed to the caller's settleWith is written with the caller's writes (one commit on SQLite)", async () => {
+    const [database] = await open(engine);
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 9));
+    const meter = createUsageMeter({ database, clock, dailyLimit: 1000 });
+    const calls: string[] = [];
+    const bot = { key: 'bot', limit: 10_000, scope: 'bot' as const };
+    const metered = meter.provider(fakeModel({ promptTokens: 30, completionTokens: 5 }, calls), { person: 'slack:U1', exempt: false, pools: [bot] });
+    await metered.complete({ messages: [], tools: [] }); // the day's first charge also sweeps: not measured
+    const held: Array<Promise<unknown>> = [];
+    const commits = database.stats.commits ?? 0;
+    await metered.complete({ messages: [], tools: [], settleWith: (w) => void held.push(w) });
+    expect(held).toHaveLength(1);
+    // The caller's own write, in the same event-loop turn, awaited with the charge.
+    await Promise.all([database.db.insertInto('hermes_notice').values({ key: 'step', until: 1 }).execute(), ...held]);
+    if (engine.name === 'sqlite') expect((database.stats.commits ?? 0) - commits).toBe(1);
+    expect((await meter.today('slack:U1')).used).toBe(70);
+    expect((await meter.poolToday(bot)).used).toBe(70);
+    // Without settleWith the call returns once its charge is written.
+    await metered.complete({ messages: [], tools: [] });
+    const rows = await database.db.selectFrom('hermes_usage').select(['kind', 'tokens']).where('subject', 'in', ['slack:U1', 'bot']).orderBy('kind').execute();
+    expect(rows.map((r) => [r.kind, Number(r.tokens)])).toEqual([['person', 105], ['pool', 105]]);
+    expect(calls).toHaveLength(3);
   });
 
   it('notices: one claim per interval, across instances; rows past their time are swept by it', async () => {

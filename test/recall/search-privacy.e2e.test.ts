@@ -169,6 +169,30 @@ for (const engine of engines) {
       expect(thread.place).toMatchObject({ channelId: 'CGEN', threadId: '171.1', threadStartedAt: thread.at });
     });
 
+    it("writes who took part where with the message's insert itself (schema step 0011), once, never for DMs or answers", async () => {
+      const database = await engine.open();
+      const index = createMessageIndex({ database, log });
+      const discord = (userId: string): Speaker => ({ platform: 'discord', workspaceId: 'G1', userId });
+      const members = async () =>
+        (await sql<{ member: string; channel_id: string; thread_id: string; since: number }>`select member, channel_id, thread_id, since from hermes_recall_member order by member, channel_id, thread_id`.execute(database.db)).rows.map(
+          (r) => `${r.member} ${r.channel_id}/${r.thread_id} ${Number(r.since)}`,
+        );
+      await index.record({ id: 'k1', conversation: place('CGEN', { threadId: '9.1' }), author: A, text: 'kelp in a slack thread', at: 1000 });
+      // A Discord thread is a channel of its own: writing in it is taking part in its parent's top level too.
+      await index.record({ id: 'k2', conversation: { platform: 'discord', workspaceId: 'G1', channelId: 'TH1', parentChannelId: 'CPARENT', isDm: false }, author: discord('DA'), text: 'kelp in a discord thread', at: 2000 });
+      await index.record({ id: 'k3', conversation: place('DA', { isDm: true }), author: A, text: 'kelp in a DM', at: 3000 });
+      await index.record({ id: 'k4', conversation: place('CGEN', { threadId: '9.1' }), author: 'bot', text: 'kelp answer', at: 4000 });
+      // A replay of a stored message (same id) adds nothing, not even a later membership.
+      await index.record({ id: 'k1', conversation: place('CGEN', { threadId: '9.1' }), author: A, text: 'kelp in a slack thread', at: 5000 });
+      expect(await members()).toEqual(['discord:G1:DA CPARENT/ 2000', 'discord:G1:DA TH1/ 2000', 'slack:T1:UA CGEN/9.1 1000']);
+      // The rule reads them: B sees nothing of A's thread; A finds it, and the Discord writer their thread's parent.
+      await index.record({ id: 'k5', conversation: { platform: 'discord', workspaceId: 'G1', channelId: 'CPARENT', isDm: false }, author: discord('DB'), text: 'kelp at the top of the parent', at: 6000 });
+      const search = createConversationSearch({ index });
+      expect((await search.forSpeaker(B, { dms: false }).search('kelp', 30)).map((h) => h.text)).toEqual([]);
+      expect((await search.forSpeaker(A, { dms: false }).search('kelp', 30)).map((h) => h.text).sort()).toEqual(['kelp answer', 'kelp in a slack thread']);
+      expect((await search.forSpeaker(discord('DA'), { dms: false }).search('kelp', 30)).map((h) => h.text).sort()).toEqual(['kelp at the top of the parent', 'kelp in a discord thread']);
+    });
+
     it('messages stored before the place words (schema step 0009) are found by the same rule after the upgrade', async () => {
       const { raw, open } = await engine.before0009();
       // Rows as the index wrote them before: the message (step 0008's trigger adds its full-text row), who took part where.

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/basics/clock.js';
 import type { ChatMessage, Conversation } from '../../src/basics/types.js';
 import { createSessionStore } from '../../src/state/sessions/session-store.js';
+import { SESSION_TAKEN } from '../../src/state/store/session-schema.js';
 import { storeEngines } from '../helpers/store-engines.js';
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -119,6 +120,32 @@ describe.each(engines)('session store ($name)', ({ name, open }) => {
     const ids = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? one : two).current(channel).then((s) => s.id)));
     expect(new Set(ids).size).toBe(1);
     expect(await place.database.db.selectFrom('hermes_session').select('id').execute()).toEqual([{ id: ids[0] }]);
+  });
+
+  it("starts a conversation's first session in one statement, which writes nothing when one is live already", async () => {
+    const place = await open();
+    const db = place.database.db;
+    const sessions = createSessionStore(place.database, systemClock);
+    const first = await sessions.current(channel, { join: true });
+    expect(first.created).toBe(true);
+    expect(await db.selectFrom('hermes_conversation').selectAll().execute()).toEqual([{ key: first.conversationKey, current_session: first.id, joined: 1 }]);
+    // A second start for the same conversation (another instance that read before the first wrote) is refused whole.
+    await expect(db.insertInto('hermes_session_start').values({ id: 'late', conversation_key: first.conversationKey, created_at: 1, joined: 0 }).execute()).rejects.toThrow(SESSION_TAKEN);
+    expect((await db.selectFrom('hermes_session').select('id').execute()).map((r) => r.id)).toEqual([first.id]);
+    // A conversation marked joined before it had a session keeps the join when one starts without it.
+    const other = { ...channel, threadId: '1700.09' };
+    await sessions.markJoined(other);
+    const second = await createSessionStore(place.database, systemClock).current(other);
+    const row = await db.selectFrom('hermes_conversation').selectAll().where('current_session', '=', second.id).executeTakeFirst();
+    expect(row?.joined).toBe(1);
+    // Two stores racing for a new conversation, one joining: one session, no row left over, joined.
+    const third = { ...channel, threadId: '1700.10' };
+    const a = createSessionStore(place.database, systemClock);
+    const b = createSessionStore(name === 'postgres' ? await place.reopen() : place.database, systemClock);
+    const [x, y] = await Promise.all([a.current(third), b.current(third, { join: true })]);
+    expect(x.id).toBe(y.id);
+    expect(await db.selectFrom('hermes_session').select('id').where('conversation_key', '=', x.conversationKey).execute()).toEqual([{ id: x.id }]);
+    expect(await createSessionStore(place.database, systemClock).isJoined(third)).toBe(true);
   });
 
   it('remembers joined threads across a reopen, per conversation', async () => {

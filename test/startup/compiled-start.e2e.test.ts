@@ -16,7 +16,12 @@ import { ensureBuilt } from '../helpers/ensure-build.js';
  */
 
 /** Packages a start must not load unless their feature is configured or used. */
-const LAZY = ['discord.js', '@slack/bolt', 'mathjs', 'pg', 'html-to-text', 'yaml', 'cronstrue'];
+const LAZY = [
+  'discord.js', '@slack/bolt', 'mathjs', 'pg', 'html-to-text', 'yaml', 'cronstrue', 'pdfjs-dist', 'mammoth',
+  '@modelcontextprotocol/sdk', '@opentelemetry/api', '@opentelemetry/sdk-trace-base', '@opentelemetry/exporter-trace-otlp-http',
+];
+/** Packages the build bundles into dist/ (scripts/build.mjs): never loaded from node_modules. */
+const BUNDLED = ['kysely', 'openai', 'zod'];
 
 // Records every module the child loads: ES modules through a load hook (it only listens; nothing
 // is replaced), CommonJS ones from the require cache when the process exits.
@@ -109,10 +114,12 @@ describe('the compiled build', () => {
     await bot.waitFor('stderr', /"msg":"ready"/);
     expect(await bot.stop()).toBe(0);
     const loaded = packagesIn(await readFile(record, 'utf8'));
-    // What every start needs shows up, so the recorder sees both kinds of module.
-    expect(loaded).toContain('zod');
-    expect(loaded).toContain('better-sqlite3');
+    // What every start needs shows up, so the recorder sees both kinds of module (keyv is an ES
+    // module; better-sqlite3 loads `bindings` through require).
+    expect(loaded).toContain('keyv');
+    expect(loaded).toContain('bindings');
     expect(LAZY.filter((p) => loaded.has(p))).toEqual([]);
+    expect(BUNDLED.filter((p) => loaded.has(p))).toEqual([]);
   }, 120_000);
 
   it('a Slack start (HTTP mode) loads Bolt but not discord.js, nor Bolt\'s Socket Mode client', async () => {
@@ -127,6 +134,7 @@ describe('the compiled build', () => {
     const loaded = packagesIn(files);
     expect(loaded).toContain('@slack/bolt');
     expect(LAZY.filter((p) => p !== '@slack/bolt' && loaded.has(p))).toEqual([]);
+    expect(BUNDLED.filter((p) => loaded.has(p))).toEqual([]);
     // Bolt's App requires its Socket Mode receiver; the client package behind it (its index is a
     // stand-in until used, adapters/slack/defer-socket-mode.ts) and its WebSocket library stay unloaded.
     expect(files).toContain('/@slack/bolt/dist/receivers/SocketModeReceiver.js');
@@ -204,5 +212,24 @@ describe('src/launch.mjs', () => {
     expect(r.status).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).toBe('hermes: the build is older than src/main.ts: run `npm run build` (or `npm install`) and start again.\n');
+  });
+
+  it('refuses a build older than a package it bundled, judged by the package.json npm writes with it', async () => {
+    const dir = await tree();
+    await mkdir(path.join(dir, 'dist/src'), { recursive: true });
+    await mkdir(path.join(dir, 'node_modules/@scope/lib/dist'), { recursive: true });
+    await writeFile(path.join(dir, 'node_modules/@scope/lib/dist/index.js'), '');
+    await writeFile(path.join(dir, 'node_modules/@scope/lib/package.json'), '{}');
+    await writeFile(path.join(dir, 'dist/src/main.js'), 'console.log("built");\n');
+    await writeFile(path.join(dir, 'dist/meta.json'), JSON.stringify({ inputs: { 'src/main.ts': {}, 'node_modules/@scope/lib/dist/index.js': {} }, outputs: {} }));
+    const before = new Date(Date.now() - 60_000);
+    for (const f of ['src/main.ts', 'node_modules/@scope/lib/dist/index.js', 'node_modules/@scope/lib/package.json']) await utimes(path.join(dir, f), before, before);
+    expect(launch(dir, 'src/main.js').stdout).toBe('built\n');
+    // Another version installed without a build (npm install --ignore-scripts).
+    const later = new Date(Date.now() + 60_000);
+    await utimes(path.join(dir, 'node_modules/@scope/lib/package.json'), later, later);
+    const r = launch(dir, 'src/main.js');
+    expect([r.status, r.stdout]).toEqual([1, '']);
+    expect(r.stderr).toBe('hermes: the build is older than node_modules/@scope/lib/package.json: run `npm run build` (or `npm install`) and start again.\n');
   });
 });

@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,7 +32,9 @@ interface Place {
   reopen(): Promise<OpenedDatabase>;
   queue<J>(database: OpenedDatabase, name: string, max?: number): WorkQueue<J>;
   /** PostgreSQL only: a queue with its own settle and presence timing. */
-  pgQueue?<J>(database: OpenedDatabase, name: string, timing: { settleMs: number; presenceMs: number }): PgWorkQueue<J>;
+  pgQueue?<J>(database: OpenedDatabase, name: string, timing: { settleMs?: number; presenceMs?: number; leaseMs?: number; max?: number }): PgWorkQueue<J>;
+  /** PostgreSQL only: the schema's URL (for a pool of the test's own). */
+  url?: string;
 }
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -71,8 +74,9 @@ if (pgUrl) {
         reopen: async () => track(await openPostgresDatabase(pool)),
         queue: (database, name, max = 4) =>
           createPgWorkQueue({ database, url: schema.url, instanceId: name, clock: systemClock, log, maxConcurrent: () => max, leaseMs: 600, pollMs: 100, settleMs: 0 }),
-        pgQueue: (database, name, timing) =>
-          createPgWorkQueue({ database, url: schema.url, instanceId: name, clock: systemClock, log, maxConcurrent: () => 4, leaseMs: 600, pollMs: 100, ...timing }),
+        pgQueue: (database, name, { max = 4, ...timing }) =>
+          createPgWorkQueue({ database, url: schema.url, instanceId: name, clock: systemClock, log, maxConcurrent: () => max, leaseMs: 600, pollMs: 100, ...timing }),
+        url: schema.url,
       };
     },
   });
@@ -120,9 +124,11 @@ describe.each(engines.filter((e) => engineWanted(e.name)))('operational tables o
     const place = await engine.open();
     const real = place.queue<string>(place.database, 'a');
     cleanups.push(() => real.close());
-    // The process "dies" after the work row is written and before the commit.
+    // The process "dies" after the work row is written and before the commit. (The transaction's
+    // path: on PostgreSQL the queue writes both in one statement, addMarked, atomic by itself.)
+    const { addMarked: _oneStatement, ...inTransaction } = real;
     const crashing: WorkQueue<string> = {
-      ...real,
+      ...inTransaction,
       addIn: async (tx, it) => {
         await real.addIn(tx, it);
         throw new Error('killed before commit');
@@ -293,6 +299,42 @@ describe.each(engines.filter((e) => engineWanted(e.name)))('operational tables o
 });
 
 if (pgUrl) describe('work queue with two instances on PostgreSQL', () => {
+  it('accepts a message in one statement: the mark, the row and its notification, or nothing for a duplicate', async () => {
+    const place = await engines.find((e) => e.name === 'postgres')!.open();
+    const a = place.queue<string>(place.database, 'a');
+    cleanups.push(() => a.close());
+    expect(a.addMarked).toBeDefined();
+    const listener = new pg.Client({ connectionString: pgUrl });
+    await listener.connect();
+    cleanups.push(() => listener.end());
+    const heard: string[] = [];
+    listener.on('notification', (n) => {
+      const said = JSON.parse(n.payload ?? '{}') as { t?: string; l?: string };
+      if (said.t === 'add' && said.l?.startsWith('one-statement')) heard.push(said.l);
+    });
+    await listener.query('LISTEN hermes_work');
+    const statements: string[] = [];
+    const counting = { ...place.database, db: place.database.db.withPlugin({ transformQuery: (a) => (statements.push(a.node.kind), a.node), transformResult: async (a) => a.result }) };
+    const inbox = createInbox(counting, a, () => Date.now());
+    expect(await inbox.accept('slack', 'C9:1.0', item('msg:o1', 'one-statement-1', slackOrder('1.0')))).toBe(true);
+    expect(await inbox.accept('slack', 'C9:1.0', item('msg:o1-again', 'one-statement-1', slackOrder('1.0')))).toBe(false);
+    // Marked without work (a refusal): a later accept of the same message writes no row.
+    expect(await inbox.mark('slack', 'C9:2.0', 'refused')).toBe(true);
+    expect(await inbox.accept('slack', 'C9:2.0', item('msg:o2', 'one-statement-2', slackOrder('2.0')))).toBe(false);
+    // The inbox itself sent nothing through Kysely (no BEGIN, no mark of its own) but the refusal's mark.
+    expect(statements).toEqual(['InsertQueryNode']);
+    const work = await place.database.db.selectFrom('hermes_work').select(['id', 'lane']).execute();
+    expect(work).toEqual([{ id: 'msg:o1', lane: 'one-statement-1' }]);
+    const marks = await place.database.db.selectFrom('hermes_inbound').select(['id', 'outcome']).orderBy('id').execute();
+    expect(marks).toEqual([
+      { id: 'C9:1.0', outcome: 'queued' },
+      { id: 'C9:2.0', outcome: 'refused' },
+    ]);
+    await until(() => heard.length > 0, 5_000);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(heard).toEqual(['one-statement-1']);
+  });
+
   it('runs every row exactly once, each lane one at a time and in order, whichever instance takes it', async () => {
     const place = await engines.find((e) => e.name === 'postgres')!.open();
     // Two lanes at a time each, four lanes: both instances have work to do.
@@ -331,6 +373,118 @@ if (pgUrl) describe('work queue with two instances on PostgreSQL', () => {
       expect(jobs).toEqual([...jobs].sort());
     }
     expect(new Set(ran.map((r) => r.by))).toEqual(new Set(['a', 'b']));
+  });
+
+  it('keeps the claims of several jobs running past their lease (renewed together), so no instance claims them again', async () => {
+    const place = await engines.find((e) => e.name === 'postgres')!.open();
+    // Leases of 600 ms, renewed every 200 ms; jobs run 1.5 s; both instances look every 100 ms.
+    const a = place.queue<string>(place.database, 'a', 4);
+    const b = place.queue<string>(await place.reopen(), 'b', 4);
+    cleanups.push(() => a.close(), () => b.close());
+    const starts: string[] = [];
+    const atEnd: Array<{ id: string; claimed_by: string | null; attempts: number }> = [];
+    const runner = (by: string) => async (job: string, ctx: WorkContext) => {
+      starts.push(`${job}@${by}`);
+      await new Promise((r) => setTimeout(r, 1_500));
+      // Still this instance's claim, taken once: nobody claimed it again meanwhile.
+      atEnd.push(...(await place.database.db.selectFrom('hermes_work').select(['id', 'claimed_by', 'attempts']).where('id', '=', ctx.id).execute()));
+    };
+    for (const lane of ['L1', 'L2', 'L3']) await a.add(item(`j-${lane}`, lane, clockOrderKey(Date.now())));
+    await a.start(runner('a'));
+    await b.start(runner('b'));
+    await until(() => atEnd.length === 3, 10_000);
+    await Promise.all([a.idle(), b.idle()]);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(starts.sort()).toEqual(['j-L1@a', 'j-L2@a', 'j-L3@a']);
+    expect(atEnd.sort((x, y) => (x.id < y.id ? -1 : 1))).toEqual(['j-L1', 'j-L2', 'j-L3'].map((id) => ({ id, claimed_by: 'a', attempts: 1 })));
+    expect(await place.database.db.selectFrom('hermes_work').select('id').execute()).toEqual([]);
+  });
+
+  it('never claims again a row whose job still runs here, even when its lease ran out (a late renewal)', async () => {
+    const place = await engines.find((e) => e.name === 'postgres')!.open();
+    // A lease of a minute: renewed every 20 s, so within the test only the poll (every 100 ms) looks.
+    const a = place.pgQueue!<string>(place.database, 'a', { settleMs: 0, leaseMs: 60_000 });
+    cleanups.push(() => a.close());
+    const starts: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    await a.start(async (job) => {
+      starts.push(job);
+      await gate;
+    });
+    await a.add(item('long', 'L1', clockOrderKey(Date.now())));
+    await until(() => a.active() === 1);
+    // The lease runs out while the job is still running here.
+    await place.database.db.updateTable('hermes_work').set({ claimed_until: Date.now() - 1 }).where('id', '=', 'long').execute();
+    await new Promise((r) => setTimeout(r, 500));
+    release();
+    await a.idle();
+    expect(starts).toEqual(['long']);
+  });
+
+  it('runs a claim that came back after its lease (it waited for a pooled connection) only once', async () => {
+    const place = await engines.find((e) => e.name === 'postgres')!.open();
+    // A's statements go through a pool of one connection, which the test holds for a while.
+    const poolA = createPgPool(place.url!, { max: 1 });
+    cleanups.push(() => poolA.end());
+    const a = place.pgQueue!<string>(track(await openPostgresDatabase(poolA)), 'a', { settleMs: 0 });
+    // B can run one job at a time, and is busy with 'blocker' until the test lets it go.
+    const b = place.pgQueue!<string>(place.database, 'b', { settleMs: 0, max: 1 });
+    cleanups.push(() => a.close(), () => b.close());
+    const starts: string[] = [];
+    let unblock!: () => void;
+    const blocked = new Promise<void>((r) => (unblock = r));
+    const runner = (by: string) => async (job: string) => {
+      starts.push(`${job}@${by}`);
+      if (job === 'blocker') await blocked;
+      else await new Promise((r) => setTimeout(r, 1_000));
+    };
+    await b.start(runner('b'));
+    await b.add(item('blocker', 'L0', clockOrderKey(Date.now())));
+    await until(() => b.active() === 1);
+    await a.start(runner('a'));
+    await a.idle();
+    const held = await poolA.connect();
+    await b.add(item('late', 'L1', clockOrderKey(Date.now())));
+    // A's claim of 'late' waits for the connection longer than a lease (600 ms).
+    await new Promise((r) => setTimeout(r, 900));
+    held.release();
+    await until(() => a.active() === 1 || starts.includes('late@b'), 5_000);
+    // B has room again: it looks at once (the job's end pumps its loop).
+    unblock();
+    await new Promise((r) => setTimeout(r, 400));
+    await Promise.all([a.idle(), b.idle()]);
+    expect(starts.filter((s) => s.startsWith('late@'))).toHaveLength(1);
+  });
+
+  it('stops a job here when its claim was taken (this instance stalled past its lease); the others keep running', async () => {
+    const place = await engines.find((e) => e.name === 'postgres')!.open();
+    const a = place.queue<string>(place.database, 'a', 4);
+    cleanups.push(() => a.close());
+    const stopped: string[] = [];
+    await a.start(async (job, ctx) => {
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, 1_500);
+        ctx.signal.addEventListener('abort', () => {
+          clearTimeout(t);
+          stopped.push(job);
+          r();
+        }, { once: true });
+      });
+      return ctx.signal.aborted ? 'interrupted' : undefined;
+    });
+    await a.add(item('kept', 'L1', clockOrderKey(Date.now())));
+    await a.add(item('taken', 'L2', clockOrderKey(Date.now())));
+    await until(() => a.active() === 2);
+    // As if another instance had claimed it after this one's lease ran out.
+    await place.database.db.updateTable('hermes_work').set({ claimed_by: 'other', claimed_until: Date.now() + 60_000 }).where('id', '=', 'taken').execute();
+    await until(() => stopped.length === 1, 5_000);
+    expect(stopped).toEqual(['taken']);
+    await a.idle();
+    expect(stopped).toEqual(['taken']);
+    // The row stays with its new holder; the finished one is gone.
+    const rows = await place.database.db.selectFrom('hermes_work').select(['id', 'claimed_by']).execute();
+    expect(rows).toEqual([{ id: 'taken', claimed_by: 'other' }]);
   });
 
   it('settles new rows only while another instance is live, and then still runs posts accepted by both in platform order', async () => {

@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { lchown } from 'node:fs/promises';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
@@ -19,7 +20,8 @@ import { scratchBytes, treeMemoryBytes } from './process-memory.js';
  * Limits that hold for every process tree, whoever runs it: the wall-clock timeout, the memory
  * watch (summed proportional memory of all sandbox processes plus what sits in its in-memory /tmp
  * and /dev/shm) and the output cap, all enforced here by
- * killing bwrap — its PID namespace dies with it, so no process of the run survives.
+ * killing bwrap and the namespace's first process (killSandbox) — the PID namespace dies with
+ * it, so no process of the run survives; a stopped run returns within STOP_GRACE_MS whatever happens.
  */
 
 export interface CodeSandboxOptions {
@@ -71,6 +73,8 @@ export const STREAM_TAIL_CHARS = 4_000;
 /** Output past this (both streams) stops the run: big results belong in a file. */
 export const OUTPUT_STOP_BYTES = 8 * 1024 * 1024;
 const MEMORY_POLL_MS = 200;
+/** A stopped run ends this long after the stop at the latest, even if something still holds its pipes. */
+export const STOP_GRACE_MS = 3_000;
 
 export interface CodeSandbox {
   readonly languages: Language[];
@@ -136,6 +140,9 @@ function spawnBwrap(opts: CodeSandboxOptions, runAs: CodeSandboxOptions['runAs']
       // bwrap clears the environment for the code anyway (--clearenv); it gets none of ours either.
       env: { PATH: '/usr/bin:/bin' },
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      // Its own process group, so a stop reaches the namespace's first process too while bwrap is
+      // still setting it up (killSandbox).
+      detached: true,
       ...(runAs && { uid: runAs.uid, gid: runAs.gid }),
     });
     const stdout = new HeadTail(STREAM_HEAD_CHARS, STREAM_TAIL_CHARS);
@@ -143,10 +150,18 @@ function spawnBwrap(opts: CodeSandboxOptions, runAs: CodeSandboxOptions['runAs']
     const raw = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
     let stoppedFor: StopReason | undefined;
     let outputBytes = 0;
+    let graceTimer: NodeJS.Timeout | undefined;
     const stop = (why: StopReason) => {
       if (stoppedFor) return;
       stoppedFor = why;
-      child.kill('SIGKILL');
+      killSandbox(child);
+      // Bounded: if anything still holds the pipes open after the kill, the run ends anyway.
+      graceTimer = setTimeout(() => {
+        killSandbox(child);
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+      }, STOP_GRACE_MS);
+      graceTimer.unref();
     };
     const collect = (capture: HeadTail, keep: Buffer[]) => (chunk: Buffer) => {
       capture.push(chunk);
@@ -182,12 +197,14 @@ function spawnBwrap(opts: CodeSandboxOptions, runAs: CodeSandboxOptions['runAs']
     child.on('error', (err) => {
       watching = false;
       cancelTimer();
+      clearTimeout(graceTimer);
       req.signal?.removeEventListener('abort', onAbort);
       reject(new SandboxStartError(`could not start bwrap (${opts.layout.bwrap}): ${err.message}`));
     });
     child.on('close', (code, signal) => {
       watching = false;
       cancelTimer();
+      clearTimeout(graceTimer);
       req.signal?.removeEventListener('abort', onAbort);
       stdout.end();
       stderr.end();
@@ -201,6 +218,36 @@ function spawnBwrap(opts: CodeSandboxOptions, runAs: CodeSandboxOptions['runAs']
       resolve({ exitCode: code, ...((signal ?? bySignal) && { signal: signal ?? bySignal }), stoppedFor, firstOutputMs, stdout, stderr, raw });
     });
   });
+}
+
+/**
+ * Ends a run's whole process tree. Killing bwrap is enough once the sandbox is up (its first child,
+ * the PID namespace's init, dies with it, and the namespace with that). While bwrap is still
+ * setting up, its child may not have asked to die with its parent yet (measured: a stop 1–40 ms
+ * after the spawn left the code running under a stray bwrap, holding the run's pipes), so the
+ * child is killed directly — that ends the namespace — and so is bwrap's process group, which the
+ * child is in until it starts a session of its own. Read and kills happen in one synchronous step.
+ */
+function killSandbox(child: ChildProcess): void {
+  const pid = child.pid;
+  if (pid === undefined) return;
+  let inner: number[] = [];
+  try {
+    inner = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+  } catch {
+    /* bwrap has exited */
+  }
+  for (const p of inner) signal(p, 'SIGKILL');
+  signal(-pid, 'SIGKILL');
+  child.kill('SIGKILL');
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    /* already gone */
+  }
 }
 
 function signalName(n: number): string {

@@ -29,6 +29,13 @@ export interface ModelRequest {
    * right before the call by src/agent/turn-images.ts; the messages themselves never hold bytes).
    */
   imageData?: ReadonlyMap<string, string>;
+  /**
+   * Set by a caller that writes the call's outcome right after it (the agent loop: the step's
+   * messages) and awaits what is handed here together with those writes, so on SQLite they land in
+   * one group commit. A wrapper that writes after the call (the usage meter's charge) starts its
+   * write and hands it here instead of awaiting it; without this, it awaits the write itself.
+   */
+  settleWith?: (write: Promise<unknown>) => void;
 }
 
 export interface ModelResponse {

@@ -126,6 +126,16 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions): PgWorkQueue<J> {
     settleMs: settle,
     pollMs: () => (listeningSince === undefined ? Math.min(pollMs, POLL_UNHEARD_MS) : pollMs),
     heartbeat: true,
+    // Renewals go over the LISTEN connection while it is up: on the pool they waited behind every
+    // queued statement (seconds at 500 sessions on two instances), long enough for leases to run
+    // out under turns still running.
+    renew(ids, until) {
+      const client = listener;
+      if (!client || listeningSince === undefined) return undefined;
+      return client
+        .query<{ id: string }>('update hermes_work set claimed_until = $1 where claimed_by = $2 and id = any($3::text[]) returning id', [until, self, ids])
+        .then((r) => r.rows.map((row) => row.id));
+    },
     claiming() {
       heardDuringClaim.clear();
       anyHeardDuringClaim = false;
@@ -202,7 +212,8 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions): PgWorkQueue<J> {
     // Imported here, not at the top, so a bot on SQLite never loads the PostgreSQL driver.
     const { default: driver } = await import('pg');
     if (!running) return;
-    const client = new driver.Client({ connectionString: opts.url, connectionTimeoutMillis: 10_000, keepAlive: true });
+    // Statements on it (renewals, presence) time out after a lease: later than that they are too late anyway.
+    const client = new driver.Client({ connectionString: opts.url, connectionTimeoutMillis: 10_000, keepAlive: true, query_timeout: leaseMs });
     const retry = (why: string) => {
       if (listener !== client) return;
       listener = undefined;
@@ -251,6 +262,27 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions): PgWorkQueue<J> {
         select pg_notify(${CHANNEL}, ${JSON.stringify(said)}) as n from ins`.execute(tx);
       if (rows.length > 0) saidAt = clock.now();
       return rows.length > 0;
+    },
+    async addMarked(mark, item) {
+      const r = rowOf(item, clock.now());
+      const said: Said = { t: 'add', i: self, l: item.lane };
+      // One statement, atomic as a transaction: the row (and its notification) only with a new mark.
+      const { rows } = await sql<{ marked: string | number; added: string | number }>`
+        with mark as (
+          insert into hermes_inbound (platform, id, outcome, accepted_at)
+          values (${mark.platform}, ${mark.id}, 'queued', ${mark.acceptedAt})
+          on conflict (platform, id) do nothing
+          returning 1),
+        ins as (
+          insert into hermes_work (id, kind, lane, order_key, due_at, payload, claimed_by, claimed_until, attempts, created_at)
+          select ${r.id}::text, ${r.kind}::text, ${r.lane}::text, ${r.order_key}::text, ${r.due_at}::double precision, ${r.payload}::text, null, null, 0, ${r.created_at}::double precision
+          where exists (select 1 from mark)
+          on conflict (id) do nothing
+          returning id)
+        select (select count(*) from mark) as marked,
+          (select count(*) from (select pg_notify(${CHANNEL}, ${JSON.stringify(said)}) from ins) sent) as added`.execute(db);
+      if (Number(rows[0]?.added ?? 0) > 0) saidAt = clock.now();
+      return Number(rows[0]?.marked ?? 0) > 0;
     },
     wake() {
       // The add's own notification wakes this instance too (one look, not two); deaf, wake now.

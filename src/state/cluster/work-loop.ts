@@ -29,7 +29,7 @@ export interface WorkLoopOptions {
   settleMs: number | (() => number);
   /** Looks for work now and then besides the wake-ups (expired leases of dead instances); 0 = never. Asked each time. */
   pollMs: number | (() => number);
-  /** Renews leases while jobs run (several instances); a lone instance's claims cannot be taken. */
+  /** Renews leases while jobs run (several instances; one statement for all): a lone SQLite instance's claims cannot be taken. */
   heartbeat: boolean;
   /**
    * Every row enters through this process's queue, which calls `added` for it (a lone instance on
@@ -37,6 +37,12 @@ export interface WorkLoopOptions {
    * the table after every claim. Without it (PostgreSQL, other instances add rows) it asks.
    */
   seesEveryAdd?: boolean;
+  /**
+   * Renews the claims on `ids` held by this instance until `until` and answers the ids it found, on
+   * a connection of its own (PostgreSQL: the LISTEN connection, so a renewal does not queue behind
+   * the pool's statements); undefined when it has none now (the pool is used).
+   */
+  renew?(ids: string[], until: number): Promise<string[]> | undefined;
   /** Told before each claim statement is sent (claims run one at a time). */
   claiming?(): void;
   /**
@@ -150,12 +156,18 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
     finished = [];
     // Rows deleted by this statement still show in its subqueries: they must not hold their lane.
     const notDone = (col: string) => (done.length > 0 ? sql`and ${sql.ref(col)} <> all(${done}::text[])` : sql``);
+    // A row whose job still runs here is never claimed again here, even if its lease ran out (a
+    // renewal late behind a busy pool or event loop): the same process ran the same turn twice and
+    // answered it twice. Another instance may take it (this one stalled); its renewal then finds
+    // the claim gone and stops the job here.
+    const mine = pg ? [...held.keys()] : [];
+    const notMine = mine.length > 0 ? sql`and w.id <> all(${mine}::text[])` : sql``;
     const update = sql`
       update hermes_work set claimed_by = ${opts.instanceId}, claimed_until = ${now + opts.leaseMs}, attempts = attempts + 1
       where id in (
         select w.id from hermes_work w
         where w.due_at <= ${now} and w.created_at <= ${now - settle}
-          and (w.claimed_until is null or w.claimed_until < ${now}) ${notDone('w.id')}
+          and (w.claimed_until is null or w.claimed_until < ${now}) ${notDone('w.id')} ${notMine}
           and not exists (
             select 1 from hermes_work e
             where e.lane = w.lane and e.id <> w.id ${notDone('e.id')}
@@ -280,13 +292,14 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
             if (room <= 0) break;
             claimedAt = clock.now();
             opts.claiming?.();
-            const rows = await claim(room, claimedAt);
+            const claimed = await claim(room, claimedAt);
             claimedNow = true;
+            const rows = await confirmLate(claimed, claimedAt);
             for (const row of rows.sort((a, b) => (a.id < b.id ? -1 : 1))) {
               opts.claimed?.(row.lane, row.waiting === undefined ? undefined : Number(row.waiting));
               launch(row);
             }
-            if (rows.length < room) break;
+            if (claimed.length < room) break;
           }
           // No claim took them (no room): on their own.
           await deleteFinished();
@@ -311,23 +324,7 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
   function launch(row: ClaimedRow): void {
     const controller = new AbortController();
     held.set(row.id, { lane: row.lane, controller });
-    const heartbeat = opts.heartbeat
-      ? setInterval(() => {
-          db.updateTable('hermes_work')
-            .set({ claimed_until: clock.now() + opts.leaseMs })
-            .where('id', '=', row.id)
-            .where('claimed_by', '=', opts.instanceId)
-            .executeTakeFirst()
-            .then(
-              (r) => {
-                if (Number(r.numUpdatedRows) > 0 || controller.signal.aborted) return;
-                log.error({ lane: row.lane, id: row.id }, 'work queue: lost the claim on a running job (this instance stalled); stopping it here');
-                controller.abort();
-              },
-              (err: Error) => log.warn({ err: err.message, id: row.id }, 'work queue: renewing a claim failed; retrying'),
-            );
-        }, Math.max(100, Math.floor(opts.leaseMs / 3)))
-      : undefined;
+      if (opts.heartbeat) startRenewing();
     void (async () => {
       let verdict: void | 'interrupted' = undefined;
       try {
@@ -342,8 +339,6 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
         // The job answers the person itself; one that throws anyway is logged and dropped rather
         // than retried forever in front of its lane's later work.
         log.error({ err: (err as Error).message, lane: row.lane, id: row.id }, 'work queue: a job failed');
-      } finally {
-        if (heartbeat) clearInterval(heartbeat);
       }
       // Cut off (lost claim, shutting down): the row stays, and whoever claims it next is told.
       if (verdict !== 'interrupted' && pg && running) finished.push(row.id);
@@ -356,9 +351,90 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
           .catch((err: Error) => log.error({ err: err.message, id: row.id }, 'work queue: could not remove a finished job; it will be reported interrupted'));
       }
       held.delete(row.id);
+      if (held.size === 0) stopRenewing();
       opts.released?.(row.lane);
       pump();
     })();
+  }
+
+  /**
+   * Lease renewal (heartbeat): every third of a lease, one statement renews the claims on all the
+   * rows running here (one per running job was most of the statements at 500 sessions, when turns
+   * wait seconds for the model). A row claimed just after a renewal is renewed at the next one, a
+   * third of a lease later, well within its lease. A held row the statement did not find was taken
+   * by another instance after this one stalled past the lease: its job stops here.
+   */
+  let renewTimer: ReturnType<typeof setInterval> | undefined;
+  let renewing = false;
+  function startRenewing(): void {
+    if (renewTimer) return;
+    renewTimer = setInterval(renew, Math.max(100, Math.floor(opts.leaseMs / 3)));
+  }
+  function stopRenewing(): void {
+    if (renewTimer) clearInterval(renewTimer);
+    renewTimer = undefined;
+  }
+  /** Renews the claims on `ids` held here; answers the ids found still held by this instance. */
+  function renewClaims(ids: string[]): Promise<string[]> {
+    const until = clock.now() + opts.leaseMs;
+    return (
+      opts.renew?.(ids, until) ??
+      db
+        .updateTable('hermes_work')
+        .set({ claimed_until: until })
+        .where('id', 'in', ids)
+        .where('claimed_by', '=', opts.instanceId)
+        .returning('id')
+        .execute()
+        .then((rows) => rows.map((r) => r.id))
+    );
+  }
+
+  /**
+   * A claim's lease counts from when it was asked for, and the statement may have waited for a
+   * pooled connection: back later than a third of a lease (the renewal period), its leases may
+   * have run out already, or will before the next renewal, and another instance may claim the rows
+   * meanwhile. They are renewed before any job starts, and only those still held here run (the
+   * others were claimed elsewhere, which runs them). With leases on a lone SQLite file nothing can
+   * take them.
+   */
+  async function confirmLate(rows: ClaimedRow[], claimedAt: number): Promise<ClaimedRow[]> {
+    if (!opts.heartbeat || rows.length === 0 || clock.now() - claimedAt <= opts.leaseMs / 3) return rows;
+    let found: Set<string>;
+    try {
+      found = new Set(await renewClaims(rows.map((r) => r.id)));
+    } catch (err) {
+      // Unknown whether they are still ours: left for their leases to run out and a claim to find.
+      log.warn({ err: (err as Error).message, rows: rows.length }, 'work queue: could not confirm a late claim; leaving the rows to be claimed again');
+      return [];
+    }
+    const kept = rows.filter((r) => found.has(r.id));
+    if (kept.length < rows.length) log.warn({ lost: rows.filter((r) => !found.has(r.id)).map((r) => r.id) }, 'work queue: a claim came back after its lease and another instance took the rows');
+    return kept;
+  }
+
+  function renew(): void {
+    // One at a time: a renewal still in flight is what the next one would repeat.
+    if (renewing || held.size === 0) return;
+    renewing = true;
+    const ids = [...held.keys()];
+    renewClaims(ids)
+      .then(
+        (found) => {
+          const renewed = new Set(found);
+          for (const id of ids) {
+            const h = held.get(id);
+            // Finished (and deleted) meanwhile, renewed, or already stopped: nothing to do.
+            if (!h || renewed.has(id) || h.controller.signal.aborted) continue;
+            log.error({ lane: h.lane, id }, 'work queue: lost the claim on a running job (this instance stalled); stopping it here');
+            h.controller.abort();
+          }
+        },
+        (err: Error) => log.warn({ err: err.message, rows: ids.length }, 'work queue: renewing claims failed; retrying'),
+      )
+      .finally(() => {
+        renewing = false;
+      });
   }
 
   function schedulePoll(): void {
@@ -401,6 +477,7 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
       if (!pumping) void deleteFinished();
       cancelSleep?.();
       cancelPoll?.();
+      stopRenewing();
       for (const h of held.values()) h.controller.abort();
       settleIdle();
     },

@@ -56,6 +56,12 @@ export interface WorkQueue<J> {
    * table only through here (or before start): a lone instance learns its next due time from it.
    */
   addIn(tx: DbOrTx, item: WorkItem<J>): Promise<boolean>;
+  /**
+   * Optional (PostgreSQL): the message's dedupe mark (`hermes_inbound`, outcome 'queued') and, only
+   * if the mark is new, the row, in one statement, so accepting costs no BEGIN and COMMIT round
+   * trips. Resolves whether the mark was new. Call wake(lane) after.
+   */
+  addMarked?(mark: { platform: string; id: string; acceptedAt: number }, item: WorkItem<J>): Promise<boolean>;
   /** Tells the workers (here and, on a shared database, elsewhere) that a lane has work. */
   wake(lane: string): void;
   /** addIn on its own transaction, then wake. */

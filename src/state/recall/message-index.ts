@@ -14,7 +14,8 @@ import { searchTerms } from './search-terms.js';
  * - a DM message only by the person whose DM it is (`dm_owner`), nobody else, admins included;
  * - a thread message only by people who wrote in that thread;
  * - a top-level channel message by people who wrote anywhere in that channel.
- * Taking part is recorded from the person's own accepted messages (`hermes_recall_member`).
+ * Taking part is recorded from the person's own accepted messages (`hermes_recall_member`), by the
+ * message's insert itself (recall-schema.ts, step 0011).
  */
 
 export interface IndexedMessage {
@@ -174,26 +175,11 @@ export function createMessageIndex(deps: {
       place: '',
     };
     row.place = placeWord(placeKey({ platform: row.platform, workspaceId: row.workspace_id, channelId: row.channel_id, threadId: row.thread_id, dmOwner: row.dm_owner }));
-    const members =
-      m.author !== 'bot' && !c.isDm
-        ? [
-            { channel_id: c.channelId, thread_id: c.threadId ?? '' },
-            // A Discord thread is a channel of its own: writing in it is taking part in its parent too.
-            ...(c.parentChannelId ? [{ channel_id: c.parentChannelId, thread_id: '' }] : []),
-          ].map((p) => ({ ...p, member: speakerKey(m.author as Speaker), platform: c.platform, workspace_id: c.workspaceId, since: m.at }))
-        : [];
-    // No transaction: each statement stands on its own, and they are sent together, not one after
-    // the other: on SQLite they then share one group commit (src/state/store/sqlite-group-commit.ts),
-    // one commit instead of two. The membership (true once the person has written here, whatever
-    // follows) and the message with its full-text row (a trigger on SQLite, a generated column on
-    // PostgreSQL) may land in either order on PostgreSQL: a crash between them leaves a member row
-    // and no message, which shows nobody anything, or a message without its author's membership,
-    // which shows it to nobody new (search finds messages by the places a person is a member of).
-    const joined = members.map((p) =>
-      db.insertInto('hermes_recall_member').values(p).onConflict((oc) => oc.columns(['platform', 'workspace_id', 'channel_id', 'thread_id', 'member']).doNothing()).execute(),
-    );
-    const adding = db.insertInto('hermes_recall_message').values(row).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst();
-    const [added] = await Promise.all([adding, ...joined]);
+    // One statement: the full-text row (a trigger on SQLite, a generated column on PostgreSQL) and
+    // the author's membership of the place (a trigger on both, schema step 0011: a person's message
+    // outside a DM makes them a member of its channel or thread, and of a Discord thread's parent
+    // channel) are written by the insert itself, together or not at all.
+    const added = await db.insertInto('hermes_recall_message').values(row).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst();
     if (Number(added.numInsertedOrUpdatedRows ?? 0n) > 0) for (const l of listeners) l({ id: m.id, text });
   }
 

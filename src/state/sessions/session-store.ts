@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../basics/clock.js';
 import { conversationKey, type ChatMessage, type Conversation } from '../../basics/types.js';
 import { reusableQuery, type OpenedDatabase, type Tx } from '../store/database.js';
+import { SESSION_TAKEN } from '../store/session-schema.js';
 import { createKeyedSerialiser } from '../store/keyed-serialiser.js';
 
 export interface SessionRecord {
@@ -73,8 +74,8 @@ const SESSION_COLUMNS = ['s.id', 's.conversation_key', 's.created_at', 's.summar
  * session, `hermes_session` holds a session's summary, `hermes_message` its history, one row per
  * message numbered from 0. An append inserts only the new rows (the history is never rewritten);
  * a model call reads the session and the part of its history the summary does not cover in one
- * query. Creating, replacing and archiving a session are one transaction each, so a conversation
- * never points at a session that is not there.
+ * query. Starting a conversation's first session is one statement, replacing and archiving one are
+ * one transaction, so a conversation never points at a session that is not there.
  */
 export function createSessionStore(database: OpenedDatabase, clock: Clock): SessionStore {
   const { db } = database;
@@ -98,7 +99,8 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
       ),
   );
 
-  // A new session is three statements (look, session row, pointer), for every new thread: built once too.
+  // A new session is two statements (look, then the start: session row and pointer in one, schema
+  // step 0012), for every new thread: built once too.
   const selectCurrent = reusableQuery<'convKey', SessionRow & { joined: number }>(db, (v) =>
     db
       .selectFrom('hermes_conversation as c')
@@ -106,16 +108,8 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
       .select([...SESSION_COLUMNS, 'c.joined'])
       .where('c.key', '=', v('convKey')),
   );
-  const insertSessionRow = reusableQuery<'id' | 'convKey' | 'createdAt', never>(db, (v) =>
-    db.insertInto('hermes_session').values({ id: v('id'), conversation_key: v('convKey'), created_at: v<number>('createdAt'), summary: null, summarized_up_to: 0, archived_at: null }),
-  );
-  const pointAt = [false, true].map((join) =>
-    reusableQuery<'convKey' | 'sessionId', never>(db, (v) =>
-      db
-        .insertInto('hermes_conversation')
-        .values({ key: v('convKey'), current_session: v('sessionId'), joined: join ? 1 : 0 })
-        .onConflict((c) => c.column('key').doUpdateSet({ current_session: v('sessionId'), ...(join && { joined: 1 }) }).where('hermes_conversation.current_session', 'is', null)),
-    ),
+  const startSession = reusableQuery<'id' | 'convKey' | 'createdAt' | 'joined', never>(db, (v) =>
+    db.insertInto('hermes_session_start').values({ id: v('id'), conversation_key: v('convKey'), created_at: v<number>('createdAt'), joined: v<number>('joined') }),
   );
 
   const newId = (convKey: string) => `${convKey}#${clock.now().toString(36)}-${randomBytes(6).toString('base64url')}`;
@@ -125,22 +119,14 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
     return row ? { record: recordOf(row), joined: Number(row.joined) === 1 } : undefined;
   }
 
-  /** The session row; `tx` when it is part of a transaction (startNew), otherwise the statement built once. */
-  async function insertSession(tx: Pick<Tx, 'insertInto'> | undefined, convKey: string): Promise<SessionRecord> {
-    const record: SessionRecord = { id: newId(convKey), conversationKey: convKey, createdAt: clock.now(), summarizedUpTo: 0 };
-    if (!tx) {
-      await insertSessionRow({ id: record.id, convKey, createdAt: record.createdAt });
-      return record;
-    }
-    await tx.insertInto('hermes_session').values({ id: record.id, conversation_key: convKey, created_at: record.createdAt, summary: null, summarized_up_to: 0, archived_at: null }).execute();
-    return record;
+  function newRecord(convKey: string): SessionRecord {
+    return { id: newId(convKey), conversationKey: convKey, createdAt: clock.now(), summarizedUpTo: 0 };
   }
 
   /**
    * The live session, created when there is none: the first writer wins, everyone uses its session.
-   * Creating is two statements without a transaction, in an order that keeps the invariant: the
-   * session row first, then the conversation pointed at it. A crash between them leaves a session
-   * row nothing points at (never listed: not current, not archived), never a pointer to nothing.
+   * Creating is one statement (session-schema.ts): the session row and the conversation pointed at
+   * it, or, when the conversation has a live session already, nothing at all.
    */
   async function currentLocked(convKey: string, join: boolean): Promise<SessionRecord> {
     const found = await readCurrent(convKey);
@@ -149,15 +135,16 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
       else if (join) await markJoinedKey(convKey);
       return found.record;
     }
-    const record = await insertSession(undefined, convKey);
-    const r = await pointAt[join ? 1 : 0]!({ convKey, sessionId: record.id });
-    if (Number(r.numAffectedRows ?? 0n) > 0) {
+    const record = newRecord(convKey);
+    try {
+      await startSession({ id: record.id, convKey, createdAt: record.createdAt, joined: join ? 1 : 0 });
       if (join) rememberJoined(convKey);
       history.put(record, []);
       return { ...record, created: true };
+    } catch (err) {
+      if (!String((err as Error).message).includes(SESSION_TAKEN)) throw err;
     }
-    // Another instance made one first: ours is dropped, and theirs is used.
-    await db.deleteFrom('hermes_session').where('id', '=', record.id).execute();
+    // Another instance started one first: theirs is used.
     const theirs = await readCurrent(convKey);
     if (!theirs) throw new Error(`conversation ${convKey}: its session could not be read back`);
     if (join && !theirs.joined) await markJoinedKey(convKey);
@@ -225,7 +212,8 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
           const now = clock.now();
           const cur = await tx.selectFrom('hermes_conversation').select('current_session').where('key', '=', convKey).executeTakeFirst();
           if (cur?.current_session) await tx.updateTable('hermes_session').set({ archived_at: now }).where('id', '=', cur.current_session).where('archived_at', 'is', null).execute();
-          const record = await insertSession(tx, convKey);
+          const record = newRecord(convKey);
+          await tx.insertInto('hermes_session').values({ id: record.id, conversation_key: convKey, created_at: record.createdAt, summary: null, summarized_up_to: 0, archived_at: null }).execute();
           await tx
             .insertInto('hermes_conversation')
             .values({ key: convKey, current_session: record.id, joined: 0 })

@@ -173,6 +173,17 @@ export interface SessionTable {
   archived_at: number | null;
 }
 
+/**
+ * A view nothing is stored in: inserting a row starts a conversation's first session in one
+ * statement (session-schema.ts). `joined` 1 also marks the conversation joined.
+ */
+export interface SessionStartView {
+  id: string;
+  conversation_key: string;
+  created_at: number;
+  joined: number;
+}
+
 /** One history message: `seq` counts from 0 within its session; `body` is the message as JSON. */
 export interface MessageTable {
   session_id: string;
@@ -277,6 +288,7 @@ export interface Tables {
   hermes_feedback: FeedbackTable;
   hermes_conversation: ConversationTable;
   hermes_session: SessionTable;
+  hermes_session_start: SessionStartView;
   hermes_message: MessageTable;
   hermes_recall_message: RecallMessageTable;
   hermes_recall_member: RecallMemberTable;

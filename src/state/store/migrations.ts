@@ -1,6 +1,7 @@
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import { StartupRefusal } from '../../basics/startup-refusal.js';
-import { recallFtsTriggerStep, recallPlaceStep, recallTablesStep } from './recall-schema.js';
+import { recallFtsTriggerStep, recallMemberTriggerStep, recallPlaceStep, recallTablesStep } from './recall-schema.js';
+import { sessionStartStep } from './session-schema.js';
 
 /**
  * The schema as ordered steps, the same on SQLite and PostgreSQL (Kysely's schema builder writes
@@ -242,6 +243,8 @@ const steps: Record<string, Migration> = {
       await db.schema.createIndex('hermes_assistant_thread_age').on('hermes_assistant_thread').column('started_at').execute();
     },
   },
+  '0011-recall-member-trigger': recallMemberTriggerStep,
+  '0012-session-start': sessionStartStep,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => steps };

@@ -132,3 +132,45 @@ export const recallPlaceStep: Migration = {
     }
   },
 };
+
+/**
+ * Step 0011: taking part is written by the message's own insert. A person's message in a channel
+ * makes them a member of where it was said (the channel's top level or its thread) and, for a
+ * Discord thread, of the parent channel's top level; DMs and the bot's answers make nobody a member.
+ * A trigger does it inside the insert of the message (both engines), so recording a message is one
+ * statement instead of two or three, and the message and its author's membership land together.
+ * A replayed message (its id already stored) inserts nothing, so it adds no membership either:
+ * the first copy's insert wrote it. This is the rule message-index.ts wrote by hand before.
+ */
+export const recallMemberTriggerStep: Migration = {
+  async up(db: Kysely<unknown>) {
+    const member = (channel: string, thread: string) =>
+      `insert into hermes_recall_member (member, platform, workspace_id, channel_id, thread_id, since)
+        values (new.author, new.platform, new.workspace_id, ${channel}, ${thread}, new.at) on conflict do nothing;`;
+    if (isPostgres(db)) {
+      await sql`create function hermes_recall_member_add() returns trigger language plpgsql as $$
+        begin
+          if new.author <> 'bot' and new.dm_owner is null then
+            ${sql.raw(member('new.channel_id', 'new.thread_id'))}
+            if new.parent_channel_id is not null and new.parent_channel_id <> '' then
+              ${sql.raw(member('new.parent_channel_id', "''"))}
+            end if;
+          end if;
+          return null;
+        end $$`.execute(db);
+      await sql`create trigger hermes_recall_member_add after insert on hermes_recall_message
+        for each row execute function hermes_recall_member_add()`.execute(db);
+      return;
+    }
+    await sql`create trigger hermes_recall_member_add after insert on hermes_recall_message
+      when new.author <> 'bot' and new.dm_owner is null
+      begin
+        ${sql.raw(member('new.channel_id', 'new.thread_id'))}
+      end`.execute(db);
+    await sql`create trigger hermes_recall_member_add_parent after insert on hermes_recall_message
+      when new.author <> 'bot' and new.dm_owner is null and new.parent_channel_id is not null and new.parent_channel_id <> ''
+      begin
+        ${sql.raw(member('new.parent_channel_id', "''"))}
+      end`.execute(db);
+  },
+};

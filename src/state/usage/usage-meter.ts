@@ -1,6 +1,6 @@
 import type { Clock } from '../../basics/clock.js';
 import type { ModelProvider } from '../../runtime/provider/provider.js';
-import type { OpenedDatabase } from '../store/database.js';
+import { reusableQuery, type OpenedDatabase } from '../store/database.js';
 import { createNotices } from './access-tables.js';
 import type { TokenUsage } from '../../basics/types.js';
 
@@ -14,6 +14,13 @@ import type { TokenUsage } from '../../basics/types.js';
  * on someone's behalf (turn steps, running summaries, sub-agents) goes through the provider it
  * returns. A call is refused before it starts once the person's day is used up; the call that
  * crosses the line is allowed to finish (its cost is unknown until it answers).
+ *
+ * A lone writer (SQLite: the file is this process's alone, sqlite-owner-lock.ts) keeps today's
+ * counters in memory as well: each is read from the table once per process and day, then every
+ * charge adds to it as it writes the row, so checking a budget before a step reads nothing and is
+ * still exact (no other process writes the file). The row is written all the same, by the same
+ * upsert, so a restart and `/hermes status` read the same count. Several instances (PostgreSQL)
+ * read the row at every check, since another instance may have added to it.
  */
 
 export interface DailyUsage {
@@ -73,6 +80,8 @@ export interface UsageMeter {
 }
 
 const DAY_MS = 86_400_000;
+/** Counters a lone writer keeps in memory for the day; past it they are read from the table again. */
+const COUNTERS_MAX = 50_000;
 /** Counters outlive their day a little, for `/hermes status` around midnight and late charges. */
 const COUNTER_TTL_MS = 3 * DAY_MS;
 
@@ -85,30 +94,86 @@ export function createUsageMeter(deps: {
   dailyLimit: number;
   /** Called once per UTC day (across instances) when the bot-wide pool first reaches BOT_WARN_SHARE of its limit. */
   onBotWarning?(usage: DailyUsage): void;
+  /**
+   * No other process writes the counters (default: on SQLite, whose file this process owns), so
+   * they may be kept in memory. Tests that open one SQLite file twice to stand for two instances
+   * set it false.
+   */
+  loneWriter?: boolean;
 }): UsageMeter {
   const { clock, dailyLimit } = deps;
   const { db } = deps.database;
   const notices = createNotices(deps.database, () => clock.now());
+  const lone = deps.loneWriter ?? deps.database.dialect === 'sqlite';
   let sweptOn: string | undefined;
+  /** A lone writer's counters of one UTC day, by kind and subject, and the reads filling them. */
+  let memo: { day: string; counts: Map<string, number>; loading: Map<string, Promise<number>> } | undefined;
+  const counters = (day: string) => (memo?.day === day ? memo : (memo = { day, counts: new Map(), loading: new Map() }));
 
-  async function read(day: string, kind: 'person' | 'pool', subject: string): Promise<number> {
-    const row = await db.selectFrom('hermes_usage').select('tokens').where('day', '=', day).where('kind', '=', kind).where('subject', '=', subject).executeTakeFirst();
-    return Number(row?.tokens ?? 0);
+  // Both run at every model call (the upsert) or check (the read): built and compiled once, as
+  // building the upsert was over half of Kysely's share of a step's CPU profile.
+  const selectTokens = reusableQuery<'day' | 'kind' | 'subject', { tokens: number }>(db, (v) =>
+    db.selectFrom('hermes_usage').select('tokens').where('day', '=', v('day')).where('kind', '=', v<'person' | 'pool'>('kind')).where('subject', '=', v('subject')),
+  );
+  const addTokens = reusableQuery<'day' | 'kind' | 'subject' | 'tokens', { tokens: number }>(db, (v) =>
+    db
+      .insertInto('hermes_usage')
+      .values({ day: v('day'), kind: v<'person' | 'pool'>('kind'), subject: v('subject'), tokens: v<number>('tokens') })
+      .onConflict((c) => c.columns(['day', 'kind', 'subject']).doUpdateSet({ tokens: (eb) => eb('hermes_usage.tokens', '+', eb.ref('excluded.tokens')) }))
+      .returning('tokens'),
+  );
+
+  async function readRow(day: string, kind: 'person' | 'pool', subject: string): Promise<number> {
+    const { rows } = await selectTokens({ day, kind, subject });
+    return Number(rows[0]?.tokens ?? 0);
   }
 
-  /** Adds `tokens` to a counter and returns the new total, atomically for every instance. */
+  function read(day: string, kind: 'person' | 'pool', subject: string): Promise<number> {
+    if (!lone) return readRow(day, kind, subject);
+    const m = counters(day);
+    const key = `${kind}:${subject}`;
+    const known = m.counts.get(key);
+    if (known !== undefined) return Promise.resolve(known);
+    let loading = m.loading.get(key);
+    if (!loading) {
+      loading = readRow(day, kind, subject)
+        .then((n) => {
+          if (m.counts.size >= COUNTERS_MAX) m.counts.clear();
+          m.counts.set(key, n);
+          return n;
+        })
+        .finally(() => m.loading.delete(key));
+      m.loading.set(key, loading);
+    }
+    return loading;
+  }
+
+  /**
+   * Adds `tokens` to a counter and returns the new total, atomically for every instance. The
+   * upsert is issued before the first await unless the counter is being read (rare: a charge
+   * while its first check is still reading), so it joins the writes of the same event-loop turn.
+   */
   async function add(day: string, kind: 'person' | 'pool', subject: string, tokens: number): Promise<number> {
-    const row = await db
-      .insertInto('hermes_usage')
-      .values({ day, kind, subject, tokens })
-      .onConflict((c) => c.columns(['day', 'kind', 'subject']).doUpdateSet({ tokens: (eb) => eb('hermes_usage.tokens', '+', eb.ref('excluded.tokens')) }))
-      .returning('tokens')
-      .executeTakeFirstOrThrow();
+    if (lone) {
+      const m = counters(day);
+      const key = `${kind}:${subject}`;
+      // Added after the read, so the read cannot have seen this charge already (one connection, in order).
+      const loading = m.loading.get(key);
+      if (loading) await loading.catch(() => undefined);
+      const known = m.counts.get(key);
+      if (known !== undefined) m.counts.set(key, known + tokens);
+      // Not in memory: the row has it, and a later read loads it from there.
+    }
+    const upsert = addTokens({ day, kind, subject, tokens });
     // The first charge of a day in this process sweeps the days past keeping (one statement a day).
+    let sweep: Promise<unknown> | undefined;
     if (sweptOn !== day) {
       sweptOn = day;
-      await db.deleteFrom('hermes_usage').where('day', '<', utcDay(clock.now() - COUNTER_TTL_MS)).execute();
+      sweep = db.deleteFrom('hermes_usage').where('day', '<', utcDay(clock.now() - COUNTER_TTL_MS)).execute();
     }
+    const [{ rows }] = await Promise.all([upsert, sweep]);
+    const row = rows[0];
+    if (!row) throw new Error(`the token count ${kind}:${subject} was not written`);
     return Number(row.tokens);
   }
 
@@ -121,8 +186,10 @@ export function createUsageMeter(deps: {
   async function chargePools(pools: readonly Pool[], tokens: number): Promise<void> {
     const now = clock.now();
     const day = utcDay(now);
-    for (const pool of pools) {
-      const total = await add(day, 'pool', pool.key, tokens);
+    // Issued together, so they commit together.
+    const totals = await Promise.all(pools.map((pool) => add(day, 'pool', pool.key, tokens)));
+    for (const [i, pool] of pools.entries()) {
+      const total = totals[i]!;
       const mark = pool.limit * BOT_WARN_SHARE;
       if (pool.scope !== 'bot' || !deps.onBotWarning || total < mark || total - tokens >= mark) continue;
       // The charge that crosses the mark; the notice row makes it once a day across instances too.
@@ -170,9 +237,11 @@ export function createUsageMeter(deps: {
           const over = await exhausted(payer);
           if (over) throw new DailyBudgetExhausted(over);
           const response = await base.complete(request);
-          await charge(payer.person, response.usage);
           const tokens = Math.max(0, Math.round(response.usage.promptTokens + response.usage.completionTokens));
-          if (tokens > 0 && payer.pools?.length) await chargePools(payer.pools, tokens);
+          // The person's and the pools' counters at once: one commit, with the caller's writes when it takes them.
+          const charged = Promise.all([charge(payer.person, response.usage), tokens > 0 && payer.pools?.length ? chargePools(payer.pools, tokens) : undefined]);
+          if (request.settleWith) request.settleWith(charged);
+          else await charged;
           return response;
         },
       };

@@ -1,0 +1,76 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { calculator } from '../../tools/calculator.js';
+import { conv, isText, startHarness, user, type Harness } from '../helpers/core-harness.js';
+
+/**
+ * A step's writes through the gateway on SQLite: the model call's charge (the daily token count)
+ * and the step's messages are written together, in one group commit, and are durable — visible to
+ * another connection, which sees only committed rows — before the next model call starts.
+ */
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+interface Seen {
+  /** Committed messages of the session when the model was called. */
+  roles: string[];
+  /** Committed tokens of the speaker today. */
+  tokens: number;
+}
+
+describe('one commit per step (SQLite)', () => {
+  it("commits each step's charge with its messages, before the next model call", async () => {
+    h = await startHarness({ tools: [calculator], env: { HERMES_USER_DAILY_TOKENS: '1000000', HERMES_USER_RATE: '0' } });
+    const file = path.join(h.dataDir, 'hermes.sqlite');
+    const harness = h;
+    const seen: Seen[] = [];
+    const logged: Array<{ table: string; commits: number }> = [];
+    const stats = harness.core.database.stats;
+    stats.onQuery = (sql) => {
+      const table = /^insert into "hermes_(usage|message|recall_message)"/.exec(sql)?.[1];
+      if (table) logged.push({ table, commits: stats.commits ?? 0 });
+    };
+    harness.fake.setHandler((_req, i) => {
+      const peek = new Database(file, { readonly: true });
+      try {
+        const bodies = peek.prepare("select m.body from hermes_message m join hermes_conversation c on c.current_session = m.session_id where c.key like '%C-steps%' order by m.seq").all() as Array<{ body: string }>;
+        const usage = peek.prepare("select coalesce(sum(tokens), 0) as n from hermes_usage where kind = 'person' and subject = 'slack:U1'").get() as { n: number };
+        seen.push({ roles: bodies.map((b) => (JSON.parse(b.body) as { role: string }).role), tokens: Number(usage.n) });
+      } finally {
+        peek.close();
+      }
+      const usage = { prompt_tokens: 100, completion_tokens: 10 };
+      return i < 2 ? { toolCalls: [{ id: `c${i}`, name: 'calculator', arguments: { expression: `${i} + 1` } }], usage } : { text: 'done', usage };
+    });
+    expect(await h.core.gateway.handleMessage({ id: 'm1', conversation: conv('C-steps'), speaker: user('U1'), text: 'add twice', mentioned: true })).toBe('queued');
+    await h.port.waitFor(isText);
+    await h.core.gateway.idle();
+
+    if (process.env.STEP_COMMITS_LIST) console.log(JSON.stringify(seen));
+    expect(h.port.texts()).toEqual(['done']);
+    // The question before the first call; each step's assistant message, its tool result and its
+    // tokens before the next one.
+    expect(seen.map((s) => s.roles)).toEqual([['user'], ['user', 'assistant', 'tool'], ['user', 'assistant', 'tool', 'assistant', 'tool']]);
+    expect(seen.map((s) => s.tokens)).toEqual([0, 110, 220]);
+    // The commit each of the turn's token charges and messages went out in (a write is logged once
+    // its commit is done, so writes logged with the same count shared that commit): each charge
+    // shares its commit with the message the step wrote right after it, and the tool results
+    // (written after the tools ran) have one of their own; the answer's search row goes with the answer.
+    const writes = logged.slice(-9);
+    expect(writes.map((w) => w.table).sort()).toEqual([...Array(5).fill('message'), 'recall_message', ...Array(3).fill('usage')]);
+    const byCommit = new Map<number, string[]>();
+    for (const w of writes) byCommit.set(w.commits, [...(byCommit.get(w.commits) ?? []), w.table]);
+    expect([...byCommit.values()].map((t) => t.sort().join('+'))).toEqual(['message+usage', 'message', 'message+usage', 'message', 'message+recall_message+usage']);
+    const peek = new Database(file, { readonly: true });
+    try {
+      expect((peek.prepare("select tokens from hermes_usage where kind = 'person' and subject = 'slack:U1'").get() as { tokens: number }).tokens).toBe(330);
+    } finally {
+      peek.close();
+    }
+  });
+});
