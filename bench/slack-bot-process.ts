@@ -37,7 +37,23 @@ export interface BotStats {
   serverAckMs: number[];
   /** From the load generator's send (its SENT_HEADER) to the request's arrival in the HTTP server (ms, each). */
   beforeServerMs: number[];
+  /**
+   * Each event request carrying ID_HEADER, in wall-clock ms (performance.timeOrigin + now): arrival
+   * in the HTTP server (headers parsed), receipt write started and committed (0 when the request
+   * was not journaled: the message.channels twin of a mention), response finished.
+   */
+  requests: Array<[id: string, arrived: number, receiptStart: number, receiptEnd: number, finished: number]>;
+  /**
+   * The process's CPU clock against the wall clock, read at each event request's arrival and end:
+   * [wall ms, CPU ms since the window began]. The load generator reads from it how much CPU the bot
+   * spent between a request reaching it and its answer, a figure a busy shared machine does not
+   * stretch the way it stretches wall time.
+   */
+  cpuClock: Array<[wall: number, cpuMs: number]>;
 }
+
+/** The load generator's id of a request (its event_id), so both sides' times of it can be joined. */
+export const ID_HEADER = 'x-bench-id';
 
 /** Wall-clock ms (performance.timeOrigin + now) at which the load generator sent a request. */
 export const SENT_HEADER = 'x-bench-sent-at';
@@ -60,7 +76,21 @@ async function main(): Promise<void> {
   // As src/main.ts starts Slack in HTTP mode: Bolt's Socket Mode client loads only if asked for.
   deferSocketModeClient();
   const { createSlackAdapter } = await import('../adapters/slack/slack-adapter.js');
-  const adapter = await createSlackAdapter({ config: config.slack!, http, gateway: core.gateway, database: core.database, receipts: createReceiptJournal(core.database, 'slack'), log });
+  // The receipt write (the one store write an acknowledgement waits for), timed per event_id.
+  const receiptTimes = new Map<string, [number, number]>();
+  const journal = createReceiptJournal(core.database, 'slack');
+  const wallNow = () => performance.timeOrigin + performance.now();
+  const receipts = {
+    ...journal,
+    async add(id: string, body: unknown) {
+      const t0 = wallNow();
+      const r = await journal.add(id, body);
+      const eventId = (body as { event_id?: unknown } | null)?.event_id;
+      if (typeof eventId === 'string') receiptTimes.set(eventId, [t0, wallNow()]);
+      return r;
+    },
+  };
+  const adapter = await createSlackAdapter({ config: config.slack!, http, gateway: core.gateway, database: core.database, receipts, log });
   const port = await http.start(0, listenHost({ slackHttp: true }));
   await adapter.start();
   await core.start();
@@ -71,18 +101,38 @@ async function main(): Promise<void> {
   // Where an acknowledgement's time goes: in this process, or before the request reached it.
   let serverAcks: number[] = [];
   let beforeServer: number[] = [];
+  let requests: BotStats['requests'] = [];
+  let cpuClock: BotStats['cpuClock'] = [];
+  let cpuClock0 = process.cpuUsage();
+  // At most one reading per 2 ms (a getrusage call each): in a profile, one per request was 4-7 % of the bot's samples.
+  let lastCpuRead = 0;
+  const readCpuClock = (now: number) => {
+    if (now - lastCpuRead < 2) return;
+    lastCpuRead = now;
+    const c = process.cpuUsage(cpuClock0);
+    cpuClock.push([performance.timeOrigin + now, (c.user + c.system) / 1000]);
+  };
   const arrived = new WeakMap<IncomingMessage, number>();
   diagnostics.subscribe('http.server.request.start', (m) => {
     const { request } = m as { request: IncomingMessage };
     const now = performance.now();
     arrived.set(request, now);
+    if (request.url?.startsWith('/slack/events')) readCpuClock(now);
     const sent = Number(request.headers[SENT_HEADER]);
     if (sent > 0) beforeServer.push(performance.timeOrigin + now - sent);
   });
   diagnostics.subscribe('http.server.response.finish', (m) => {
     const { request } = m as { request: IncomingMessage; response: ServerResponse };
     const t0 = arrived.get(request);
-    if (t0 !== undefined && request.url?.startsWith('/slack/events')) serverAcks.push(performance.now() - t0);
+    if (t0 === undefined || !request.url?.startsWith('/slack/events')) return;
+    const now = performance.now();
+    serverAcks.push(now - t0);
+    readCpuClock(now);
+    const id = request.headers[ID_HEADER];
+    if (typeof id !== 'string') return;
+    const r = receiptTimes.get(id);
+    receiptTimes.delete(id);
+    requests.push([id, performance.timeOrigin + t0, r?.[0] ?? 0, r?.[1] ?? 0, performance.timeOrigin + now]);
   });
   let peakRss = process.memoryUsage.rss();
   let cpu0 = process.cpuUsage();
@@ -121,6 +171,10 @@ async function main(): Promise<void> {
       lag.reset();
       serverAcks = [];
       beforeServer = [];
+      requests = [];
+      cpuClock = [];
+      cpuClock0 = process.cpuUsage();
+      receiptTimes.clear();
       peakRss = process.memoryUsage.rss();
       cpu0 = process.cpuUsage();
       counted.reset();
@@ -132,7 +186,7 @@ async function main(): Promise<void> {
         writeFileSync(path.join(profileDir!, `bot-window-${++windows}-${process.pid}.cpuprofile`), JSON.stringify(profile));
       }
       peakRss = Math.max(peakRss, process.memoryUsage.rss());
-      send({ type: 'stats', stats: { lagP50Ms: lag.percentile(50) / 1e6, lagP99Ms: lag.percentile(99) / 1e6, lagMaxMs: lag.max / 1e6, peakRssMb: peakRss / 2 ** 20, serverAckMs: serverAcks, beforeServerMs: beforeServer, ...cpuAndStore() } });
+      send({ type: 'stats', stats: { lagP50Ms: lag.percentile(50) / 1e6, lagP99Ms: lag.percentile(99) / 1e6, lagMaxMs: lag.max / 1e6, peakRssMb: peakRss / 2 ** 20, serverAckMs: serverAcks, beforeServerMs: beforeServer, requests, cpuClock, ...cpuAndStore() } });
     } else if (m.type === 'stop') {
       void (async () => {
         await adapter.stop();

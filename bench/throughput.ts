@@ -1,5 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import diagnostics from 'node:diagnostics_channel';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -54,7 +55,130 @@ export interface ThroughputRow {
   generatorLagP99Ms: number;
   /** CPU of this process (fakes + load generator) over the level, % of one core: near 100, ack times include its queueing. */
   generatorCpuPercent: number;
+  /** Where each acknowledgement's time went, phase by phase (ackPhases below), for the first round, the later ones and all. */
+  ackPhases?: Record<'firstRound' | 'laterRounds' | 'all', AckPhases>;
 }
+
+/**
+ * One acknowledgement, cut at the points both processes timestamp (wall clock, ms):
+ * - `queued`: the generator's own send-side delay, from calling fetch to undici writing the
+ *   request's headers to the socket (the generator's loop and connection set-up);
+ * - `toBot`: written → the bot's HTTP server has the headers (kernel, and the bot's loop reading);
+ * - `toReceipt`: arrival → the receipt write starts (body, signature, parse, Bolt); journaled requests only;
+ * - `receipt`: the receipt write, committed;
+ * - `toAck`: committed (or arrival, for a request not journaled) → the response finished;
+ * - `inBot`: arrival → response finished;
+ * - `back`: finished → the generator's undici has the response headers (kernel, and the generator's loop);
+ * - `wire`: written → response headers in the generator: the acknowledgement without the
+ *   generator's send-side queueing;
+ * - `served`: written → the bot's response finished: what a sender that is not itself late (Slack)
+ *   would wait, without the generator's send-side queueing or its loop reading the answer;
+ * - `generator`: calling fetch → its promise resolved: the figure reported as the ack;
+ * - `botCpu`: the bot's CPU time (ms, all its threads) from written to served, read off its CPU
+ *   clock (BotStats.cpuClock): what the ack cost in the bot's work done first, which a loaded
+ *   machine does not stretch (on a quiet machine with the bot busy, `served` tends to it).
+ * Each as p50 / p99, and `slowest`: the mean of each phase over the slowest 1 % by `generator`
+ * (percentiles of parts do not add up; these do, apart from clock offset between processes).
+ */
+export interface AckPhases {
+  count: number;
+  /** The bot's clock minus the generator's (ms), taken out of the phases that cross processes. */
+  clockOffsetMs: number;
+  p50: Record<AckPhase, number>;
+  p99: Record<AckPhase, number>;
+  slowest: Record<AckPhase, number>;
+}
+type AckPhase = 'queued' | 'toBot' | 'toReceipt' | 'receipt' | 'toAck' | 'inBot' | 'back' | 'wire' | 'served' | 'generator' | 'botCpu';
+const PHASES: AckPhase[] = ['queued', 'toBot', 'toReceipt', 'receipt', 'toAck', 'inBot', 'back', 'wire', 'served', 'generator', 'botCpu'];
+
+/** The bot's CPU ms at wall time `at`, interpolated between its readings (sorted by wall time). */
+function cpuAt(clock: BotStats['cpuClock'], at: number): number {
+  if (clock.length === 0) return NaN;
+  let lo = 0;
+  let hi = clock.length - 1;
+  if (at <= clock[0]![0]) return clock[0]![1];
+  if (at >= clock[hi]![0]) return clock[hi]![1];
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (clock[mid]![0] <= at) lo = mid;
+    else hi = mid;
+  }
+  const [w0, c0] = clock[lo]!;
+  const [w1, c1] = clock[hi]!;
+  return w1 === w0 ? c1 : c0 + ((c1 - c0) * (at - w0)) / (w1 - w0);
+}
+
+/** The generator's timestamps of one event POST (wall ms), keyed by its id (ID_HEADER). */
+interface SentRequest { round: number; called: number; written?: number; headers?: number; resolved?: number }
+const ID_HEADER = 'x-bench-id';
+const sentRequests = new Map<string, SentRequest>();
+const wallNow = () => performance.timeOrigin + performance.now();
+const idOf = (request: unknown): string | undefined => {
+  const h = (request as { headers?: unknown }).headers;
+  if (!Array.isArray(h)) return undefined;
+  const i = h.indexOf(ID_HEADER);
+  return i >= 0 ? String(h[i + 1]) : undefined;
+};
+// undici (Node's fetch) publishes when it writes a request's headers and when it has the response's.
+diagnostics.subscribe('undici:client:sendHeaders', (m) => {
+  const r = sentRequests.get(idOf((m as { request: unknown }).request) ?? '');
+  if (r && r.written === undefined) r.written = wallNow();
+});
+diagnostics.subscribe('undici:request:headers', (m) => {
+  const r = sentRequests.get(idOf((m as { request: unknown }).request) ?? '');
+  if (r && r.headers === undefined) r.headers = wallNow();
+});
+
+/**
+ * How far the bot's wall clock (its performance.timeOrigin + now) is ahead of the generator's: the
+ * two processes' origins were measured 30-50 ms apart in some runs. Both one-way trips (written →
+ * arrived, finished → read) take at least ~0 ms on loopback, so their smallest values, measured
+ * with the offset in opposite directions, put it halfway between them.
+ */
+function clockOffset(sent: Map<string, SentRequest>, bot: BotStats['requests']): number {
+  let toBot = Infinity;
+  let back = Infinity;
+  for (const [id, arrived, , , finished] of bot) {
+    const g = sent.get(id);
+    if (g?.written === undefined || g.headers === undefined) continue;
+    toBot = Math.min(toBot, arrived - g.written);
+    back = Math.min(back, g.headers - finished);
+  }
+  return Number.isFinite(toBot) && Number.isFinite(back) ? (toBot - back) / 2 : 0;
+}
+
+function ackPhases(sent: Map<string, SentRequest>, bot: BotStats['requests'], clock: BotStats['cpuClock'], rounds: (round: number) => boolean): AckPhases {
+  const rows: Record<AckPhase, number>[] = [];
+  const offset = clockOffset(sent, bot);
+  for (const [id, arrivedOnBotClock, receiptStart, receiptEnd, finishedOnBotClock] of bot) {
+    const g = sent.get(id);
+    if (!g || !rounds(g.round) || g.written === undefined || g.headers === undefined || g.resolved === undefined) continue;
+    const arrived = arrivedOnBotClock - offset;
+    const finished = finishedOnBotClock - offset;
+    const journaled = receiptStart > 0;
+    rows.push({
+      queued: g.written - g.called,
+      toBot: arrived - g.written,
+      toReceipt: journaled ? receiptStart - arrivedOnBotClock : NaN,
+      receipt: journaled ? receiptEnd - receiptStart : NaN,
+      toAck: finishedOnBotClock - (journaled ? receiptEnd : arrivedOnBotClock),
+      inBot: finished - arrived,
+      back: g.headers - finished,
+      wire: g.headers - g.written,
+      served: finished - g.written,
+      generator: g.resolved - g.called,
+      botCpu: cpuAt(clock, finishedOnBotClock) - cpuAt(clock, g.written + offset),
+    });
+  }
+  const of = (f: (r: Record<AckPhase, number>) => number, list = rows) => list.map(f).filter((v) => !Number.isNaN(v));
+  const each = (fn: (values: number[]) => number, list = rows) => Object.fromEntries(PHASES.map((p) => [p, round(fn(of((r) => r[p], list)), 1)])) as Record<AckPhase, number>;
+  const slow = [...rows].sort((a, b) => b.generator - a.generator).slice(0, Math.max(1, Math.ceil(rows.length / 100)));
+  const mean = (v: number[]) => (v.length ? v.reduce((a, b) => a + b, 0) / v.length : NaN);
+  return { count: rows.length, clockOffsetMs: round(offset, 1), p50: each((v) => percentile(v, 50)), p99: each((v) => percentile(v, 99)), slowest: each(mean, slow) };
+}
+
+const describePhases = (label: string, a: AckPhases) =>
+  `${label} (${a.count}): ` + PHASES.map((p) => `${p} ${a.p50[p]}/${a.p99[p]}`).join(', ') + `; slowest 1 % (mean): ` + PHASES.map((p) => `${p} ${a.slowest[p]}`).join(', ');
 
 export interface ThroughputResult { modelLatencyMs: number; /** Unset: the shipped default. */ maxConcurrentTurns?: number; rows: ThroughputRow[]; errors: string[]; setup?: string }
 
@@ -195,6 +319,7 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
       // Every session sends its first measured mention at the same instant (a burst of 2n requests);
       // later rounds spread out with the replies. Their acks are also reported apart.
       const laterAcks: number[] = [];
+      sentRequests.clear();
       // Deliveries the bot did not acknowledge with 200 (each was delivered again, as Slack does).
       const notAcked: string[] = [];
       const mention = async (channel: string, user: string, text: string, record: boolean, roundNo: number) => {
@@ -203,8 +328,13 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
         const post = async (event: Record<string, unknown>) => {
           const eventId = `EvB${++eventNo}`;
           const t0 = performance.now();
+          // The request's event_id, also sent as ID_HEADER, joins the generator's and the bot's times of it.
+          const id = eventId;
+          const timing: SentRequest = { round: roundNo, called: performance.timeOrigin + t0 };
+          if (record) sentRequests.set(id, timing);
           // Wall-clock send time, so the bot can tell how long the request took to reach its HTTP server.
-          const res = await slack.sendEvent(nextTarget(), event, { eventId, headers: { [SENT_HEADER]: String(performance.timeOrigin + t0) } });
+          const res = await slack.sendEvent(nextTarget(), event, { eventId, headers: { [SENT_HEADER]: String(performance.timeOrigin + t0), [ID_HEADER]: id } });
+          timing.resolved = wallNow();
           const ms = performance.now() - t0;
           if (record) acks.push(ms);
           if (record && roundNo > 0) laterAcks.push(ms);
@@ -251,6 +381,12 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
           const ownCpu = process.cpuUsage(ownCpu0);
           ownLag.disable();
           const stats = combine((await all({ type: 'stats' }, 'stats')).map((m) => m.stats));
+          const phases = {
+            firstRound: ackPhases(sentRequests, stats.requests, stats.cpuClock, (r) => r === 0),
+            laterRounds: ackPhases(sentRequests, stats.requests, stats.cpuClock, (r) => r > 0),
+            all: ackPhases(sentRequests, stats.requests, stats.cpuClock, () => true),
+          };
+          sentRequests.clear();
           // A delivery not acknowledged may still have been handled, and Slack's retry must not be
           // answered twice: threads of this level with more than one bot post.
           const perThread = new Map<string, string[]>();
@@ -260,10 +396,13 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
             perThread.set(key, [...(perThread.get(key) ?? []), p.text.slice(0, 40)]);
           }
           const doubled = [...perThread.entries()].filter(([, texts]) => texts.length > 1);
-          rows.push({ ...toRow(n, above.length, seconds, sizes.modelLatencyMs, above, acks, stats, failures, ownLag.percentile(99) / 1e6, (ownCpu.user + ownCpu.system) / 1000), ackAfterFirstRoundP99Ms: round(percentile(laterAcks, 99), 1), notAcked: notAcked.length, notAckedSample: notAcked.slice(0, 5), threadsAnsweredTwice: doubled.length });
+          rows.push({ ...toRow(n, above.length, seconds, sizes.modelLatencyMs, above, acks, stats, failures, ownLag.percentile(99) / 1e6, (ownCpu.user + ownCpu.system) / 1000), ackAfterFirstRoundP99Ms: round(percentile(laterAcks, 99), 1), ackPhases: phases, notAcked: notAcked.length, notAckedSample: notAcked.slice(0, 5), threadsAnsweredTwice: doubled.length });
           if (doubled.length > 0) errors.push(`${n} sessions: ${doubled.length} threads with more than one bot post, e.g. ${JSON.stringify(doubled.slice(0, 3))}`);
           const row = rows.at(-1)!;
-          log(`throughput (${setup.label}): ${n} sessions → ${row.repliesPerSecond} replies/s; ack p99 ${row.ackP99Ms} ms (rounds after the first ${row.ackAfterFirstRoundP99Ms}; before the bot's server p50 ${row.beforeServerP50Ms} p99 ${row.beforeServerP99Ms}, inside ${row.serverAckP99Ms}); lag p99 ${row.eventLoopLagP99Ms} ms; ${row.botCpuMsPerReply} CPU ms/reply (${row.botCpuPercent} % of a core; generator ${row.generatorCpuPercent} %); peak RSS ${row.peakRssMb} MB; ${row.failures} failed, ${row.notAcked} deliveries not acknowledged (${row.notAckedSample?.join(', ')})`);
+          log(`ack phases at ${n} sessions, ms p50/p99: ${describePhases('first round', phases.firstRound)}`);
+          log(`ack phases at ${n} sessions, ms p50/p99: ${describePhases('later rounds', phases.laterRounds)}`);
+          log(`ack phases at ${n} sessions, ms p50/p99: ${describePhases('all', phases.all)}`);
+          log(`throughput (${setup.label}): ${n} sessions → ${row.repliesPerSecond} replies/s; ack p99 ${row.ackP99Ms} ms (written → served p99 ${phases.all.p99.served}, first round ${phases.firstRound.p99.served}, later ${phases.laterRounds.p99.served}; generator's send-side queueing p99 ${phases.all.p99.queued}; bot CPU from written to served p99 ${phases.all.p99.botCpu}, first round ${phases.firstRound.p99.botCpu}, later ${phases.laterRounds.p99.botCpu}; rounds after the first ${row.ackAfterFirstRoundP99Ms}; before the bot's server p50 ${row.beforeServerP50Ms} p99 ${row.beforeServerP99Ms}, inside ${row.serverAckP99Ms}); lag p99 ${row.eventLoopLagP99Ms} ms; ${row.botCpuMsPerReply} CPU ms/reply (${row.botCpuPercent} % of a core; generator ${row.generatorCpuPercent} %); peak RSS ${row.peakRssMb} MB; ${row.failures} failed, ${row.notAcked} deliveries not acknowledged (${row.notAckedSample?.join(', ')})`);
         });
       } catch (err) {
         errors.push((err as Error).message);
@@ -307,6 +446,9 @@ function combine(all: BotStats[]): BotStats {
     storeWaitMs: sum((s) => s.storeWaitMs),
     serverAckMs: all.flatMap((s) => s.serverAckMs),
     beforeServerMs: all.flatMap((s) => s.beforeServerMs),
+    requests: all.flatMap((s) => s.requests),
+    // A request's CPU figure needs the clock of the process that served it: with several, none is given.
+    cpuClock: all.length === 1 ? all[0]!.cpuClock : [],
   };
 }
 

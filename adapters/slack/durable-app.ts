@@ -30,8 +30,12 @@ export class DurableApp extends App {
   }
 
   override async processEvent(event: ReceiverEvent): Promise<void> {
+    // A request every listener skips is acknowledged as Bolt would acknowledge an event (an empty
+    // 200), without Bolt's per-event work (authorize, context, client, every listener's matching):
+    // half of a busy channel's deliveries are such twins of a mention.
+    if (this.needsNothing(event.body)) return event.ack();
     const id = receiptId(event.body);
-    if (!id || this.needsNothing(event.body)) return super.processEvent(event);
+    if (!id) return super.processEvent(event);
     // A failed write throws before any ack: Slack sees an error and retries the delivery.
     const handledBefore = await this.receipts.add(id, event.body);
     await this.run(id, event, handledBefore);

@@ -3,6 +3,7 @@ import { HTTPModuleFunctions as http, HTTPResponseAck, type App, type Logger as 
 import type { Logger } from '../../src/basics/log.js';
 import type { HttpRoute } from '../../src/basics/http-server.js';
 import { rejectSkewedRequests } from './request-age.js';
+import { requestsFirst } from '../../src/basics/requests-first.js';
 
 /**
  * Bolt's receiver for HTTP mode without a server of its own: events, interactivity and slash
@@ -76,9 +77,15 @@ export class SlackEventsReceiver implements Receiver {
     // written the body to the receipt journal before Bolt sees it, so nothing acknowledged is only
     // in memory. An unacknowledged request is answered (with a log line) after about 3 s.
     const ack = new HTTPResponseAck({ logger, processBeforeResponse: false, httpRequest: buffered, httpRequestBody: body, httpResponse: res });
+    const answer = ack.bind();
     const event: ReceiverEvent = {
       body,
-      ack: ack.bind(),
+      // Once the answer is written, what Bolt does next (its middleware, the listeners) waits until
+      // the requests already read are answered too (requests-first.ts).
+      ack: async (response) => {
+        await answer(response);
+        await requestsFirst();
+      },
       retryNum: http.extractRetryNumFromHTTPRequest(req),
       retryReason: http.extractRetryReasonFromHTTPRequest(req),
       customProperties: {},

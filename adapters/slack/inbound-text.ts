@@ -10,9 +10,8 @@
 export type NameLookup = (userId: string) => string | undefined;
 
 export function cleanInboundText(text: string, botUserId: string, nameOf: NameLookup): string {
-  const own = new RegExp(`<@${escapeRegExp(botUserId)}(?:\\|[^>]*)?>`, 'g');
   return text
-    .replace(own, '')
+    .replace(mentionPattern(botUserId), '')
     .replace(/<@([UW][A-Z0-9]+)(?:\|([^>]*))?>/g, (_m, id: string, label: string | undefined) => {
       const name = nameOf(id) ?? label;
       return name ? `@${name} (<@${id}>)` : `<@${id}>`;
@@ -38,7 +37,19 @@ export function mentionedUserIds(text: string, botUserId: string): string[] {
 }
 
 export function mentionsUser(text: string, userId: string): boolean {
-  return new RegExp(`<@${escapeRegExp(userId)}(?:\\|[^>]*)?>`).test(text);
+  const re = mentionPattern(userId);
+  re.lastIndex = 0;
+  return re.test(text);
+}
+
+/**
+ * One user's mention, `<@U…>` or `<@U…|label>` (global). Built once for the id it was last asked
+ * for (the bot's own, on every delivery): building it per event showed in the bot's profile.
+ */
+let lastPattern: { userId: string; re: RegExp } | undefined;
+function mentionPattern(userId: string): RegExp {
+  if (lastPattern?.userId !== userId) lastPattern = { userId, re: new RegExp(`<@${escapeRegExp(userId)}(?:\\|[^>]*)?>`, 'g') };
+  return lastPattern.re;
 }
 
 function escapeRegExp(s: string): string {

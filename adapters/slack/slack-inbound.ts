@@ -11,6 +11,7 @@ import type { EventDedupe } from './event-dedupe.js';
 import { classifyEvent, type SlackMessageLike } from './inbound-event.js';
 import { cleanInboundText, mentionedUserIds } from './inbound-text.js';
 import type { UserNames } from './user-names.js';
+import { requestsFirst } from '../../src/basics/requests-first.js';
 
 export interface InboundDeps {
   gateway: GatewayApi;
@@ -61,6 +62,9 @@ export async function onEvent(deps: InboundDeps, event: SlackMessageLike, eventI
       log.debug({ eventId, reason: verdict.reason }, 'slack: event skipped');
       return;
     }
+    // The request is acknowledged already; requests read since then are acknowledged before this
+    // message's store calls and hand-over run (requests-first.ts).
+    await requestsFirst();
     if (eventId && (await dedupe.seen(eventId))) {
       log.debug({ eventId }, 'slack: event already handled');
       return;

@@ -19,6 +19,7 @@ import { createSlackAnswer, withText, type SlackBlocksFor } from './slack-answer
 import { answerBlocks, feedbackBlocks } from './answer-buttons.js';
 import { systemClock, type Clock } from '../../src/basics/clock.js';
 import { WORKING_STATUS, type AssistantThreads } from './assistant-threads.js';
+import { requestsFirst } from '../../src/basics/requests-first.js';
 
 export const WORKING_REACTION = 'hourglass_flowing_sand';
 /** On a message the running turn took in (steering): it was seen, and the answer under way covers it. */
@@ -50,7 +51,11 @@ export const STATUS_RENEW_MS = 90_000;
 
 export function createSlackPort(deps: SlackPortDeps): OutboundPort {
   const { client, log } = deps;
-  const call = <T>(fn: () => Promise<T>) => honouringRateLimits(fn, deps.sleep);
+  // A Web API call is built and sent after the requests already read are acknowledged (requests-first.ts).
+  const call = async <T>(fn: () => Promise<T>) => {
+    await requestsFirst();
+    return honouringRateLimits(fn, deps.sleep);
+  };
   const blocksFor: SlackBlocksFor = deps.blocksFor ?? ((role, _text, opts) => answerBlocks(role, opts));
   const files = createSlackFiles({ client, botToken: deps.botToken ?? '', apiUrl: deps.apiUrl, sleep: deps.sleep });
 

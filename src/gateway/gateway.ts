@@ -41,6 +41,7 @@ import type { AuditLog } from '../state/audit/audit-log.js';
 import { createTurnStopper, type StopRequest } from './turn-stop.js';
 import type { StopReason } from './stop-reason.js';
 import { createFeedbackStore } from '../state/feedback/feedback-store.js';
+import { requestsFirst } from '../basics/requests-first.js';
 
 export interface GatewayDeps {
   store: Store;
@@ -202,6 +203,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
   /** One job of a session, run by whichever worker claimed its row; messages that steer it end with it. */
   async function runJob(job: SessionJob, ctx: WorkContext): Promise<void | 'interrupted'> {
+    // A job claimed now starts after the requests already read are acknowledged (requests-first.ts).
+    await requestsFirst();
     // A reminder or a scheduled run: nobody's messages steer it.
     if (isTimerJob(job)) {
       if (deps.timers) return deps.timers(job, ctx);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { classifyEvent } from '../../adapters/slack/inbound-event.js';
-import { cleanInboundText, mentionedUserIds } from '../../adapters/slack/inbound-text.js';
+import { cleanInboundText, mentionedUserIds, mentionsUser } from '../../adapters/slack/inbound-text.js';
 
 const BOT = 'UBOT';
 const names: Record<string, string> = { U1: 'Ada' };
@@ -18,6 +18,18 @@ describe('cleanInboundText', () => {
   });
   it('lists mentioned users except the bot', () => {
     expect(mentionedUserIds('<@UBOT> <@U1> <@U1> <@W2|x>', BOT)).toEqual(['U1', 'W2']);
+  });
+  it('tells a mention of a user, plain or labelled, the same on every call and for whichever id is asked', () => {
+    for (let i = 0; i < 3; i++) {
+      expect(mentionsUser('hey <@UBOT> there', BOT)).toBe(true);
+      expect(mentionsUser('hey <@UBOT|hermes> there', BOT)).toBe(true);
+      expect(mentionsUser('hey <@UBOTX> and <@UBOT there', BOT)).toBe(false);
+      expect(mentionsUser('hey <@UBOT> there', 'U1')).toBe(false);
+      expect(mentionsUser('<@U1>', 'U1')).toBe(true);
+    }
+    expect(mentionsUser('a <@U.1> b', 'U.1')).toBe(true);
+    expect(mentionsUser('a <@UX1> b', 'U.1')).toBe(false);
+    expect(cleanInboundText('<@UBOT> one <@UBOT|h> two', BOT, () => undefined)).toBe('one two');
   });
 });
 

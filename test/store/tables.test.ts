@@ -32,7 +32,9 @@ interface Place {
   reopen(): Promise<OpenedDatabase>;
   queue<J>(database: OpenedDatabase, name: string, max?: number): WorkQueue<J>;
   /** PostgreSQL only: a queue with its own settle and presence timing. */
-  pgQueue?<J>(database: OpenedDatabase, name: string, timing: { settleMs?: number; presenceMs?: number; leaseMs?: number }): PgWorkQueue<J>;
+  pgQueue?<J>(database: OpenedDatabase, name: string, timing: { settleMs?: number; presenceMs?: number; leaseMs?: number; max?: number }): PgWorkQueue<J>;
+  /** PostgreSQL only: the schema's URL (for a pool of the test's own). */
+  url?: string;
 }
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -72,8 +74,9 @@ if (pgUrl) {
         reopen: async () => track(await openPostgresDatabase(pool)),
         queue: (database, name, max = 4) =>
           createPgWorkQueue({ database, url: schema.url, instanceId: name, clock: systemClock, log, maxConcurrent: () => max, leaseMs: 600, pollMs: 100, settleMs: 0 }),
-        pgQueue: (database, name, timing) =>
-          createPgWorkQueue({ database, url: schema.url, instanceId: name, clock: systemClock, log, maxConcurrent: () => 4, leaseMs: 600, pollMs: 100, ...timing }),
+        pgQueue: (database, name, { max = 4, ...timing }) =>
+          createPgWorkQueue({ database, url: schema.url, instanceId: name, clock: systemClock, log, maxConcurrent: () => max, leaseMs: 600, pollMs: 100, ...timing }),
+        url: schema.url,
       };
     },
   });
@@ -417,6 +420,41 @@ if (pgUrl) describe('work queue with two instances on PostgreSQL', () => {
     release();
     await a.idle();
     expect(starts).toEqual(['long']);
+  });
+
+  it('runs a claim that came back after its lease (it waited for a pooled connection) only once', async () => {
+    const place = await engines.find((e) => e.name === 'postgres')!.open();
+    // A's statements go through a pool of one connection, which the test holds for a while.
+    const poolA = createPgPool(place.url!, { max: 1 });
+    cleanups.push(() => poolA.end());
+    const a = place.pgQueue!<string>(track(await openPostgresDatabase(poolA)), 'a', { settleMs: 0 });
+    // B can run one job at a time, and is busy with 'blocker' until the test lets it go.
+    const b = place.pgQueue!<string>(place.database, 'b', { settleMs: 0, max: 1 });
+    cleanups.push(() => a.close(), () => b.close());
+    const starts: string[] = [];
+    let unblock!: () => void;
+    const blocked = new Promise<void>((r) => (unblock = r));
+    const runner = (by: string) => async (job: string) => {
+      starts.push(`${job}@${by}`);
+      if (job === 'blocker') await blocked;
+      else await new Promise((r) => setTimeout(r, 1_000));
+    };
+    await b.start(runner('b'));
+    await b.add(item('blocker', 'L0', clockOrderKey(Date.now())));
+    await until(() => b.active() === 1);
+    await a.start(runner('a'));
+    await a.idle();
+    const held = await poolA.connect();
+    await b.add(item('late', 'L1', clockOrderKey(Date.now())));
+    // A's claim of 'late' waits for the connection longer than a lease (600 ms).
+    await new Promise((r) => setTimeout(r, 900));
+    held.release();
+    await until(() => a.active() === 1 || starts.includes('late@b'), 5_000);
+    // B has room again: it looks at once (the job's end pumps its loop).
+    unblock();
+    await new Promise((r) => setTimeout(r, 400));
+    await Promise.all([a.idle(), b.idle()]);
+    expect(starts.filter((s) => s.startsWith('late@'))).toHaveLength(1);
   });
 
   it('stops a job here when its claim was taken (this instance stalled past its lease); the others keep running', async () => {

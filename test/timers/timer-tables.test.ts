@@ -102,8 +102,11 @@ describe.each(engines.filter((e) => engineWanted(e.name)))('reminder and schedul
     const keep = await mine.create('keep', Date.now() + 60_000);
     const drop = await mine.create('drop', Date.now() + 60_000);
     const { db } = place.database;
-    expect((await db.selectFrom('hermes_reminder').select(['id', 'owner_key', 'status']).orderBy('id').execute()).map((r) => [r.id, r.owner_key, r.status])).toEqual(
-      [[keep.id, 'slack:T1:UALICE', 'scheduled'], [drop.id, 'slack:T1:UALICE', 'scheduled']].sort((a, b) => (a[0]! < b[0]! ? -1 : 1)),
+    // Sorted here, not by the database: PostgreSQL's `order by` follows the cluster's collation,
+    // which need not be the code-point order of a JavaScript comparison.
+    const byId = (a: string[], b: string[]) => (a[0]! < b[0]! ? -1 : 1);
+    expect((await db.selectFrom('hermes_reminder').select(['id', 'owner_key', 'status']).execute()).map((r) => [r.id, r.owner_key, r.status]).sort(byId)).toEqual(
+      [[keep.id, 'slack:T1:UALICE', 'scheduled'], [drop.id, 'slack:T1:UALICE', 'scheduled']].sort(byId),
     );
     expect(await mine.cancel(drop.id)).toBe(true);
     expect((await db.selectFrom('hermes_work').select(['id', 'kind']).execute())).toEqual([{ id: `reminder:${keep.id}`, kind: 'reminder' }]);

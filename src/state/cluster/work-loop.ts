@@ -292,13 +292,14 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
             if (room <= 0) break;
             claimedAt = clock.now();
             opts.claiming?.();
-            const rows = await claim(room, claimedAt);
+            const claimed = await claim(room, claimedAt);
             claimedNow = true;
+            const rows = await confirmLate(claimed, claimedAt);
             for (const row of rows.sort((a, b) => (a.id < b.id ? -1 : 1))) {
               opts.claimed?.(row.lane, row.waiting === undefined ? undefined : Number(row.waiting));
               launch(row);
             }
-            if (rows.length < room) break;
+            if (claimed.length < room) break;
           }
           // No claim took them (no room): on their own.
           await deleteFinished();
@@ -373,13 +374,10 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
     if (renewTimer) clearInterval(renewTimer);
     renewTimer = undefined;
   }
-  function renew(): void {
-    // One at a time: a renewal still in flight is what the next one would repeat.
-    if (renewing || held.size === 0) return;
-    renewing = true;
-    const ids = [...held.keys()];
+  /** Renews the claims on `ids` held here; answers the ids found still held by this instance. */
+  function renewClaims(ids: string[]): Promise<string[]> {
     const until = clock.now() + opts.leaseMs;
-    const sent =
+    return (
       opts.renew?.(ids, until) ??
       db
         .updateTable('hermes_work')
@@ -388,8 +386,39 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
         .where('claimed_by', '=', opts.instanceId)
         .returning('id')
         .execute()
-        .then((rows) => rows.map((r) => r.id));
-    sent
+        .then((rows) => rows.map((r) => r.id))
+    );
+  }
+
+  /**
+   * A claim's lease counts from when it was asked for, and the statement may have waited for a
+   * pooled connection: back later than a third of a lease (the renewal period), its leases may
+   * have run out already, or will before the next renewal, and another instance may claim the rows
+   * meanwhile. They are renewed before any job starts, and only those still held here run (the
+   * others were claimed elsewhere, which runs them). With leases on a lone SQLite file nothing can
+   * take them.
+   */
+  async function confirmLate(rows: ClaimedRow[], claimedAt: number): Promise<ClaimedRow[]> {
+    if (!opts.heartbeat || rows.length === 0 || clock.now() - claimedAt <= opts.leaseMs / 3) return rows;
+    let found: Set<string>;
+    try {
+      found = new Set(await renewClaims(rows.map((r) => r.id)));
+    } catch (err) {
+      // Unknown whether they are still ours: left for their leases to run out and a claim to find.
+      log.warn({ err: (err as Error).message, rows: rows.length }, 'work queue: could not confirm a late claim; leaving the rows to be claimed again');
+      return [];
+    }
+    const kept = rows.filter((r) => found.has(r.id));
+    if (kept.length < rows.length) log.warn({ lost: rows.filter((r) => !found.has(r.id)).map((r) => r.id) }, 'work queue: a claim came back after its lease and another instance took the rows');
+    return kept;
+  }
+
+  function renew(): void {
+    // One at a time: a renewal still in flight is what the next one would repeat.
+    if (renewing || held.size === 0) return;
+    renewing = true;
+    const ids = [...held.keys()];
+    renewClaims(ids)
       .then(
         (found) => {
           const renewed = new Set(found);
