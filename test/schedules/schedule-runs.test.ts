@@ -238,6 +238,9 @@ describe('scheduled runs as rows of the WorkQueue (injected clock, SQLite)', () 
     await t.start();
     await advanceUntil(clock, () => runs.length >= 1, { stepMs: 5 * MIN, maxSteps: 30 });
     await settle(async () => (await schedules.get(v.id))?.runs === 1);
+    // The run's own work row goes once its job has returned, a moment after the run is counted:
+    // wait for the queue to be idle before reading the rows.
+    await rig.queue.idle();
     expect((await rows()).map((r) => r.due_at)).toEqual([Date.UTC(2026, 10, 30, 14)]);
     expect(await schedules.forUser(alice, channel).cancel(v.id)).toBe(true);
     expect(await rows()).toEqual([]);
