@@ -29,6 +29,8 @@ export interface RecordingPort extends OutboundPort {
   waitForCount(pred: (e: PortEvent) => boolean, n: number, timeoutMs?: number): Promise<PortEvent[]>;
 }
 
+const WAIT_MS = 25_000;
+
 export function createRecordingPort(platform: Platform = 'slack'): RecordingPort {
   const events: PortEvent[] = [];
   const listeners = new Set<() => void>();
@@ -76,8 +78,10 @@ export function createRecordingPort(platform: Platform = 'slack'): RecordingPort
     mention: (id) => `<@${id}>`,
     texts: (channelId) => events.flatMap((e) => (e.kind === 'text' && (!channelId || e.conversation.channelId === channelId) ? [e.text] : [])),
     approvals: () => events.filter((e): e is Extract<PortEvent, { kind: 'approval' }> => e.kind === 'approval'),
-    waitFor: (pred, timeoutMs = 10_000) => waitUntil(() => events.find(pred), timeoutMs, 'an event'),
-    waitForCount: (pred, n, timeoutMs = 10_000) =>
+    // A first turn in a worker under load (2 cores shared with the rest of CI) was measured at
+    // 4.6-11.3 s; the wait bounds a slow machine, below the 30 s test timeout, not a turn's speed.
+    waitFor: (pred, timeoutMs = WAIT_MS) => waitUntil(() => events.find(pred), timeoutMs, 'an event'),
+    waitForCount: (pred, n, timeoutMs = WAIT_MS) =>
       waitUntil(() => {
         const found = events.filter(pred);
         return found.length >= n ? found : undefined;
