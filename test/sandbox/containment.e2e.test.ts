@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import type { CodeSandbox } from '../../src/capabilities/sandbox/code-sandbox.js';
 import { FAKE_OPENAI_KEY, FAKE_SLACK_BOT_TOKEN } from '../helpers/fake-secrets.js';
-import { MB, startSandbox, TEST_LIMITS, type SandboxFixture } from './sandbox-helper.js';
+import { MB, processesWith, startSandbox, TEST_LIMITS, type SandboxFixture } from './sandbox-helper.js';
 
 /**
  * Code that tries to get out of the sandbox, and must not. Each test runs real code under the real
@@ -292,22 +292,3 @@ describe('run_code sandbox containment', () => {
     expect(endless.stdout.length).toBeLessThan(11_000);
   });
 });
-
-/**
- * Host processes whose command line contains `token` (a marker only this test's code carries; other
- * sandbox tests may be running at the same time under the same uid). Zombies are not alive.
- */
-async function processesWith(token: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const pid of await readdir('/proc')) {
-    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
-    try {
-      const cmdline = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).replace(/\0/g, ' ');
-      const state = /^State:\s+(\S)/m.exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1];
-      if (cmdline.includes(token) && state !== 'Z') found.push(`${pid}: ${cmdline}`);
-    } catch {
-      /* gone */
-    }
-  }
-  return found;
-}

@@ -1,6 +1,5 @@
-import { readdir, readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type SandboxFixture } from './sandbox-helper.js';
+import { processesWith, startSandbox, type SandboxFixture } from './sandbox-helper.js';
 
 /**
  * A run stopped while bubblewrap is still setting up its namespaces (a tiny time limit, or a slow
@@ -41,18 +40,3 @@ describe('run_code stopped during the sandbox start', () => {
     expect(await processesWith(token)).toEqual([]);
   }, 120_000);
 });
-
-async function processesWith(token: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const pid of await readdir('/proc')) {
-    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
-    try {
-      const cmdline = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).replace(/\0/g, ' ');
-      const state = /^State:\s+(\S)/m.exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1];
-      if (cmdline.includes(token) && state !== 'Z') found.push(`${pid}: ${cmdline}`);
-    } catch {
-      /* gone */
-    }
-  }
-  return found;
-}

@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { systemClock } from '../../src/basics/clock.js';
@@ -61,4 +61,23 @@ export async function startSandbox(limits: SandboxLimits = TEST_LIMITS): Promise
     workspace: (name = 's1', quotaMb = 50) => openWorkspace(path.join(dir, 'workspaces', name), { quotaBytes: quotaMb * MB, maxFileBytes: 10 * MB }),
     close: () => rm(dir, { recursive: true, force: true }),
   };
+}
+
+/**
+ * Host processes whose command line contains `token` (a marker only this test's code carries; other
+ * sandbox tests may be running at the same time under the same uid). Zombies are not alive.
+ */
+export async function processesWith(token: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const pid of await readdir('/proc')) {
+    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
+    try {
+      const cmdline = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).replace(/\0/g, ' ');
+      const state = /^State:\s+(\S)/m.exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1];
+      if (cmdline.includes(token) && state !== 'Z') found.push(`${pid}: ${cmdline}`);
+    } catch {
+      /* gone */
+    }
+  }
+  return found;
 }
