@@ -213,6 +213,16 @@ describe('the checkpoint thread runs only while the WAL needs it', () => {
       await new Promise((r) => setTimeout(r, 25));
     }
   };
+  /** A writer on w.sqlite in WAL mode with SQLite's own checkpoints off, so only the thread copies the WAL; closed when the test ends. */
+  const walWriter = () => {
+    const file = path.join(dir, 'w.sqlite');
+    const writer = new Database(file);
+    onTestFinished(() => { writer.close(); });
+    writer.pragma('journal_mode = WAL');
+    writer.pragma('wal_autocheckpoint = 0');
+    writer.exec('CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)');
+    return { file, writer };
+  };
   const walSize = () => stat(`${path.join(dir, 'w.sqlite')}-wal`).then((s) => s.size, () => 0);
   const dbFileRows = () => {
     const copy = path.join(dir, `copy-${Math.random()}.sqlite`);
@@ -229,12 +239,7 @@ describe('the checkpoint thread runs only while the WAL needs it', () => {
   };
 
   it('stays off under the WAL threshold, starts past it, copies the WAL, ends when idle with the WAL emptied, and comes back', async () => {
-    const file = path.join(dir, 'w.sqlite');
-    const writer = new Database(file);
-    onTestFinished(() => { writer.close(); });
-    writer.pragma('journal_mode = WAL');
-    writer.pragma('wal_autocheckpoint = 0');
-    writer.exec('CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)');
+    const { file, writer } = walWriter();
     const insert = writer.prepare('INSERT INTO t (v) VALUES (?)');
     const fallback = vi.fn();
     const cp: Checkpointer = startCheckpointer(file, { fallback, everyMs: 50, pollMs: 50, idleStopMs: 300, startAtWalBytes: 256 * 1024 });
@@ -262,12 +267,7 @@ describe('the checkpoint thread runs only while the WAL needs it', () => {
   });
 
   it('a WAL left past the threshold (a previous process that died) is checkpointed right after open', async () => {
-    const file = path.join(dir, 'w.sqlite');
-    const writer = new Database(file);
-    onTestFinished(() => { writer.close(); });
-    writer.pragma('journal_mode = WAL');
-    writer.pragma('wal_autocheckpoint = 0');
-    writer.exec('CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)');
+    const { file, writer } = walWriter();
     writer.transaction(() => { for (let i = 0; i < 100; i++) writer.prepare('INSERT INTO t (v) VALUES (?)').run('y'.repeat(4000)); })();
     const cp = startCheckpointer(file, { fallback: () => undefined, everyMs: 50, pollMs: 10_000, idleStopMs: 60_000, startAtWalBytes: 256 * 1024 });
     onTestFinished(() => cp.stop());
