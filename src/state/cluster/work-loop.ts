@@ -324,7 +324,7 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
   function launch(row: ClaimedRow): void {
     const controller = new AbortController();
     held.set(row.id, { lane: row.lane, controller });
-      if (opts.heartbeat) startRenewing();
+    if (opts.heartbeat) startRenewing();
     void (async () => {
       let verdict: void | 'interrupted' = undefined;
       try {
