@@ -367,7 +367,6 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
       // The generator's CPU from the burst's start to its last answer read (burstCost).
       let burstCpu0: NodeJS.CpuUsage | undefined;
       let burstGeneratorCpuMs = NaN;
-      let burstAnswered = 0;
       const mention = async (channel: string, user: string, text: string, record: boolean, roundNo: number) => {
         const ts = slack.nextTs();
         const common = { user, text: `<@${slack.botUserId}> ${text}`, ts, channel };
@@ -381,7 +380,8 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
           // Wall-clock send time, so the bot can tell how long the request took to reach its HTTP server.
           const res = await slack.sendEvent(nextTarget(), event, { eventId, headers: { [SENT_HEADER]: String(performance.timeOrigin + t0), [ID_HEADER]: id } });
           timing.resolved = wallNow();
-          if (record && roundNo === 0 && ++burstAnswered === 2 * n && burstCpu0) {
+          // Read at every answer of the burst, so a burst with requests that failed still has its last one's.
+          if (record && roundNo === 0 && burstCpu0) {
             const c = process.cpuUsage(burstCpu0);
             burstGeneratorCpuMs = (c.user + c.system) / 1000;
           }
