@@ -34,8 +34,12 @@ export interface SessionStore {
   startNew(conversation: Conversation): Promise<SessionRecord>;
   /** Messages in order; `from` skips the first `from` (e.g. those already in the summary). */
   history(sessionId: string, from?: number): Promise<ChatMessage[]>;
-  /** Append-only; one call costs the same however long the history already is. */
-  append(sessionId: string, messages: ChatMessage[]): Promise<void>;
+  /**
+   * Append-only; one call costs the same however long the history already is. `searchRow`: the
+   * search index's row for the last message (opaque JSON, built by the recall module), written in
+   * the same statement; the recall schema's trigger (step 0013) stores it for search.
+   */
+  append(sessionId: string, messages: ChatMessage[], opts?: { searchRow?: string }): Promise<void>;
   setSummary(sessionId: string, summary: string, summarizedUpTo: number): Promise<void>;
   /** Old session ids of this conversation, oldest first. */
   archived(conversation: Conversation): Promise<string[]>;
@@ -85,16 +89,21 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
   const joined = new Set<string>();
   const history = createHistoryCache(database.dialect === 'sqlite');
 
-  // One statement: the number is taken and the row written atomically. Built once (a step appends
-  // two or three times).
-  const appendOne = reusableQuery<'sessionId' | 'body', never>(db, (v) =>
+  // One statement: the number is taken and the row written atomically (with the message's search
+  // row, when it has one). Built once (a step appends two or three times).
+  const appendOne = reusableQuery<'sessionId' | 'body' | 'searchRow', never>(db, (v) =>
     db
       .insertInto('hermes_message')
-      .columns(['session_id', 'seq', 'body'])
+      .columns(['session_id', 'seq', 'body', 'search_row'])
       .expression((eb) =>
         eb
           .selectFrom('hermes_message')
-          .select([eb.val(v('sessionId')).as('session_id'), eb(eb.fn.coalesce(eb.fn.max('seq'), eb.lit(-1)), '+', eb.lit(1)).as('seq'), eb.val(v('body')).as('body')])
+          .select([
+            eb.val(v('sessionId')).as('session_id'),
+            eb(eb.fn.coalesce(eb.fn.max('seq'), eb.lit(-1)), '+', eb.lit(1)).as('seq'),
+            eb.val(v('body')).as('body'),
+            eb.val(v<string | null>('searchRow')).as('search_row'),
+          ])
           .where('session_id', '=', v('sessionId')),
       ),
   );
@@ -230,20 +239,22 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
       return rows.map((r) => JSON.parse(r.body) as ChatMessage);
     },
 
-    append(sessionId, messages) {
+    append(sessionId, messages, opts) {
       if (messages.length === 0) return Promise.resolve();
       // Serialised once: the same text goes into the table and into the history cache.
       const bodies = messages.map((m) => JSON.stringify(m));
+      const searchRow = opts?.searchRow ?? null;
       return locks.run(`session:${sessionId}`, () => history.writing(sessionId, bodies, async () => {
         if (bodies.length === 1) {
-          await appendOne({ sessionId, body: bodies[0] });
+          await appendOne({ sessionId, body: bodies[0], searchRow });
           return;
         }
         await db.transaction().execute(async (tx) => {
           const base = await nextSeq(tx, sessionId);
+          const last = bodies.length - 1;
           await tx
             .insertInto('hermes_message')
-            .values(bodies.map((body, i) => ({ session_id: sessionId, seq: base + i, body })))
+            .values(bodies.map((body, i) => ({ session_id: sessionId, seq: base + i, body, search_row: i === last ? searchRow : null })))
             .execute();
         });
       }));
