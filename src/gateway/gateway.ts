@@ -290,11 +290,18 @@ export function createGateway(deps: GatewayDeps): Gateway {
     return { role: 'user', content: tagUserText(msg.conversation, msg.speaker, text), speaker: msg.speaker, inboundId: msg.id, ...(files?.images && { images: files.images }) };
   }
 
+  /**
+   * The message starts the thread it is in and is answered there (a Slack mention at a channel's
+   * top level): its conversation has no session yet, so the session store tries the start first.
+   * Only a guess about cost: a wrong one costs the read it saved.
+   */
+  const opensThread = (msg: InboundMessage): boolean => msg.conversation.threadId !== undefined && msg.conversation.threadId === msg.replyTo && msg.hasEarlier !== true;
+
   /** The queued job for one user message; `takenIn`: a turn cut off by a crash had already added it to the session. */
   async function processMessage(msg: InboundMessage, takenIn: boolean): Promise<DriveEnd> {
     try {
       // The bot is about to answer in this thread: from now on it is part of it.
-      const session = await deps.sessions.current(msg.conversation, { join: msg.conversation.threadId !== undefined });
+      const session = await deps.sessions.current(msg.conversation, { join: msg.conversation.threadId !== undefined, opens: opensThread(msg) });
       // A session this call created has no history and no approvals: nothing to supersede or repair.
       const history: readonly ChatMessage[] = session.created ? [] : await approvals.supersedeAndRepair(session.id);
       if (deps.context && !takenIn) {

@@ -20,8 +20,11 @@ export interface SessionStore {
   /**
    * The conversation's live session; the first one is created lazily. `join`: the bot answers
    * here, so the conversation is also marked joined (as markJoined, in the same statements).
+   * `opens`: the caller's message opens this conversation (it starts the thread it is in), so it
+   * most likely has no session yet: the start is tried first, one statement instead of a read and
+   * the start; when a session is there after all, it is read as usual and the start wrote nothing.
    */
-  current(conversation: Conversation, opts?: { join?: boolean }): Promise<SessionRecord>;
+  current(conversation: Conversation, opts?: { join?: boolean; opens?: boolean }): Promise<SessionRecord>;
   /** The live session under a key of its own (a scheduled task's runs), created lazily. */
   currentByKey(key: string): Promise<SessionRecord>;
   get(sessionId: string): Promise<SessionRecord | undefined>;
@@ -137,8 +140,8 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
    * Creating is one statement (session-schema.ts): the session row and the conversation pointed at
    * it, or, when the conversation has a live session already, nothing at all.
    */
-  async function currentLocked(convKey: string, join: boolean): Promise<SessionRecord> {
-    const found = await readCurrent(convKey);
+  async function currentLocked(convKey: string, join: boolean, opens = false): Promise<SessionRecord> {
+    const found = opens ? undefined : await readCurrent(convKey);
     if (found) {
       if (found.joined) rememberJoined(convKey);
       else if (join) await markJoinedKey(convKey);
@@ -153,7 +156,7 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
     } catch (err) {
       if (!String((err as Error).message).includes(SESSION_TAKEN)) throw err;
     }
-    // Another instance started one first: theirs is used.
+    // Another instance (or, for an `opens` guess that was wrong, an earlier turn) started one first: it is used.
     const theirs = await readCurrent(convKey);
     if (!theirs) throw new Error(`conversation ${convKey}: its session could not be read back`);
     if (join && !theirs.joined) await markJoinedKey(convKey);
@@ -184,7 +187,7 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
   return {
     current(conversation, opts) {
       const convKey = conversationKey(conversation);
-      return locks.run(`conv:${convKey}`, () => currentLocked(convKey, opts?.join === true));
+      return locks.run(`conv:${convKey}`, () => currentLocked(convKey, opts?.join === true, opts?.opens === true));
     },
 
     currentByKey(key) {
