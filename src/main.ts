@@ -171,7 +171,7 @@ async function main(): Promise<void> {
     }
     if (config.discord) {
       const { createDiscordAdapter } = await import('../adapters/discord/discord-adapter.js');
-      adapters.push(await createDiscordAdapter({ config: config.discord, gateway: core.gateway, store: core.store, log: log.child({ adapter: 'discord' }), leadership: core.leadership('discord-gateway') }));
+      adapters.push(await createDiscordAdapter({ config: config.discord, gateway: core.gateway, log: log.child({ adapter: 'discord' }), leadership: core.leadership('discord-gateway') }));
     }
     await joinRunCode(core);
   }
