@@ -122,7 +122,7 @@ describe('the compiled build', () => {
     expect(BUNDLED.filter((p) => loaded.has(p))).toEqual([]);
   }, 120_000);
 
-  it('a Slack start (HTTP mode) loads Bolt but not discord.js, nor Bolt\'s Socket Mode client', async () => {
+  it('a Slack start (HTTP mode) loads Bolt but not discord.js, nor Bolt\'s Socket Mode client, OAuth installer or Express receiver', async () => {
     const record = path.join(tmp, 'slack-modules.txt');
     const bot = spawnBot(process.execPath, ['--import', path.join(tmp, 'recorder.mjs'), 'src/launch.mjs', 'src/main.js'], {
       HERMES_DATA_DIR: path.join(tmp, 'slack-data'), RECORD_MODULES: record, PORT: '0',
@@ -140,6 +140,11 @@ describe('the compiled build', () => {
     expect(files).toContain('/@slack/bolt/dist/receivers/SocketModeReceiver.js');
     expect(files).not.toContain('/@slack/socket-mode/dist/src/SocketModeClient.js');
     expect(loaded).not.toContain('ws');
+    // Bolt is loaded file by file (adapters/slack/bolt.ts), not through its index: no Express
+    // receiver, no express; @slack/oauth is a stand-in too (only its index entry is cached).
+    expect(files).not.toContain('/@slack/bolt/dist/receivers/ExpressReceiver.js');
+    expect(files).not.toContain('/@slack/oauth/dist/install-provider.js');
+    expect([...loaded].filter((p) => ['express', 'body-parser', 'jsonwebtoken', 'semver'].includes(p))).toEqual([]);
   }, 120_000);
 
   it('a Discord start connects through discord.js and loads no Bolt', async () => {
