@@ -307,6 +307,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     }
   }
 
+  const withoutReceipt = ({ receipt: _receipt, ...msg }: InboundMessage): InboundMessage => msg;
+
   /** The work row that answers a message: in its conversation's lane, at the platform's place for it. */
   function turnFor(msg: InboundMessage): WorkItem<SessionJob> {
     return {
@@ -314,7 +316,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
       kind: 'turn',
       lane: conversationKey(msg.conversation),
       order: msg.order ?? clockOrderKey(deps.clock.now(), msg.id),
-      job: { kind: 'message', message: msg },
+      // The receipt is the delivery's, settled when this row was written: not part of the job.
+      job: { kind: 'message', message: withoutReceipt(msg) },
     };
   }
 
@@ -323,7 +326,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
    * acknowledged after). False: accepted before (a retry or a replay), its work already queued.
    */
   function accept(msg: InboundMessage, dedupeId = msg.id): Promise<boolean> {
-    return inbox.accept(msg.conversation.platform, dedupeId, turnFor(msg));
+    return inbox.accept(msg.conversation.platform, dedupeId, turnFor(msg), msg.receipt);
   }
 
   /** Stops the turn running in a conversation, here or (on a shared database) on another instance. True if one was asked to stop. */
@@ -440,19 +443,19 @@ export function createGateway(deps: GatewayDeps): Gateway {
         const verdict = await accepts(msg);
         if (verdict === 'ignore') return 'ignored';
         if (verdict === 'note') {
-          if (!(await inbox.mark(platform, msg.id, 'noted'))) return 'duplicate';
+          if (!(await inbox.mark(platform, msg.id, 'noted', msg.receipt))) return 'duplicate';
           await deps.context!.note(msg);
           return 'noted';
         }
         const refusal = await deps.access.admitMessage(requester(msg), 'message');
         if (refusal) {
-          if (!(await inbox.mark(platform, msg.id, 'refused'))) return 'duplicate';
+          if (!(await inbox.mark(platform, msg.id, 'refused', msg.receipt))) return 'duplicate';
           await answerRefusal(msg, refusal);
           return 'ignored';
         }
         const answer = msg.text.trim() === '' && !msg.attachments?.length ? say.EMPTY_MENTION : msg.text.length > max ? say.messageTooLong(msg.text.length, max) : undefined;
         if (answer !== undefined) {
-          if (!(await inbox.mark(platform, msg.id, 'answered'))) return 'duplicate';
+          if (!(await inbox.mark(platform, msg.id, 'answered', msg.receipt))) return 'duplicate';
           await send(msg.conversation, answer, msg.replyTo);
           return 'queued';
         }
