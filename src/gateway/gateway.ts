@@ -285,13 +285,17 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
   /** The queued job for one user message; `takenIn`: a turn cut off by a crash had already added it to the session. */
   async function processMessage(msg: InboundMessage, takenIn: boolean): Promise<DriveEnd> {
+    let release: (() => void) | undefined;
     try {
       // The bot is about to answer in this thread: from now on it is part of it.
       const session = await deps.sessions.current(msg.conversation, { join: msg.conversation.threadId !== undefined });
+      // This job holds the conversation's lane: no other instance writes the session until it ends.
+      release = deps.sessions.hold(session);
       // A session this call created has no history and no approvals: nothing to supersede or repair.
       const history: readonly ChatMessage[] = session.created ? [] : await approvals.supersedeAndRepair(session.id);
       if (deps.context && !takenIn) {
-        const gathered = await deps.context.gather(msg, async () => history, portFor(msg.conversation));
+        // A conversation never joined before this turn began has no noted messages (session-store.ts `neverJoined`).
+        const gathered = await deps.context.gather(msg, async () => history, portFor(msg.conversation), { noted: session.neverJoined !== true });
         if (gathered.userNote) await send(msg.conversation, gathered.userNote, msg.replyTo);
         if (gathered.messages.length) await deps.sessions.append(session.id, gathered.messages);
         await deps.context.clearNoted(msg, gathered.notedIds);
@@ -304,6 +308,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
       log.error({ err: (err as Error).message }, 'could not start a turn');
       await send(msg.conversation, err instanceof StoreWriteError ? say.STORE_FAILED : say.UNEXPECTED_ERROR, msg.replyTo);
       return 'error';
+    } finally {
+      release?.();
     }
   }
 
