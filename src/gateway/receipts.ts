@@ -52,7 +52,8 @@ export function createReceiptJournal(database: OpenedDatabase, platform: string,
       const row = { platform, id, body: JSON.stringify(body ?? null), received_at: now() };
       // A platform retry of a request still journaled keeps the first copy's place in line (the
       // update writes the row's own time back); the one statement also says whether it was done.
-      const r = await db
+      // On PostgreSQL over the reserved connections: the ack must not wait behind the pool's turn work.
+      const r = await database.urgent
         .insertInto('hermes_receipt')
         .values(row)
         .onConflict((c) => c.columns(['platform', 'id']).doUpdateSet({ received_at: (eb) => eb.ref('hermes_receipt.received_at') }))

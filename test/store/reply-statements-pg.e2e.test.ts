@@ -97,7 +97,7 @@ async function start(baseUrl: string): Promise<Running> {
   };
   const shared = await createPostgresStore({ url: schema.url, log });
   const store = recordingStore(shared, note);
-  const database = await openPostgresDatabase(shared.pool, log);
+  const database = await openPostgresDatabase(shared.pool, log, shared.reserved);
   database.stats.onQuery = (sql) => note(`sql ${sql.replace(/\s+/g, ' ').slice(0, 140)}`);
   const core = await createCore({ config, log, reminders: false, store, shared, database });
   const http = createBotHttp({ log, isReady: () => true });
