@@ -7,6 +7,7 @@
  * are surfaced to us (rejectRateLimitedCalls) instead of being retried inside it.
  */
 import { webApi } from '@slack/bolt';
+import { createKeepAliveFetch } from '../../src/basics/keep-alive-fetch.js';
 
 export const SLACK_CALL_TIMEOUT_MS = 10_000;
 /** Longest Retry-After we sit out in-process; beyond that the call fails with a clear error. */
@@ -20,6 +21,8 @@ export function createOutboundClient(botToken: string, apiUrl: string | undefine
     retryConfig: { retries: 0 },
     rejectRateLimitedCalls: true,
     logger,
+    // node:http with a keep-alive agent instead of the built-in fetch: three calls a reply (keep-alive-fetch.ts).
+    fetch: createKeepAliveFetch(),
   });
 }
 
