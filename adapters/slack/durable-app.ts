@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { App, type AppOptions } from '@slack/bolt';
+import type { AppOptions } from '@slack/bolt';
+import { App } from './bolt.js';
 import type { ReceiverEvent } from '@slack/bolt';
 import type { Logger } from '../../src/basics/log.js';
 import type { ReceiptJournal } from '../../src/gateway/receipts.js';

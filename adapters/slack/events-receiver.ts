@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { HTTPModuleFunctions as http, HTTPResponseAck, type App, type Logger as SlackLogger, type Receiver, type ReceiverEvent } from '@slack/bolt';
+import type { App, Logger as SlackLogger, Receiver, ReceiverEvent } from '@slack/bolt';
+import { HTTPModuleFunctions as http, HTTPResponseAck } from './bolt.js';
 import type { Logger } from '../../src/basics/log.js';
 import type { HttpRoute } from '../../src/basics/http-server.js';
 import { rejectSkewedRequests } from './request-age.js';

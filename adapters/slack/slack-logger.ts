@@ -3,7 +3,8 @@
  * logger so there is one stream with one redaction policy. Their debug output (request dumps) is
  * demoted to pino's trace level so LOG_LEVEL=debug stays readable.
  */
-import { LogLevel, type Logger as SlackLogger } from '@slack/bolt';
+import type { Logger as SlackLogger } from '@slack/bolt';
+import { LogLevel } from './bolt.js';
 import type { Logger } from '../../src/basics/log.js';
 
 export function toSlackLogger(log: Logger): SlackLogger {
