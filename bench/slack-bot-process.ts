@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import pino from 'pino';
 import { createCore } from '../src/app/app.js';
 import { loadConfig } from '../src/settings/config.js';
-import { deferSocketModeClient } from '../adapters/slack/defer-socket-mode.js';
+import { deferOAuth, deferSocketModeClient } from '../adapters/slack/defer-socket-mode.js';
 import { createBotHttp, listenHost } from '../src/app/bot-http.js';
 import { builtinTools } from '../tools/index.js';
 import { createSqliteStore } from '../src/state/store/sqlite-store.js';
@@ -73,8 +73,9 @@ async function main(): Promise<void> {
   let ready = false;
   // The bot's one HTTP server, on every interface as main.ts runs it in Slack HTTP mode.
   const http = createBotHttp({ log, isReady: () => ready });
-  // As src/main.ts starts Slack in HTTP mode: Bolt's Socket Mode client loads only if asked for.
+  // As src/main.ts starts Slack in HTTP mode: Bolt's Socket Mode client and OAuth installer load only if asked for.
   deferSocketModeClient();
+  deferOAuth();
   const { createSlackAdapter } = await import('../adapters/slack/slack-adapter.js');
   // The receipt write (the one store write an acknowledgement waits for), timed per event_id.
   const receiptTimes = new Map<string, [number, number]>();

@@ -161,14 +161,17 @@ async function main(): Promise<void> {
     }
   } else {
     if (config.slack) {
-      // HTTP mode never uses Bolt's Socket Mode client: load it only if something asks for it.
-      if (config.slack.appToken === undefined) (await import('../adapters/slack/defer-socket-mode.js')).deferSocketModeClient();
+      // Packages Bolt requires and we never use load only if something asks for them: its Socket
+      // Mode client in HTTP mode, its OAuth installer in either mode (defer-socket-mode.ts).
+      const defer = await import('../adapters/slack/defer-socket-mode.js');
+      if (config.slack.appToken === undefined) defer.deferSocketModeClient();
+      defer.deferOAuth();
       const { createSlackAdapter } = await import('../adapters/slack/slack-adapter.js');
       adapters.push(await createSlackAdapter({ config: config.slack, http, gateway: core.gateway, database: core.database, receipts: createReceiptJournal(core.database, 'slack'), log: log.child({ adapter: 'slack' }), suggestedPrompts: config.slackAssistant.suggestedPrompts }));
     }
     if (config.discord) {
       const { createDiscordAdapter } = await import('../adapters/discord/discord-adapter.js');
-      adapters.push(await createDiscordAdapter({ config: config.discord, gateway: core.gateway, store: core.store, log: log.child({ adapter: 'discord' }), leadership: core.leadership('discord-gateway') }));
+      adapters.push(await createDiscordAdapter({ config: config.discord, gateway: core.gateway, log: log.child({ adapter: 'discord' }), leadership: core.leadership('discord-gateway') }));
     }
     await joinRunCode(core);
   }

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTool } from '../src/capabilities/toolkit/tool-api.js';
 import { decodeBody, htmlTitle, htmlToText, truncateText } from '../src/capabilities/net/web-content.js';
 import { resultsOf, urlCarriesNewData } from '../src/capabilities/toolkit/outside-gate.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTool, type ToolContext } from '../src/capabilities/toolkit/tool-api.js';
 import { formatBytes } from '../src/capabilities/workspace/file-kind.js';
 import { ATTACHMENTS_DIR, type SessionWorkspace } from '../src/capabilities/workspace/workspace.js';

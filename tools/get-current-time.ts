@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { closestMatches, editDistance } from '../src/basics/text/closest-match.js';
 import { defineTool } from '../src/capabilities/toolkit/tool-api.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTool } from '../src/capabilities/toolkit/tool-api.js';
 import { CHANNEL_HISTORY_SOURCE, formatContextLines } from '../src/runtime/context/thread-context.js';
 import { channelHistoryMissing } from '../src/basics/model-notes.js';

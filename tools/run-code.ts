@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTool } from '../src/capabilities/toolkit/tool-api.js';
 import type { CodeSandbox, RunResult, StopReason } from '../src/capabilities/sandbox/code-sandbox.js';
 import { MAX_CODE_TIMEOUT_MS } from '../src/settings/config.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTool, type SchedulePreview, type ToolContext, type UserSchedules } from '../src/capabilities/toolkit/tool-api.js';
 import { formatRunTime } from '../src/state/schedules/schedule-spec.js';
 import { scheduleLine } from '../src/state/schedules/schedule-text.js';

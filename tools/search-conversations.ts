@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTool, type ConversationHit } from '../src/capabilities/toolkit/tool-api.js';
 
 /**

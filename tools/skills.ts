@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTool, type AnyTool, type ToolContext, type ToolResult } from '../src/capabilities/toolkit/tool-api.js';
 import { USE_SKILL_TOOL, type SkillLibrary } from '../src/capabilities/skills/skill-library.js';
 import { SKILL_TEXT } from '../src/capabilities/skills/skill-text.js';

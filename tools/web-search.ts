@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTool } from '../src/capabilities/toolkit/tool-api.js';
 import { backendsFromSettings, type SearchResult } from '../src/capabilities/net/search-backends.js';
 

@@ -4,7 +4,6 @@ import { systemClock, type Clock } from '../../src/basics/clock.js';
 import type { Config } from '../../src/settings/config.js';
 import type { Adapter, GatewayApi } from '../../src/basics/ports.js';
 import type { Logger } from '../../src/basics/log.js';
-import type { Store } from '../../src/state/store/store.js';
 import type { Leadership } from '../../src/state/cluster/leadership.js';
 import { createClient, loginUntilReady, type ConnectOptions } from './connect.js';
 import { conversationOf, toInbound } from './inbound.js';
@@ -22,8 +21,6 @@ import { registerCommands } from './register-commands.js';
 export interface DiscordAdapterOptions {
   config: NonNullable<Config['discord']>;
   gateway: GatewayApi;
-  /** Unused today: everything durable (dedupe, participation, approvals) lives in the gateway. */
-  store: Store;
   log: Logger;
   /** Judges interaction token age (default: system time). */
   clock?: Clock;

@@ -4,23 +4,29 @@ import { createRequire } from 'node:module';
  * Bolt's App module requires its Socket Mode receiver, and with it `@slack/socket-mode` (its
  * WebSocket client, `ws` and undici: 117 files, ~12 MB of RSS and a few hundred ms of a cold
  * start), whether or not the app runs in Socket Mode. In HTTP mode nothing of it is ever used.
+ * Its HTTP and Socket Mode receivers require `@slack/oauth` (with jsonwebtoken, jws and semver:
+ * ~80 files) for an installer that is made only when an OAuth client id is configured, which
+ * hermes never does, in either mode.
  *
- * Called before `@slack/bolt` is first loaded (src/main.ts does, for Slack HTTP mode), this puts a
- * stand-in for `@slack/socket-mode` in the CommonJS module cache: the first time anything reads
- * from it (only `new SocketModeReceiver()` does, reading `SocketModeClient`), it loads the real
- * module and answers from that from then on. Nothing changes in what runs, only when the package
- * is loaded. If the packages cannot be found where expected, or the module is already loaded, it
- * does nothing and Bolt loads everything as usual.
+ * Called before Bolt is first loaded (src/main.ts does), each of these puts a stand-in for its
+ * package in the CommonJS module cache: the first time anything reads from it (only
+ * `new SocketModeReceiver()` reads `SocketModeClient`; only an installer would read oauth's
+ * classes), it loads the real module and answers from that from then on. Nothing changes in what
+ * runs, only when the package is loaded. If the package cannot be found where expected, or is
+ * already loaded, it does nothing and Bolt loads everything as usual.
  *
- * Returns whether the stand-in is in place.
+ * Each returns whether the stand-in is in place.
  */
-export function deferSocketModeClient(): boolean {
+export const deferSocketModeClient = (): boolean => deferBoltDependency('@slack/socket-mode');
+export const deferOAuth = (): boolean => deferBoltDependency('@slack/oauth');
+
+function deferBoltDependency(name: string): boolean {
   const require = createRequire(import.meta.url);
   let file: string;
   let fromBolt: NodeJS.Require;
   try {
     fromBolt = createRequire(require.resolve('@slack/bolt'));
-    file = fromBolt.resolve('@slack/socket-mode');
+    file = fromBolt.resolve(name);
   } catch {
     return false;
   }
@@ -30,7 +36,7 @@ export function deferSocketModeClient(): boolean {
     if (!real) {
       // The stand-in leaves the cache so that require loads (and caches) the real module.
       if (require.cache[file]?.exports === standIn) delete require.cache[file];
-      real = fromBolt('@slack/socket-mode') as Record<PropertyKey, unknown>;
+      real = fromBolt(name) as Record<PropertyKey, unknown>;
     }
     return real;
   };

@@ -9,7 +9,8 @@
  * auth.test runs here, once, through our own client, so the scope header can be checked and a
  * bad token fails with the fix; Bolt then receives the bot ids and does not call it again.
  */
-import { SocketModeReceiver, type Logger as SlackLogger } from '@slack/bolt';
+import type { Logger as SlackLogger } from '@slack/bolt';
+import { SocketModeReceiver } from './bolt.js';
 import type { Config } from '../../src/settings/config.js';
 import type { Adapter, GatewayApi } from '../../src/basics/ports.js';
 import type { Logger } from '../../src/basics/log.js';
@@ -126,7 +127,7 @@ export async function createSlackAdapter(opts: SlackAdapterOptions): Promise<Sla
   };
 }
 
-function createSocketReceiver(config: SlackAdapterOptions['config'], logger: SlackLogger): SocketModeReceiver {
+function createSocketReceiver(config: SlackAdapterOptions['config'], logger: SlackLogger): InstanceType<typeof SocketModeReceiver> {
   return new SocketModeReceiver({
     appToken: config.appToken ?? '',
     logger,

@@ -6,7 +6,9 @@
  * write is never repeated; the WebClient's own retry loop is therefore off (retries: 0) and 429s
  * are surfaced to us (rejectRateLimitedCalls) instead of being retried inside it.
  */
-import { webApi } from '@slack/bolt';
+import type { webApi } from '@slack/bolt';
+import { ErrorCode, WebClient } from './bolt.js';
+import { createKeepAliveFetch } from '../../src/basics/keep-alive-fetch.js';
 
 export const SLACK_CALL_TIMEOUT_MS = 10_000;
 /** Longest Retry-After we sit out in-process; beyond that the call fails with a clear error. */
@@ -14,12 +16,14 @@ const MAX_RETRY_AFTER_S = 60;
 const MAX_RATE_LIMIT_WAITS = 3;
 
 export function createOutboundClient(botToken: string, apiUrl: string | undefined, logger: webApi.Logger, timeoutMs = SLACK_CALL_TIMEOUT_MS): webApi.WebClient {
-  return new webApi.WebClient(botToken, {
+  return new WebClient(botToken, {
     slackApiUrl: normaliseApiUrl(apiUrl),
     timeout: timeoutMs,
     retryConfig: { retries: 0 },
     rejectRateLimitedCalls: true,
     logger,
+    // node:http with a keep-alive agent instead of the built-in fetch: three calls a reply (keep-alive-fetch.ts).
+    fetch: createKeepAliveFetch(),
   });
 }
 
@@ -30,7 +34,7 @@ export function normaliseApiUrl(apiUrl: string | undefined): string | undefined 
 }
 
 export function isRateLimited(err: unknown): err is webApi.WebAPIRateLimitedError {
-  return err instanceof Error && (err as { code?: unknown }).code === webApi.ErrorCode.RateLimitedError;
+  return err instanceof Error && (err as { code?: unknown }).code === ErrorCode.RateLimitedError;
 }
 
 export type Sleep = (ms: number) => Promise<void>;

@@ -371,7 +371,8 @@ export function createApprovalFlow(deps: FlowDeps) {
     /**
      * A durable continuation job, run by the session's lease holder. Jobs of a session run one at
      * a time, so a record still 'running' when its job starts was cut off by an instance that died
-     * mid-run: it is reported unknown, never run again.
+     * mid-run: it is reported unknown, never run again. One already 'done' or 'unknown' when its
+     * job is claimed again had its continuation cut off after that: reported interrupted.
      */
     async runJob(approvalId: string, outcome: ApprovalOutcome, by: Speaker | undefined, startedBefore: boolean): Promise<'ran' | 'interrupted' | 'nothing'> {
       const r = await deps.approvals.get(approvalId);
@@ -382,7 +383,10 @@ export function createApprovalFlow(deps: FlowDeps) {
         await continueAfterLostRun(r);
         return 'ran';
       }
-      if (outcome === 'approved' && r.status !== 'approved') return startedBefore && r.status === 'done' ? 'interrupted' : 'nothing';
+      // Claimed before and past 'approved': a continuation began (the action ran, or its cut-off
+      // run was reported unknown) and was cut off in turn. It is not run again; the person is told.
+      // (Only 'done' used to count: after a second kill an 'unknown' one ended in silence.)
+      if (outcome === 'approved' && r.status !== 'approved') return startedBefore && (r.status === 'done' || r.status === 'unknown') ? 'interrupted' : 'nothing';
       await continueTurn(r, outcome, by);
       return 'ran';
     },

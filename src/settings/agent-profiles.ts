@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Agent profiles: who the main agent can hand a focused task to (`delegate`). A profile is a name,

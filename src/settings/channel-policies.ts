@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { BUSY_MODES, type BusyMode } from './busy-mode.js';
 
 /**

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * zod builders for environment variables. Every value arrives as a trimmed, non-blank string or

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { commaList, decimal, formatIssue, httpUrl, oneOf, otlpHeaders, presentValues, text, timeZone, wholeNumber } from './config-env.js';
 import { ALLOW_ENTRY, ALLOW_ENTRY_FIX, toAllowRule, type AllowRule } from './allow-rules.js';
 import { redactSecrets } from '../basics/safety/secrets.js';

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Shorter tokens are refused at start: the sign-in form is reachable by anyone who can reach PORT. */
 export const MIN_TOKEN_CHARS = 16;

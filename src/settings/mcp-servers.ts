@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The `mcp_servers:` and `skills:` sections of hermes.config.yaml (docs/mcp-and-skills.md).

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The `slack:` section of hermes.config.yaml: what the Slack app shows in its assistant threads.

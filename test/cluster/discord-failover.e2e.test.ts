@@ -46,7 +46,7 @@ describe.skipIf(!pgUrl)('Discord with two instances', () => {
       if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
       const log = pino({ level: process.env.TEST_LOG ?? 'silent' });
       const core = await createCore({ config: loaded.config, log });
-      const adapter = await createDiscordAdapter({ config: loaded.config.discord!, gateway: core.gateway, store: core.store, log, timing: FAST_TIMING, leadership: core.leadership('discord-gateway') });
+      const adapter = await createDiscordAdapter({ config: loaded.config.discord!, gateway: core.gateway, log, timing: FAST_TIMING, leadership: core.leadership('discord-gateway') });
       cleanups.push(async () => {
         await adapter.stop();
         await core.close();

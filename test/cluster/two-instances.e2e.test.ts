@@ -6,7 +6,8 @@ import { systemClock } from '../../src/basics/clock.js';
 import { reminderTools } from '../../tools/reminders.js';
 import { EMPTY_MENTION, RESTART_INTERRUPTED } from '../../src/gateway/user-messages.js';
 import { createSessionStore } from '../../src/state/sessions/session-store.js';
-import type { InboundMessage } from '../../src/basics/types.js';
+import { conversationKey, type InboundMessage } from '../../src/basics/types.js';
+import { clockOrderKey } from '../../src/gateway/order-key.js';
 import { startFakeOpenAI, type ChatCompletionRequestBody, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 import { conv, isApproval, isText, startHarness, user, type Harness, type PortEvent } from '../helpers/core-harness.js';
 import { freshSchema, postgresForTests } from '../helpers/postgres.js';
@@ -226,6 +227,25 @@ describe.skipIf(!pgUrl)('two instances on one PostgreSQL database', () => {
     await runner.close();
     expect(await waitForTexts([other], 2)).toEqual([RESTART_INTERRUPTED, 'answer to queued behind it']);
     expect(fake.requests.slice(since).filter((r) => userTexts(r).at(-1) === 'slow task')).toHaveLength(1);
+  });
+
+  it('answers a message whose row an instance claimed and never ran (a claim back after its lease): claimed before is not a restart', async () => {
+    const [a, b] = await twoInstances();
+    fake.setHandler((req) => ({ text: `answer to ${userTexts(req).at(-1)}` }));
+    // The row as a late claim leaves it: counted as an attempt by an instance whose claim came back
+    // after its lease (so it did not run it, work-loop.ts confirmLate), the lease run out. The
+    // instance that takes it over runs it with startedBefore; nothing of the turn is in the session.
+    const m = msg('claimed late');
+    const now = Date.now();
+    await a.core.database.db
+      .insertInto('hermes_work')
+      .values({ id: `msg:${m.conversation.platform}:${m.id}`, kind: 'turn', lane: conversationKey(m.conversation), order_key: clockOrderKey(now, m.id), due_at: now, payload: JSON.stringify({ kind: 'message', message: m }), claimed_by: 'late-instance', claimed_until: now - 1, attempts: 1, created_at: now })
+      .execute();
+    // Found by either instance's poll (200 ms).
+    expect(await waitForTexts([a, b], 1)).toEqual(['answer to claimed late']);
+    await Promise.all([a.core.gateway.idle(), b.core.gateway.idle()]);
+    expect(texts(a, b)).not.toContain(RESTART_INTERRUPTED);
+    expect(await a.core.database.db.selectFrom('hermes_work').selectAll().execute()).toEqual([]);
   });
 
   it('fires a reminder once with two instances running', async () => {

@@ -49,6 +49,8 @@ export class DiscordCrashRun {
   /** How long each start took until ready (ms). */
   readonly startMs: number[] = [];
   clicks = { sent: 0, acked: 0 };
+  /** Each click and what came of it, for a failure's logs. */
+  private readonly clickLog: string[] = [];
   private clicked = new Map<string, 'acked' | 'sending'>();
   private clicking = false;
   private clickLoop: Promise<void> | undefined;
@@ -139,14 +141,19 @@ export class DiscordCrashRun {
           this.clicks.sent++;
           const interaction = this.discord.clickButton({ user: DEFAULT_USER, message: prompt, customId });
           // Discord gives a bot 3 s to acknowledge; after that the person sees a failure and clicks again.
+          const sentAt = Date.now();
           const p = this.discord
             .waitForCall((c) => c.method === 'POST' && c.path.startsWith(`/interactions/${interaction}/`), 3_000, 'the click acknowledgement')
             .then(
               () => {
                 this.clicks.acked++;
                 this.clicked.set(prompt.id, 'acked');
+                this.clickLog.push(`${sentAt} click ${interaction} on prompt ${prompt.id} (${customId}): acknowledged at ${Date.now()}`);
               },
-              () => void this.clicked.delete(prompt.id),
+              () => {
+                this.clicked.delete(prompt.id);
+                this.clickLog.push(`${sentAt} click ${interaction} on prompt ${prompt.id} (${customId}): no acknowledgement in 3 s`);
+              },
             );
           this.pending.add(p);
           void p.finally(() => this.pending.delete(p));
@@ -178,7 +185,14 @@ export class DiscordCrashRun {
   }
 
   logs(): string {
-    return this.processes.map((p) => `--- ${p.name}\n${p.output()}`).join('\n');
+    const calls = this.discord.calls.map((c) => `${c.at} ${c.method} ${c.path} ${JSON.stringify(c.body ?? null).slice(0, 300)}`);
+    return [
+      ...this.processes.map((p) => `--- ${p.name}\n${p.output()}`),
+      `--- kills at ${this.killedAt.join(', ')}`,
+      `--- mentions\n${this.mentions.map((m) => JSON.stringify(m)).join('\n')}`,
+      `--- clicks\n${this.clickLog.join('\n')}`,
+      `--- REST calls\n${calls.join('\n')}`,
+    ].join('\n');
   }
 
   /**

@@ -50,6 +50,21 @@ describe('kill -9 during bursts of mentions and clicks', () => {
       }
     };
 
+    /** What the store holds of work and approvals, for a failure's report. */
+    const storeState = () => {
+      const db = new Database(file, { readonly: true });
+      try {
+        const q = (text: string) => JSON.stringify(db.prepare(text).all());
+        return [
+          `work: ${q('select id, lane, order_key, due_at, claimed_by, claimed_until, attempts, created_at from hermes_work')}`,
+          `approvals: ${q('select id, session_id, status, record from hermes_approval')}`,
+          `paused turns: ${q('select turn_id, session_id, paused_at from hermes_paused_turn')}`,
+        ].join('\n');
+      } finally {
+        db.close();
+      }
+    };
+
     await run.start(bot);
     run.startClicking();
     for (let b = 1; b <= BURSTS; b++) {
@@ -59,10 +74,16 @@ describe('kill -9 during bursts of mentions and clicks', () => {
       await killed;
       await run.start(bot);
     }
-    await waitUntil(() => {
-      const ids = accepted();
-      return run.mentions.every((m) => !ids.has(m.id) || run.finished(m));
-    }, 60_000, () => `accepted mentions without an answer or a restart notice: ${JSON.stringify(run.mentions.filter((m) => accepted().has(m.id) && !run.finished(m)).map((m) => ({ ...m, ...run.outcome(m) })))}\n${bot.proc?.output().slice(-3000)}`);
+    try {
+      await waitUntil(() => {
+        const ids = accepted();
+        return run.mentions.every((m) => !ids.has(m.id) || run.finished(m));
+      }, 60_000, () => `accepted mentions without an answer or a restart notice: ${JSON.stringify(run.mentions.filter((m) => accepted().has(m.id) && !run.finished(m)).map((m) => ({ ...m, ...run.outcome(m) })))}\n${bot.proc?.output().slice(-3000)}`);
+    } catch (err) {
+      // Every process's log (the last one's tail alone did not tell what happened before it).
+      if (process.env.HERMES_CRASH_LOGS) await writeFile(process.env.HERMES_CRASH_LOGS, `${run.logs()}\n--- store\n${storeState()}`);
+      throw err;
+    }
     await run.stopClicking();
     expect(await bot.proc!.stop()).toBe(0);
     const ids = accepted();

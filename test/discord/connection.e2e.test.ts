@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDiscordAdapter } from '../../adapters/discord/discord-adapter.js';
-import { createMemoryStore } from '../../src/state/store/memory-store.js';
 import { captureLog, recordingGateway } from './recording-gateway.js';
 import { DEFAULT_USER, startFakeDiscord, type FakeDiscord } from '../fakes/discord/fake-discord.js';
 import { FAST_TIMING, startBot, type Bot } from './discord-harness.js';
@@ -24,7 +23,7 @@ describe('discord connection', () => {
     discord.gateway.refuseMessageContent = true;
     const { log, lines } = captureLog();
     const gateway = recordingGateway();
-    const adapter = await createDiscordAdapter({ config: { token: 't', apiUrl: discord.apiUrl }, gateway, store: createMemoryStore(), log, timing: FAST_TIMING });
+    const adapter = await createDiscordAdapter({ config: { token: 't', apiUrl: discord.apiUrl }, gateway, log, timing: FAST_TIMING });
     cleanups.push(() => adapter.stop());
     const started = Date.now();
     await expect(adapter.start()).rejects.toThrow(/4014.*developers\/applications.*Bot.*Privileged Gateway Intents.*Message Content Intent/);
@@ -39,7 +38,7 @@ describe('discord connection', () => {
   it('reports a rejected token clearly', async () => {
     const discord = await fake({ token: 'the-real-token' });
     const { log, lines } = captureLog();
-    const adapter = await createDiscordAdapter({ config: { token: 'a-wrong-token', apiUrl: discord.apiUrl }, gateway: recordingGateway(), store: createMemoryStore(), log, timing: FAST_TIMING });
+    const adapter = await createDiscordAdapter({ config: { token: 'a-wrong-token', apiUrl: discord.apiUrl }, gateway: recordingGateway(), log, timing: FAST_TIMING });
     cleanups.push(() => adapter.stop());
     await expect(adapter.start()).rejects.toThrow(/rejected DISCORD_TOKEN.*Reset Token/);
     expect(JSON.stringify(lines)).not.toContain('a-wrong-token');
@@ -47,7 +46,7 @@ describe('discord connection', () => {
 
   it('gives up with a clear message when Discord is unreachable', async () => {
     const { log } = captureLog();
-    const adapter = await createDiscordAdapter({ config: { token: 't', apiUrl: 'http://127.0.0.1:9/api' }, gateway: recordingGateway(), store: createMemoryStore(), log, timing: { ...FAST_TIMING, restTimeoutMs: 500 } });
+    const adapter = await createDiscordAdapter({ config: { token: 't', apiUrl: 'http://127.0.0.1:9/api' }, gateway: recordingGateway(), log, timing: { ...FAST_TIMING, restTimeoutMs: 500 } });
     cleanups.push(() => adapter.stop());
     await expect(adapter.start()).rejects.toThrow(/DISCORD_API_URL|did not become ready/);
   });
@@ -76,7 +75,7 @@ describe('discord connection', () => {
     const gateway = recordingGateway({ kind: 'private', text: 'You have 2 facts stored.' });
     // The adapter's clock says the interaction is 16 minutes old by the time the answer is ready.
     const clock = { now: () => Date.now() + 16 * 60_000, setTimer: () => () => undefined };
-    const adapter = await createDiscordAdapter({ config: { token: 't', apiUrl: discord.apiUrl }, gateway, store: createMemoryStore(), log, clock, timing: FAST_TIMING });
+    const adapter = await createDiscordAdapter({ config: { token: 't', apiUrl: discord.apiUrl }, gateway, log, clock, timing: FAST_TIMING });
     cleanups.push(() => adapter.stop());
     await adapter.start();
     const { token } = discord.runSlashCommand({ user: DEFAULT_USER, text: 'memory' });

@@ -102,7 +102,7 @@ export async function startBot(
 
   const build = async (): Promise<{ core: Core; adapter: DiscordAdapter }> => {
     const core = await createCore({ config, log, extraTools: [risky, ...(opts.tools ?? [])], invalidTraces: 'throw', ...(opts.clock && { clock: opts.clock }) });
-    const adapter = await createDiscordAdapter({ config: config.discord!, gateway: core.gateway, store: core.store, log, timing: FAST_TIMING });
+    const adapter = await createDiscordAdapter({ config: config.discord!, gateway: core.gateway, log, timing: FAST_TIMING });
     await adapter.start();
     await core.start();
     return { core, adapter };

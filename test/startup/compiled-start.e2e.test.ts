@@ -93,6 +93,18 @@ const packagesIn = (urls: string): Set<string> =>
   new Set([...urls.matchAll(/node_modules\/((?:@[^/]+\/)?[^/]+)\//g)].map((m) => m[1]!));
 
 describe('the compiled build', () => {
+  it('bundles only the zod it uses: no locale but English', async () => {
+    // `import { z } from 'zod'` takes zod's whole namespace as one value, which esbuild cannot cut,
+    // locales included (~570 KB of the ~790 KB chunk every start parsed); `import * as z from
+    // 'zod'` lets it keep only what is used.
+    const meta = JSON.parse(await readFile(path.join(ROOT, 'dist/meta.json'), 'utf8')) as { outputs: Record<string, { inputs: Record<string, { bytesInOutput: number }> }> };
+    // What went into the chunks (the metafile's own inputs list every file esbuild read).
+    const kept = Object.values(meta.outputs).flatMap((o) => Object.entries(o.inputs).filter(([, i]) => i.bytesInOutput > 0).map(([f]) => f));
+    const zod = kept.filter((f) => f.includes('node_modules/zod/'));
+    expect(zod.length).toBeGreaterThan(0);
+    expect(zod.filter((f) => f.includes('/locales/') && !f.endsWith('/locales/en.js'))).toEqual([]);
+  });
+
   it('npm start runs it: the terminal chat gets ready and answers, the calculator loading mathjs on first use', async () => {
     fake.enqueue({ toolCalls: [{ name: 'calculator', arguments: { expression: '6 * 7' } }] }, { text: 'It is 42.' });
     const before = fake.requests.length;
@@ -122,7 +134,7 @@ describe('the compiled build', () => {
     expect(BUNDLED.filter((p) => loaded.has(p))).toEqual([]);
   }, 120_000);
 
-  it('a Slack start (HTTP mode) loads Bolt but not discord.js, nor Bolt\'s Socket Mode client', async () => {
+  it('a Slack start (HTTP mode) loads Bolt but not discord.js, nor Bolt\'s Socket Mode client, OAuth installer or Express receiver', async () => {
     const record = path.join(tmp, 'slack-modules.txt');
     const bot = spawnBot(process.execPath, ['--import', path.join(tmp, 'recorder.mjs'), 'src/launch.mjs', 'src/main.js'], {
       HERMES_DATA_DIR: path.join(tmp, 'slack-data'), RECORD_MODULES: record, PORT: '0',
@@ -140,6 +152,11 @@ describe('the compiled build', () => {
     expect(files).toContain('/@slack/bolt/dist/receivers/SocketModeReceiver.js');
     expect(files).not.toContain('/@slack/socket-mode/dist/src/SocketModeClient.js');
     expect(loaded).not.toContain('ws');
+    // Bolt is loaded file by file (adapters/slack/bolt.ts), not through its index: no Express
+    // receiver, no express; @slack/oauth is a stand-in too (only its index entry is cached).
+    expect(files).not.toContain('/@slack/bolt/dist/receivers/ExpressReceiver.js');
+    expect(files).not.toContain('/@slack/oauth/dist/install-provider.js');
+    expect([...loaded].filter((p) => ['express', 'body-parser', 'jsonwebtoken', 'semver'].includes(p))).toEqual([]);
   }, 120_000);
 
   it('a Discord start connects through discord.js and loads no Bolt', async () => {

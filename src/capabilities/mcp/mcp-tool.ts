@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { defineTool, type AnyTool, type ToolResult } from '../toolkit/tool-api.js';
 import type { McpServerConfig } from '../../settings/mcp-servers.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ToolSpec } from '../../runtime/provider/provider.js';
 import type { AnyTool } from './tool-api.js';
 import { isRecord } from '../../basics/values.js';

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { CaseResult } from './run-case.js';
 import type { SuiteResult, SuiteSummary } from './run-suite.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ChatMessage } from '../../basics/types.js';
 import type { ModelResponse } from '../provider/provider.js';
 
