@@ -80,7 +80,7 @@ export interface GatewayDeps {
   /** Scheduled tasks, for `/hermes schedules` and `unschedule`. */
   schedules?: ScheduleStore;
   /** Where accepted messages and answers are kept for search_conversations; absent → nothing is indexed. */
-  recall?: Pick<MessageIndex, 'record'>;
+  recall?: Pick<MessageIndex, 'record' | 'searchRow'>;
   /** Channel notes (`/hermes notes`); absent → the command says they are not available. */
   notes?: ChannelNotes;
   /** Channel policies (hermes.config.yaml `channels:`): respond, approvers, `/hermes policy`. */
@@ -161,9 +161,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     portFor,
     messageOf: (job) => (job.kind === 'message' ? { message: job.message, takenIn: job.takenIn === true } : undefined),
     markTakenIn: (job) => ({ ...job, takenIn: true }),
-    append: async (msg, sessionId) => {
-      await deps.sessions.append(sessionId, [await userEntry(msg, sessionId)]);
-    },
+    append: (msg, sessionId) => appendQuestion(msg, sessionId),
     mayHaveWaiting: (lane) => work.mayHaveWaiting(lane),
     removedWaiting: (lane, n) => work.removedWaiting(lane, n),
   });
@@ -272,9 +270,18 @@ export function createGateway(deps: GatewayDeps): Gateway {
   /** The search index's id of an accepted message. */
   const messageIdOf = (msg: InboundMessage) => `${msg.conversation.platform}:${msg.id}`;
 
-  /** A person's message as it enters the session, and (the one place they are indexed) the search index. */
+  /**
+   * A person's message enters the session and (the one place they are indexed) the search index,
+   * in one statement: the append carries its search row (schema step 0013).
+   */
+  async function appendQuestion(msg: InboundMessage, sessionId: string): Promise<void> {
+    const row = turns.searchRow({ id: messageIdOf(msg), conversation: msg.conversation, author: msg.speaker, text: msg.text, at: msg.at ?? deps.clock.now() });
+    await deps.sessions.append(sessionId, [await userEntry(msg, sessionId)], row && { searchRow: row.json });
+    row?.written();
+  }
+
+  /** A person's message as it enters the session. */
   async function userEntry(msg: InboundMessage, sessionId: string): Promise<ChatMessage> {
-    await turns.index({ id: messageIdOf(msg), conversation: msg.conversation, author: msg.speaker, text: msg.text, at: msg.at ?? deps.clock.now() });
     const files = msg.attachments?.length && deps.intake ? await deps.intake(msg, sessionId, portFor(msg.conversation)) : undefined;
     if (files?.userNotice) await send(msg.conversation, files.userNotice, msg.replyTo);
     const said = msg.text.trim() === '' ? '(sent only files)' : msg.text;
@@ -283,11 +290,18 @@ export function createGateway(deps: GatewayDeps): Gateway {
     return { role: 'user', content: tagUserText(msg.conversation, msg.speaker, text), speaker: msg.speaker, inboundId: msg.id, ...(files?.images && { images: files.images }) };
   }
 
+  /**
+   * The message starts the thread it is in and is answered there (a Slack mention at a channel's
+   * top level): its conversation has no session yet, so the session store tries the start first.
+   * Only a guess about cost: a wrong one costs the read it saved.
+   */
+  const opensThread = (msg: InboundMessage): boolean => msg.conversation.threadId !== undefined && msg.conversation.threadId === msg.replyTo && msg.hasEarlier !== true;
+
   /** The queued job for one user message; `takenIn`: a turn cut off by a crash had already added it to the session. */
   async function processMessage(msg: InboundMessage, takenIn: boolean): Promise<DriveEnd> {
     try {
       // The bot is about to answer in this thread: from now on it is part of it.
-      const session = await deps.sessions.current(msg.conversation, { join: msg.conversation.threadId !== undefined });
+      const session = await deps.sessions.current(msg.conversation, { join: msg.conversation.threadId !== undefined, opens: opensThread(msg) });
       // A session this call created has no history and no approvals: nothing to supersede or repair.
       const history: readonly ChatMessage[] = session.created ? [] : await approvals.supersedeAndRepair(session.id);
       if (deps.context && !takenIn) {
@@ -296,7 +310,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         if (gathered.messages.length) await deps.sessions.append(session.id, gathered.messages);
         await deps.context.clearNoted(msg, gathered.notedIds);
       }
-      if (!takenIn) await deps.sessions.append(session.id, [await userEntry(msg, session.id)]);
+      if (!takenIn) await appendQuestion(msg, session.id);
       const state = newTurnState({ sessionId: session.id, conversation: msg.conversation, speaker: msg.speaker, isAdmin: isAdmin(msg.speaker), replyTo: msg.replyTo, messageId: messageIdOf(msg) }, deps.clock.now());
       deps.turn.tracer.record({ type: 'turn_start', turnId: state.turnId, sessionId: session.id, platform: msg.conversation.platform, userKey: speakerKey(msg.speaker), text: msg.text });
       return await drive(state);

@@ -20,8 +20,11 @@ export interface SessionStore {
   /**
    * The conversation's live session; the first one is created lazily. `join`: the bot answers
    * here, so the conversation is also marked joined (as markJoined, in the same statements).
+   * `opens`: the caller's message opens this conversation (it starts the thread it is in), so it
+   * most likely has no session yet: the start is tried first, one statement instead of a read and
+   * the start; when a session is there after all, it is read as usual and the start wrote nothing.
    */
-  current(conversation: Conversation, opts?: { join?: boolean }): Promise<SessionRecord>;
+  current(conversation: Conversation, opts?: { join?: boolean; opens?: boolean }): Promise<SessionRecord>;
   /** The live session under a key of its own (a scheduled task's runs), created lazily. */
   currentByKey(key: string): Promise<SessionRecord>;
   get(sessionId: string): Promise<SessionRecord | undefined>;
@@ -34,8 +37,12 @@ export interface SessionStore {
   startNew(conversation: Conversation): Promise<SessionRecord>;
   /** Messages in order; `from` skips the first `from` (e.g. those already in the summary). */
   history(sessionId: string, from?: number): Promise<ChatMessage[]>;
-  /** Append-only; one call costs the same however long the history already is. */
-  append(sessionId: string, messages: ChatMessage[]): Promise<void>;
+  /**
+   * Append-only; one call costs the same however long the history already is. `searchRow`: the
+   * search index's row for the last message (opaque JSON, built by the recall module), written in
+   * the same statement; the recall schema's trigger (step 0013) stores it for search.
+   */
+  append(sessionId: string, messages: ChatMessage[], opts?: { searchRow?: string }): Promise<void>;
   setSummary(sessionId: string, summary: string, summarizedUpTo: number): Promise<void>;
   /** Old session ids of this conversation, oldest first. */
   archived(conversation: Conversation): Promise<string[]>;
@@ -85,16 +92,21 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
   const joined = new Set<string>();
   const history = createHistoryCache(database.dialect === 'sqlite');
 
-  // One statement: the number is taken and the row written atomically. Built once (a step appends
-  // two or three times).
-  const appendOne = reusableQuery<'sessionId' | 'body', never>(db, (v) =>
+  // One statement: the number is taken and the row written atomically (with the message's search
+  // row, when it has one). Built once (a step appends two or three times).
+  const appendOne = reusableQuery<'sessionId' | 'body' | 'searchRow', never>(db, (v) =>
     db
       .insertInto('hermes_message')
-      .columns(['session_id', 'seq', 'body'])
+      .columns(['session_id', 'seq', 'body', 'search_row'])
       .expression((eb) =>
         eb
           .selectFrom('hermes_message')
-          .select([eb.val(v('sessionId')).as('session_id'), eb(eb.fn.coalesce(eb.fn.max('seq'), eb.lit(-1)), '+', eb.lit(1)).as('seq'), eb.val(v('body')).as('body')])
+          .select([
+            eb.val(v('sessionId')).as('session_id'),
+            eb(eb.fn.coalesce(eb.fn.max('seq'), eb.lit(-1)), '+', eb.lit(1)).as('seq'),
+            eb.val(v('body')).as('body'),
+            eb.val(v<string | null>('searchRow')).as('search_row'),
+          ])
           .where('session_id', '=', v('sessionId')),
       ),
   );
@@ -128,8 +140,8 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
    * Creating is one statement (session-schema.ts): the session row and the conversation pointed at
    * it, or, when the conversation has a live session already, nothing at all.
    */
-  async function currentLocked(convKey: string, join: boolean): Promise<SessionRecord> {
-    const found = await readCurrent(convKey);
+  async function currentLocked(convKey: string, join: boolean, opens = false): Promise<SessionRecord> {
+    const found = opens ? undefined : await readCurrent(convKey);
     if (found) {
       if (found.joined) rememberJoined(convKey);
       else if (join) await markJoinedKey(convKey);
@@ -144,7 +156,7 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
     } catch (err) {
       if (!String((err as Error).message).includes(SESSION_TAKEN)) throw err;
     }
-    // Another instance started one first: theirs is used.
+    // Another instance (or, for an `opens` guess that was wrong, an earlier turn) started one first: it is used.
     const theirs = await readCurrent(convKey);
     if (!theirs) throw new Error(`conversation ${convKey}: its session could not be read back`);
     if (join && !theirs.joined) await markJoinedKey(convKey);
@@ -175,7 +187,7 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
   return {
     current(conversation, opts) {
       const convKey = conversationKey(conversation);
-      return locks.run(`conv:${convKey}`, () => currentLocked(convKey, opts?.join === true));
+      return locks.run(`conv:${convKey}`, () => currentLocked(convKey, opts?.join === true, opts?.opens === true));
     },
 
     currentByKey(key) {
@@ -230,20 +242,22 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
       return rows.map((r) => JSON.parse(r.body) as ChatMessage);
     },
 
-    append(sessionId, messages) {
+    append(sessionId, messages, opts) {
       if (messages.length === 0) return Promise.resolve();
       // Serialised once: the same text goes into the table and into the history cache.
       const bodies = messages.map((m) => JSON.stringify(m));
+      const searchRow = opts?.searchRow ?? null;
       return locks.run(`session:${sessionId}`, () => history.writing(sessionId, bodies, async () => {
         if (bodies.length === 1) {
-          await appendOne({ sessionId, body: bodies[0] });
+          await appendOne({ sessionId, body: bodies[0], searchRow });
           return;
         }
         await db.transaction().execute(async (tx) => {
           const base = await nextSeq(tx, sessionId);
+          const last = bodies.length - 1;
           await tx
             .insertInto('hermes_message')
-            .values(bodies.map((body, i) => ({ session_id: sessionId, seq: base + i, body })))
+            .values(bodies.map((body, i) => ({ session_id: sessionId, seq: base + i, body, search_row: i === last ? searchRow : null })))
             .execute();
         });
       }));
