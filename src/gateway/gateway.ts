@@ -239,7 +239,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       // were told is over. (Requests of earlier turns were already superseded when this one began.)
       const session = await deps.sessions.current(msg.conversation);
       // Killed after the prompt was posted (only the row's end was lost): the turn waits for the decision.
-      if (await approvals.reachedPrompt(session.id)) return;
+      if (await approvals.reachedPrompt(session.id, msg.id)) return;
       await approvals.supersede(session.id);
       await approvals.repairHistory(session.id);
       await send(msg.conversation, say.RESTART_INTERRUPTED, msg.replyTo);
