@@ -23,7 +23,8 @@ import { groundingNote } from '../basics/model-notes.js';
 export interface LoopConversation {
   /** The messages of the next model call (system prompt, history within the window) and what the approval gate needs. */
   next(tools: ToolSpec[]): Promise<{ messages: ChatMessage[]; gate: CallGate }>;
-  append(messages: ChatMessage[]): Promise<void>;
+  /** `searchRow`: opaque, written with the last message in the same statement (TurnSink.answerRow). */
+  append(messages: ChatMessage[], searchRow?: string): Promise<void>;
 }
 
 /** Where a run counts its model calls and tokens (TurnState for the main agent, the sub-agent's tally). */
@@ -88,8 +89,8 @@ export async function runAgentLoop(deps: TurnDeps, run: LoopRun, policy: LoopPol
     write.catch(() => undefined);
     held.push(write);
   };
-  const appendStep = async (messages: ChatMessage[], alongside?: Promise<void>) => {
-    await Promise.all([policy.conversation.append(messages), ...held.splice(0), alongside]);
+  const appendStep = async (messages: ChatMessage[], searchRow?: string) => {
+    await Promise.all([policy.conversation.append(messages, searchRow), ...held.splice(0)]);
   };
 
   while (tally.stepsUsed < policy.maxSteps) {
@@ -140,7 +141,9 @@ export async function runAgentLoop(deps: TurnDeps, run: LoopRun, policy: LoopPol
       }
       deps.tracer.record({ type: 'model_call', ...traced, model: response.model, requestModel, response, usage: response.usage, latencyMs });
       sink.stepEnded?.('answer');
-      await appendStep([{ role: 'assistant', content: text }], text ? sink.answered?.(text) : undefined);
+      const row = text ? sink.answerRow?.(text) : undefined;
+      await appendStep([{ role: 'assistant', content: text }], row?.json);
+      row?.written();
       return { kind: 'answered', text };
     }
 

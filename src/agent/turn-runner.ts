@@ -91,7 +91,7 @@ function sessionConversation(deps: TurnDeps, state: TurnState, signal: AbortSign
       });
       return { messages, gate: { sources: outsideSourcesIn(messages), userText: requestText(history), seen: messages } };
     },
-    append: (messages) => deps.sessions.append(state.sessionId, messages),
+    append: (messages, searchRow) => deps.sessions.append(state.sessionId, messages, searchRow === undefined ? undefined : { searchRow }),
   };
 }
 

@@ -27,11 +27,11 @@ export interface TurnSink {
    */
   stepEnded?(kind: StepEnd): void;
   /**
-   * Writes that belong with the turn's final answer (the gateway: its search row), started in the
-   * same event-loop turn as the answer's append and awaited with it, so on SQLite they share its
-   * commit. Must not reject: a failure is the sink's to report.
+   * What the turn's final answer carries into its history row (the gateway: its search row), opaque
+   * to the loop: the answer's append writes `json` in its own statement (LoopConversation.append),
+   * so the answer and its search row are one write; `written` is called once that append is done.
    */
-  answered?(text: string): Promise<void>;
+  answerRow?(text: string): AnswerRow | undefined;
   /** Tools are about to run (names as the model called them). */
   toolsStarting?(names: string[]): void;
   /** A note while a tool runs, e.g. what a sub-agent is doing ("researcher: fetch_url"). */
@@ -39,3 +39,9 @@ export interface TurnSink {
 }
 
 export type StepEnd = 'answer' | 'tool_calls' | 'retry';
+
+/** A row that rides on the final answer's append (TurnSink.answerRow). */
+export interface AnswerRow {
+  json: string;
+  written(): void;
+}

@@ -80,7 +80,7 @@ export interface GatewayDeps {
   /** Scheduled tasks, for `/hermes schedules` and `unschedule`. */
   schedules?: ScheduleStore;
   /** Where accepted messages and answers are kept for search_conversations; absent → nothing is indexed. */
-  recall?: Pick<MessageIndex, 'record'>;
+  recall?: Pick<MessageIndex, 'record' | 'searchRow'>;
   /** Channel notes (`/hermes notes`); absent → the command says they are not available. */
   notes?: ChannelNotes;
   /** Channel policies (hermes.config.yaml `channels:`): respond, approvers, `/hermes policy`. */
@@ -161,9 +161,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     portFor,
     messageOf: (job) => (job.kind === 'message' ? { message: job.message, takenIn: job.takenIn === true } : undefined),
     markTakenIn: (job) => ({ ...job, takenIn: true }),
-    append: async (msg, sessionId) => {
-      await deps.sessions.append(sessionId, [await userEntry(msg, sessionId)]);
-    },
+    append: (msg, sessionId) => appendQuestion(msg, sessionId),
     mayHaveWaiting: (lane) => work.mayHaveWaiting(lane),
     removedWaiting: (lane, n) => work.removedWaiting(lane, n),
   });
@@ -241,7 +239,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       // were told is over. (Requests of earlier turns were already superseded when this one began.)
       const session = await deps.sessions.current(msg.conversation);
       // Killed after the prompt was posted (only the row's end was lost): the turn waits for the decision.
-      if (await approvals.reachedPrompt(session.id)) return;
+      if (await approvals.reachedPrompt(session.id, msg.id)) return;
       await approvals.supersede(session.id);
       await approvals.repairHistory(session.id);
       await send(msg.conversation, say.RESTART_INTERRUPTED, msg.replyTo);
@@ -272,9 +270,18 @@ export function createGateway(deps: GatewayDeps): Gateway {
   /** The search index's id of an accepted message. */
   const messageIdOf = (msg: InboundMessage) => `${msg.conversation.platform}:${msg.id}`;
 
-  /** A person's message as it enters the session, and (the one place they are indexed) the search index. */
+  /**
+   * A person's message enters the session and (the one place they are indexed) the search index,
+   * in one statement: the append carries its search row (schema step 0013).
+   */
+  async function appendQuestion(msg: InboundMessage, sessionId: string): Promise<void> {
+    const row = turns.searchRow({ id: messageIdOf(msg), conversation: msg.conversation, author: msg.speaker, text: msg.text, at: msg.at ?? deps.clock.now() });
+    await deps.sessions.append(sessionId, [await userEntry(msg, sessionId)], row && { searchRow: row.json });
+    row?.written();
+  }
+
+  /** A person's message as it enters the session. */
   async function userEntry(msg: InboundMessage, sessionId: string): Promise<ChatMessage> {
-    await turns.index({ id: messageIdOf(msg), conversation: msg.conversation, author: msg.speaker, text: msg.text, at: msg.at ?? deps.clock.now() });
     const files = msg.attachments?.length && deps.intake ? await deps.intake(msg, sessionId, portFor(msg.conversation)) : undefined;
     if (files?.userNotice) await send(msg.conversation, files.userNotice, msg.replyTo);
     const said = msg.text.trim() === '' ? '(sent only files)' : msg.text;
@@ -283,20 +290,33 @@ export function createGateway(deps: GatewayDeps): Gateway {
     return { role: 'user', content: tagUserText(msg.conversation, msg.speaker, text), speaker: msg.speaker, inboundId: msg.id, ...(files?.images && { images: files.images }) };
   }
 
+  /**
+   * The message starts the thread it is in and is answered there (a Slack mention at a channel's
+   * top level): its conversation has no session yet, so the session store tries the start first.
+   * Only a guess about cost: a wrong one costs the read it saved.
+   */
+  const opensThread = (msg: InboundMessage): boolean => msg.conversation.threadId !== undefined && msg.conversation.threadId === msg.replyTo && msg.hasEarlier !== true;
+
   /** The queued job for one user message; `takenIn`: a turn cut off by a crash had already added it to the session. */
   async function processMessage(msg: InboundMessage, takenIn: boolean): Promise<DriveEnd> {
+    let release: (() => void) | undefined;
     try {
       // The bot is about to answer in this thread: from now on it is part of it.
-      const session = await deps.sessions.current(msg.conversation, { join: msg.conversation.threadId !== undefined });
+      const session = await deps.sessions.current(msg.conversation, { join: msg.conversation.threadId !== undefined, opens: opensThread(msg) });
+      // This job holds the conversation's lane: no other instance writes the session until it ends.
+      release = deps.sessions.hold(session);
       // A session this call created has no history and no approvals: nothing to supersede or repair.
       const history: readonly ChatMessage[] = session.created ? [] : await approvals.supersedeAndRepair(session.id);
       if (deps.context && !takenIn) {
-        const gathered = await deps.context.gather(msg, async () => history, portFor(msg.conversation));
+        // Messages are noted only in joined threads (accepts): none outside a thread, nor in one never
+        // joined before this turn looked (session-store.ts `neverJoined`; a join is never undone).
+        const noted = msg.conversation.threadId !== undefined && session.neverJoined !== true;
+        const gathered = await deps.context.gather(msg, async () => history, portFor(msg.conversation), { noted });
         if (gathered.userNote) await send(msg.conversation, gathered.userNote, msg.replyTo);
         if (gathered.messages.length) await deps.sessions.append(session.id, gathered.messages);
         await deps.context.clearNoted(msg, gathered.notedIds);
       }
-      if (!takenIn) await deps.sessions.append(session.id, [await userEntry(msg, session.id)]);
+      if (!takenIn) await appendQuestion(msg, session.id);
       const state = newTurnState({ sessionId: session.id, conversation: msg.conversation, speaker: msg.speaker, isAdmin: isAdmin(msg.speaker), replyTo: msg.replyTo, messageId: messageIdOf(msg) }, deps.clock.now());
       deps.turn.tracer.record({ type: 'turn_start', turnId: state.turnId, sessionId: session.id, platform: msg.conversation.platform, userKey: speakerKey(msg.speaker), text: msg.text });
       return await drive(state);
@@ -304,8 +324,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
       log.error({ err: (err as Error).message }, 'could not start a turn');
       await send(msg.conversation, err instanceof StoreWriteError ? say.STORE_FAILED : say.UNEXPECTED_ERROR, msg.replyTo);
       return 'error';
+    } finally {
+      release?.();
     }
   }
+
+  const withoutReceipt = ({ receipt: _receipt, ...msg }: InboundMessage): InboundMessage => msg;
 
   /** The work row that answers a message: in its conversation's lane, at the platform's place for it. */
   function turnFor(msg: InboundMessage): WorkItem<SessionJob> {
@@ -314,7 +338,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
       kind: 'turn',
       lane: conversationKey(msg.conversation),
       order: msg.order ?? clockOrderKey(deps.clock.now(), msg.id),
-      job: { kind: 'message', message: msg },
+      // The receipt is the delivery's, settled when this row was written: not part of the job.
+      job: { kind: 'message', message: withoutReceipt(msg) },
     };
   }
 
@@ -323,7 +348,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
    * acknowledged after). False: accepted before (a retry or a replay), its work already queued.
    */
   function accept(msg: InboundMessage, dedupeId = msg.id): Promise<boolean> {
-    return inbox.accept(msg.conversation.platform, dedupeId, turnFor(msg));
+    return inbox.accept(msg.conversation.platform, dedupeId, turnFor(msg), msg.receipt);
   }
 
   /** Stops the turn running in a conversation, here or (on a shared database) on another instance. True if one was asked to stop. */
@@ -440,19 +465,19 @@ export function createGateway(deps: GatewayDeps): Gateway {
         const verdict = await accepts(msg);
         if (verdict === 'ignore') return 'ignored';
         if (verdict === 'note') {
-          if (!(await inbox.mark(platform, msg.id, 'noted'))) return 'duplicate';
+          if (!(await inbox.mark(platform, msg.id, 'noted', msg.receipt))) return 'duplicate';
           await deps.context!.note(msg);
           return 'noted';
         }
         const refusal = await deps.access.admitMessage(requester(msg), 'message');
         if (refusal) {
-          if (!(await inbox.mark(platform, msg.id, 'refused'))) return 'duplicate';
+          if (!(await inbox.mark(platform, msg.id, 'refused', msg.receipt))) return 'duplicate';
           await answerRefusal(msg, refusal);
           return 'ignored';
         }
         const answer = msg.text.trim() === '' && !msg.attachments?.length ? say.EMPTY_MENTION : msg.text.length > max ? say.messageTooLong(msg.text.length, max) : undefined;
         if (answer !== undefined) {
-          if (!(await inbox.mark(platform, msg.id, 'answered'))) return 'duplicate';
+          if (!(await inbox.mark(platform, msg.id, 'answered', msg.receipt))) return 'duplicate';
           await send(msg.conversation, answer, msg.replyTo);
           return 'queued';
         }

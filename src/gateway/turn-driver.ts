@@ -16,7 +16,7 @@ import { answerSink, type AnswerSink } from './answer-sink.js';
 import { startProgress } from './progress.js';
 import { startStatusLine } from './status-line.js';
 import * as say from './user-messages.js';
-import type { IndexedMessage, MessageIndex } from '../state/recall/message-index.js';
+import type { IndexedMessage, MessageIndex, SearchRow } from '../state/recall/message-index.js';
 import { isStopReason } from './stop-reason.js';
 
 /**
@@ -39,7 +39,7 @@ export interface TurnDriverDeps {
   /** Posts the approval prompt of a turn that paused (the approval flow). */
   showApproval(record: ApprovalRecord): Promise<void>;
   /** Keeps accepted messages and answers for search_conversations. */
-  recall?: Pick<MessageIndex, 'record'>;
+  recall?: Pick<MessageIndex, 'record' | 'searchRow'>;
 }
 
 /** How a driven turn came out, for callers that wait on it (scheduled runs). */
@@ -60,10 +60,11 @@ export interface TurnDriver {
   /** Stops every running turn (shutdown). */
   abortAll(): void;
   /**
-   * Keeps a message searchable (the one way messages reach the index: the gateway's accepted
-   * message, and the answer here). A failure is logged: search is worse off, the turn is not.
+   * The search row of a message, for its history append to carry (the one way messages reach the
+   * index: the gateway's accepted message, and the answer here); undefined when search is off or
+   * the message is not kept for it.
    */
-  index(m: IndexedMessage): Promise<void>;
+  searchRow(m: IndexedMessage): SearchRow | undefined;
 }
 
 /** A turn running in this process: its cancel switch and whose it is. */
@@ -77,17 +78,20 @@ export function createTurnDriver(deps: TurnDriverDeps): TurnDriver {
   const running = new Map<string, RunningTurn>();
   const byTurnId = new Map<string, RunningTurn>();
 
-  async function index(m: IndexedMessage): Promise<void> {
-    try {
-      await deps.recall?.record(m);
-    } catch (err) {
-      log.warn({ err: (err as Error).message, platform: m.conversation.platform }, 'recall: a message could not be indexed for search');
-    }
-  }
+  const searchRow = (m: IndexedMessage): SearchRow | undefined => deps.recall?.searchRow(m);
 
   /** The answer as search finds it later: written by the bot, in the DM (if any) of the person it answered. */
-  function indexAnswer(state: TurnState, text: string): Promise<void> {
-    return index({ id: `${state.conversation.platform}:answer:${state.turnId}`, conversation: state.conversation, author: 'bot', dmOwner: state.speaker, text, at: deps.clock.now() });
+  function answerEntry(state: TurnState, text: string): IndexedMessage {
+    return { id: `${state.conversation.platform}:answer:${state.turnId}`, conversation: state.conversation, author: 'bot', dmOwner: state.speaker, text, at: deps.clock.now() };
+  }
+
+  /** An answer whose append carried no search row is indexed on its own. A failure is logged: search is worse off, the turn is not. */
+  async function indexAnswer(state: TurnState, text: string): Promise<void> {
+    try {
+      await deps.recall?.record(answerEntry(state, text));
+    } catch (err) {
+      log.warn({ err: (err as Error).message, platform: state.conversation.platform }, 'recall: a message could not be indexed for search');
+    }
   }
 
   /** `feedbackFor`: the text is this turn's final answer (its last message gets feedback buttons). */
@@ -198,13 +202,13 @@ export function createTurnDriver(deps: TurnDriverDeps): TurnDriver {
         },
         progress: (note: string) => notes.show(note),
       };
-      // The answer's search row is written with the answer itself (one commit), not after it.
+      // The answer's search row rides on the answer's own append (one statement), not after it.
       let indexed = false;
-      const answered = (text: string) => {
+      const answerRow = (text: string) => {
         indexed = true;
-        return indexAnswer(state, text);
+        return searchRow(answerEntry(state, text));
       };
-      const end = await runSteps(deps.turn, state, controller.signal, { ...shown, answered, ...(beforeModelCall && { beforeModelCall }) });
+      const end = await runSteps(deps.turn, state, controller.signal, { ...shown, answerRow, ...(beforeModelCall && { beforeModelCall }) });
       await finish(state, end, stream, controller.signal, indexed);
       return end.kind;
     } catch (err) {
@@ -224,7 +228,7 @@ export function createTurnDriver(deps: TurnDriverDeps): TurnDriver {
   return {
     drive,
     send,
-    index,
+    searchRow,
     runningIn: (key) => running.get(key),
     runningTurn: (turnId) => byTurnId.get(turnId),
     abortAll: () => {

@@ -8,7 +8,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createPgPool } from '../../src/state/store/postgres-store.js';
 import { migrateUpTo } from '../../src/state/store/migrations.js';
 import { openPostgresDatabase, openSqliteDatabase, type OpenedDatabase } from '../../src/state/store/database.js';
-import { createMessageIndex, type MessageIndex } from '../../src/state/recall/message-index.js';
+import { createMessageIndex, type IndexedMessage, type MessageIndex } from '../../src/state/recall/message-index.js';
+import { createSessionStore } from '../../src/state/sessions/session-store.js';
+import { systemClock } from '../../src/basics/clock.js';
 import { createConversationSearch } from '../../src/state/recall/conversation-search.js';
 import type { Conversation, Speaker } from '../../src/basics/types.js';
 import { freshSchema, postgresForTests } from '../helpers/postgres.js';
@@ -98,28 +100,48 @@ const A = slack('UA');
 const B = slack('UB');
 const ADMIN = slack('UADMIN');
 
-let seq = 0;
-async function say(index: MessageIndex, conversation: Conversation, author: Speaker | 'bot', text: string, dmOwner?: Speaker): Promise<void> {
-  seq += 1;
-  await index.record({ id: `m${seq}`, conversation, author, text, at: Date.UTC(2026, 10, 1, 12, 0, seq), ...(dmOwner && { dmOwner }) });
+/**
+ * How a message reaches search: the index's own insert (`record`), or riding on the message's
+ * history append, as the gateway writes questions and answers (schema step 0013's trigger).
+ * Every rule below is checked both ways.
+ */
+type Via = 'record' | 'history append';
+type Write = (m: IndexedMessage) => Promise<void>;
+
+function writer(via: Via, database: OpenedDatabase, index: MessageIndex): Write {
+  if (via === 'record') return (m) => index.record(m);
+  const sessions = createSessionStore(database, systemClock);
+  return async (m) => {
+    const session = await sessions.current(m.conversation);
+    const row = index.searchRow(m);
+    await sessions.append(session.id, [{ role: m.author === 'bot' ? 'assistant' : 'user', content: m.text }], row && { searchRow: row.json });
+    row?.written();
+  };
 }
 
-for (const engine of engines) {
-  describe(`search_conversations privacy (${engine.name})`, () => {
+let seq = 0;
+async function say(write: Write, conversation: Conversation, author: Speaker | 'bot', text: string, dmOwner?: Speaker): Promise<void> {
+  seq += 1;
+  await write({ id: `m${seq}`, conversation, author, text, at: Date.UTC(2026, 10, 1, 12, 0, seq), ...(dmOwner && { dmOwner }) });
+}
+
+for (const engine of engines) for (const via of ['record', 'history append'] as const) {
+  describe(`search_conversations privacy (${engine.name}, written by ${via})`, () => {
     async function seeded(maxPlaceWords?: number) {
       const database = await engine.open();
       const index = createMessageIndex({ database, log, ...(maxPlaceWords !== undefined && { maxPlaceWords }) });
+      const write = writer(via, database, index);
       const dmA = place('DA', { isDm: true });
-      await say(index, dmA, A, 'my locker code is 4411, zebrafish is the password hint');
-      await say(index, dmA, 'bot', 'Noted: the zebrafish hint stays between us.', A);
+      await say(write, dmA, A, 'my locker code is 4411, zebrafish is the password hint');
+      await say(write, dmA, 'bot', 'Noted: the zebrafish hint stays between us.', A);
       // A and B both write in #general; A also in a thread B never joined; A alone in a private channel.
-      await say(index, place('CGEN'), A, 'general chat about zebrafish tanks');
-      await say(index, place('CGEN'), B, 'lunch at noon?');
-      await say(index, place('CGEN', { threadId: '171.1' }), A, 'zebrafish plan in a thread only A joined');
-      await say(index, place('CPRIV'), A, 'private channel zebrafish project');
-      await say(index, place('CGEN', { threadId: '171.2' }), B, 'B thread mentions zebrafish too');
+      await say(write, place('CGEN'), A, 'general chat about zebrafish tanks');
+      await say(write, place('CGEN'), B, 'lunch at noon?');
+      await say(write, place('CGEN', { threadId: '171.1' }), A, 'zebrafish plan in a thread only A joined');
+      await say(write, place('CPRIV'), A, 'private channel zebrafish project');
+      await say(write, place('CGEN', { threadId: '171.2' }), B, 'B thread mentions zebrafish too');
       // The same user id in another workspace is another person.
-      await say(index, { ...place('CX'), workspaceId: 'T2' }, slack('UB', 'T2'), 'zebrafish over in T2');
+      await say(write, { ...place('CX'), workspaceId: 'T2' }, slack('UB', 'T2'), 'zebrafish over in T2');
       const search = createConversationSearch({ index });
       return { index, search };
     }
@@ -172,21 +194,22 @@ for (const engine of engines) {
     it("writes who took part where with the message's insert itself (schema step 0011), once, never for DMs or answers", async () => {
       const database = await engine.open();
       const index = createMessageIndex({ database, log });
+      const write = writer(via, database, index);
       const discord = (userId: string): Speaker => ({ platform: 'discord', workspaceId: 'G1', userId });
       const members = async () =>
         (await sql<{ member: string; channel_id: string; thread_id: string; since: number }>`select member, channel_id, thread_id, since from hermes_recall_member order by member, channel_id, thread_id`.execute(database.db)).rows.map(
           (r) => `${r.member} ${r.channel_id}/${r.thread_id} ${Number(r.since)}`,
         );
-      await index.record({ id: 'k1', conversation: place('CGEN', { threadId: '9.1' }), author: A, text: 'kelp in a slack thread', at: 1000 });
+      await write({ id: 'k1', conversation: place('CGEN', { threadId: '9.1' }), author: A, text: 'kelp in a slack thread', at: 1000 });
       // A Discord thread is a channel of its own: writing in it is taking part in its parent's top level too.
-      await index.record({ id: 'k2', conversation: { platform: 'discord', workspaceId: 'G1', channelId: 'TH1', parentChannelId: 'CPARENT', isDm: false }, author: discord('DA'), text: 'kelp in a discord thread', at: 2000 });
-      await index.record({ id: 'k3', conversation: place('DA', { isDm: true }), author: A, text: 'kelp in a DM', at: 3000 });
-      await index.record({ id: 'k4', conversation: place('CGEN', { threadId: '9.1' }), author: 'bot', text: 'kelp answer', at: 4000 });
+      await write({ id: 'k2', conversation: { platform: 'discord', workspaceId: 'G1', channelId: 'TH1', parentChannelId: 'CPARENT', isDm: false }, author: discord('DA'), text: 'kelp in a discord thread', at: 2000 });
+      await write({ id: 'k3', conversation: place('DA', { isDm: true }), author: A, text: 'kelp in a DM', at: 3000 });
+      await write({ id: 'k4', conversation: place('CGEN', { threadId: '9.1' }), author: 'bot', text: 'kelp answer', at: 4000 });
       // A replay of a stored message (same id) adds nothing, not even a later membership.
-      await index.record({ id: 'k1', conversation: place('CGEN', { threadId: '9.1' }), author: A, text: 'kelp in a slack thread', at: 5000 });
+      await write({ id: 'k1', conversation: place('CGEN', { threadId: '9.1' }), author: A, text: 'kelp in a slack thread', at: 5000 });
       expect(await members()).toEqual(['discord:G1:DA CPARENT/ 2000', 'discord:G1:DA TH1/ 2000', 'slack:T1:UA CGEN/9.1 1000']);
       // The rule reads them: B sees nothing of A's thread; A finds it, and the Discord writer their thread's parent.
-      await index.record({ id: 'k5', conversation: { platform: 'discord', workspaceId: 'G1', channelId: 'CPARENT', isDm: false }, author: discord('DB'), text: 'kelp at the top of the parent', at: 6000 });
+      await write({ id: 'k5', conversation: { platform: 'discord', workspaceId: 'G1', channelId: 'CPARENT', isDm: false }, author: discord('DB'), text: 'kelp at the top of the parent', at: 6000 });
       const search = createConversationSearch({ index });
       expect((await search.forSpeaker(B, { dms: false }).search('kelp', 30)).map((h) => h.text)).toEqual([]);
       expect((await search.forSpeaker(A, { dms: false }).search('kelp', 30)).map((h) => h.text).sort()).toEqual(['kelp answer', 'kelp in a slack thread']);
@@ -215,8 +238,9 @@ for (const engine of engines) {
       }
       const database = await open();
       const index = createMessageIndex({ database, log });
+      const write = writer(via, database, index);
       // A message after the upgrade, in A's thread, gets its place word from the index itself.
-      await say(index, place('CGEN', { threadId: '171.1' }), A, 'new zebrafish reply in the thread of A');
+      await say(write, place('CGEN', { threadId: '171.1' }), A, 'new zebrafish reply in the thread of A');
       const search = createConversationSearch({ index });
       const texts = async (who: Speaker, dms: boolean) => (await search.forSpeaker(who, { dms }).search('zebrafish', 30)).map((h) => h.text).sort();
       expect(await texts(A, true)).toEqual(['new zebrafish reply in the thread of A', 'old zebrafish post at the top of general', 'old zebrafish secret in A DM', 'old zebrafish thread only A joined']);
@@ -228,11 +252,12 @@ for (const engine of engines) {
     it('ranks better matches first and breaks ties by time, newest first', async () => {
       const database = await engine.open();
       const index = createMessageIndex({ database, log });
+      const write = writer(via, database, index);
       const c = place('CRANK');
-      await say(index, c, A, 'the deploy checklist for the payments service lives in the wiki');
-      await say(index, c, A, 'deploy went fine');
-      await say(index, c, A, 'unrelated lunch talk');
-      await say(index, c, A, 'deploy went fine');
+      await say(write, c, A, 'the deploy checklist for the payments service lives in the wiki');
+      await say(write, c, A, 'deploy went fine');
+      await say(write, c, A, 'unrelated lunch talk');
+      await say(write, c, A, 'deploy went fine');
       const hits = await createConversationSearch({ index }).forSpeaker(A, { dms: false }).search('payments deploy checklist', 10);
       expect(hits[0]!.text).toMatch(/checklist/);
       expect(hits.map((h) => h.text)).not.toContain('unrelated lunch talk');
@@ -241,8 +266,68 @@ for (const engine of engines) {
       expect(fine.length).toBe(2);
       expect(fine[0]!.at).toBeGreaterThan(fine[1]!.at);
       // A replay of the same message id stores nothing twice.
-      await index.record({ id: `m${seq}`, conversation: c, author: A, text: 'deploy went fine', at: Date.now() });
+      await write({ id: `m${seq}`, conversation: c, author: A, text: 'deploy went fine', at: Date.now() });
       expect((await createConversationSearch({ index }).forSpeaker(A, { dms: false }).search('fine', 10)).length).toBe(2);
+    });
+  });
+}
+
+for (const engine of engines) {
+  describe(`a search row written by its history append (schema step 0013, ${engine.name})`, () => {
+    const columns = 'platform, workspace_id, channel_id, thread_id, parent_channel_id, dm_owner, author, author_name, text, at, place';
+    const stored = async (database: OpenedDatabase, id: string) =>
+      (await sql<Record<string, unknown>>`select ${sql.raw(columns)} from hermes_recall_message where id = ${id}`.execute(database.db)).rows.map((r) => ({ ...r, at: Number(r.at) }));
+
+    it('stores exactly the row record() stores, empties the history column, and adds nothing for a message search does not keep', async () => {
+      const database = await engine.open();
+      const index = createMessageIndex({ database, log });
+      const sessions = createSessionStore(database, systemClock);
+      const recorded: string[] = [];
+      index.onRecorded((m) => recorded.push(m.id));
+      const append = writer('history append', database, index);
+      const discordThread: Conversation = { platform: 'discord', workspaceId: 'G1', channelId: 'TH1', parentChannelId: 'CP', isDm: false };
+      const cases: Array<Omit<IndexedMessage, 'id'>> = [
+        { conversation: discordThread, author: { platform: 'discord', workspaceId: 'G1', userId: 'D1', displayName: 'Dee' }, text: '  kelp "quoted" \u00e9t\u00e9 \\ 😀  ', at: 1_764_000_000_123.5 },
+        { conversation: place('DA', { isDm: true }), author: 'bot', dmOwner: A, text: 'kelp answer in a DM', at: 2000 },
+        { conversation: place('CGEN', { threadId: '9.1' }), author: { platform: 'slack', workspaceId: 'T1', userId: 'UNONAME' }, text: 'kelp, no display name', at: 3000 },
+      ];
+      for (const [i, m] of cases.entries()) {
+        await index.record({ ...m, id: `r${i}` });
+        await append({ ...m, id: `a${i}` });
+        expect(await stored(database, `a${i}`)).toEqual(await stored(database, `r${i}`));
+        expect((await stored(database, `a${i}`)).length).toBe(1);
+      }
+      expect(recorded).toEqual(['r0', 'a0', 'r1', 'a1', 'r2', 'a2']);
+      // The JSON is not kept in the history a second time.
+      const { rows } = await sql<{ n: number | string }>`select count(*) as n from hermes_message where search_row is not null`.execute(database.db);
+      expect(Number(rows[0]!.n)).toBe(0);
+      // Not kept for search: no text, or a DM whose owner is unknown. The history append still happens.
+      const count = async () => Number((await sql<{ n: number | string }>`select count(*) as n from hermes_recall_message`.execute(database.db)).rows[0]!.n);
+      const before = await count();
+      expect(index.searchRow({ id: 'x1', conversation: place('CGEN'), author: A, text: '   ', at: 1 })).toBeUndefined();
+      expect(index.searchRow({ id: 'x2', conversation: place('DB', { isDm: true }), author: 'bot', text: 'an answer with no owner', at: 1 })).toBeUndefined();
+      const s = await sessions.current(place('CGEN'));
+      await sessions.append(s.id, [{ role: 'tool', callId: 'c1', name: 'calculator', content: '4' } as never]);
+      expect(await count()).toBe(before);
+    });
+
+    it('writes no search row when the history row is refused, and the search row of a replay once', async () => {
+      const database = await engine.open();
+      const index = createMessageIndex({ database, log });
+      const row = (id: string) => index.searchRow({ id, conversation: place('CGEN'), author: A, text: `kelp ${id}`, at: 1000 })!.json;
+      await sql`insert into hermes_message (session_id, seq, body, search_row) values ('s1', 0, '{}', ${row('q1')})`.execute(database.db);
+      // The same place in the history again: the statement fails, and its search row goes with it.
+      await expect(sql`insert into hermes_message (session_id, seq, body, search_row) values ('s1', 0, '{}', ${row('q2')})`.execute(database.db)).rejects.toThrow();
+      // A replayed message (its id stored already) appended again: the history has it twice, search once.
+      await sql`insert into hermes_message (session_id, seq, body, search_row) values ('s1', 1, '{}', ${row('q1')})`.execute(database.db);
+      const { rows } = await sql<{ id: string }>`select id from hermes_recall_message order by id`.execute(database.db);
+      expect(rows.map((r) => r.id)).toEqual(['q1']);
+      const members = await sql<{ n: number | string }>`select count(*) as n from hermes_recall_member`.execute(database.db);
+      expect(Number(members.rows[0]!.n)).toBe(1);
+      // And it is found, by the person who wrote it only.
+      const search = createConversationSearch({ index });
+      expect((await search.forSpeaker(A, { dms: false }).search('kelp', 10)).map((h) => h.text)).toEqual(['kelp q1']);
+      expect(await search.forSpeaker(B, { dms: false }).search('kelp', 10)).toEqual([]);
     });
   });
 }

@@ -148,6 +148,31 @@ describe.each(engines)('session store ($name)', ({ name, open }) => {
     expect(await createSessionStore(place.database, systemClock).isJoined(third)).toBe(true);
   });
 
+  it('starts the session of a conversation its message opens in one statement, and reads the live one when the guess was wrong', async () => {
+    const place = await open();
+    const { database } = place;
+    const db = database.db;
+    const sessions = createSessionStore(database, systemClock);
+    const opened = { ...channel, threadId: '1700.20' };
+    let before = database.stats.queries;
+    const first = await sessions.current(opened, { join: true, opens: true });
+    expect(database.stats.queries - before).toBe(1);
+    expect(first.created).toBe(true);
+    expect(await db.selectFrom('hermes_conversation').selectAll().where('key', '=', first.conversationKey).execute()).toEqual([{ key: first.conversationKey, current_session: first.id, joined: 1 }]);
+    // Wrong guess (a session is live already, here from another store): the refused start, then the read; nothing left behind.
+    const other = createSessionStore(database, systemClock);
+    before = database.stats.queries;
+    const again = await other.current(opened, { join: true, opens: true });
+    expect(database.stats.queries - before).toBe(2);
+    expect(again.id).toBe(first.id);
+    expect(again.created).toBeUndefined();
+    expect((await db.selectFrom('hermes_session').select('id').where('conversation_key', '=', first.conversationKey).execute()).map((r) => r.id)).toEqual([first.id]);
+    // Without the guess a live session costs the one read.
+    before = database.stats.queries;
+    expect((await sessions.current(opened)).id).toBe(first.id);
+    expect(database.stats.queries - before).toBe(1);
+  });
+
   it('remembers joined threads across a reopen, per conversation', async () => {
     const place = await open();
     const sessions = createSessionStore(place.database, systemClock);

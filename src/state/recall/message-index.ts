@@ -7,8 +7,10 @@ import { searchTerms } from './search-terms.js';
 /**
  * The searchable copy of what was said: every message the bot accepted and every answer it gave,
  * with where and when, in `hermes_recall_message` (full-text indexed; recall-schema.ts). Written at two
- * points only (the gateway's accepted message and the turn driver's answer), never from session
- * code, so the session store can change shape without touching search.
+ * points only (the gateway's accepted message and the turn driver's answer). The row is built here;
+ * since schema step 0013 the history append carries it (`searchRow`) and a trigger of the recall
+ * schema stores it in the append's own statement. The session store only carries the JSON and
+ * never reads it, so it can change shape without touching search, and search without touching it.
  *
  * Who may find a message is decided inside the query, never by filtering afterwards:
  * - a DM message only by the person whose DM it is (`dm_owner`), nobody else, admins included;
@@ -28,6 +30,14 @@ export interface IndexedMessage {
   dmOwner?: Speaker;
   text: string;
   at: number;
+}
+
+/** A search row that rides on a history append (SessionStore.append's `searchRow`). */
+export interface SearchRow {
+  /** What the append writes into `hermes_message.search_row`. */
+  json: string;
+  /** Call once the append is durable: tells the onRecorded listeners (the embedding queue). */
+  written(): void;
 }
 
 /** A stored message as search sees it. */
@@ -51,6 +61,11 @@ export interface StoredMessage {
 export interface MessageIndex {
   /** Stores one message (and who took part where). Idempotent by id: a replay adds nothing. */
   record(m: IndexedMessage): Promise<void>;
+  /**
+   * The message's search row for its history append to carry (schema step 0013: the append's own
+   * statement stores it, as record() would); undefined when the message is not kept for search.
+   */
+  searchRow(m: IndexedMessage): SearchRow | undefined;
   /** Messages matching `query` that `speaker` may see, best keyword match first (at most `limit`). */
   keywordSearch(speaker: Speaker, query: string, limit: number, scope: SearchScope): Promise<StoredMessage[]>;
   /** The newest messages `speaker` may see that have an embedding from `model`, with it (at most `limit`). */
@@ -142,6 +157,34 @@ function visibleTo(speaker: Speaker, scope: SearchScope): RawBuilder<unknown> {
       and (p.thread_id = m.thread_id or m.thread_id = ''))))`;
 }
 
+/**
+ * The search row of a message, as both writers store it (record(), and the history append's
+ * trigger of schema step 0013, which reads these names from the JSON): undefined when the message
+ * is not kept for search (no text; a DM whose owner is unknown, which nobody could be allowed to find).
+ */
+function rowOf(m: IndexedMessage) {
+  const text = m.text.trim().slice(0, MAX_INDEXED_CHARS);
+  if (!text) return undefined;
+  const c = m.conversation;
+  const owner = c.isDm ? (m.author === 'bot' ? m.dmOwner : m.author) : undefined;
+  if (c.isDm && !owner) return undefined;
+  const where = { platform: c.platform, workspaceId: c.workspaceId, channelId: c.channelId, threadId: c.threadId ?? '', dmOwner: owner ? speakerKey(owner) : null };
+  return {
+    id: m.id,
+    platform: where.platform,
+    workspace_id: where.workspaceId,
+    channel_id: where.channelId,
+    thread_id: where.threadId,
+    parent_channel_id: c.parentChannelId ?? null,
+    dm_owner: where.dmOwner,
+    author: m.author === 'bot' ? 'bot' : speakerKey(m.author),
+    author_name: m.author === 'bot' ? null : (m.author.displayName ?? m.author.userId),
+    text,
+    at: m.at,
+    place: placeWord(placeKey(where)),
+  };
+}
+
 export function createMessageIndex(deps: {
   database: OpenedDatabase;
   log: Logger;
@@ -154,33 +197,24 @@ export function createMessageIndex(deps: {
   const listeners: Array<(m: { id: string; text: string }) => void> = [];
 
   async function record(m: IndexedMessage): Promise<void> {
-    const text = m.text.trim().slice(0, MAX_INDEXED_CHARS);
-    if (!text) return;
-    const c = m.conversation;
-    const owner = c.isDm ? (m.author === 'bot' ? m.dmOwner : m.author) : undefined;
-    // A DM whose owner is unknown is never stored: nobody could be allowed to find it.
-    if (c.isDm && !owner) return;
-    const row = {
-      id: m.id,
-      platform: c.platform,
-      workspace_id: c.workspaceId,
-      channel_id: c.channelId,
-      thread_id: c.threadId ?? '',
-      parent_channel_id: c.parentChannelId ?? null,
-      dm_owner: owner ? speakerKey(owner) : null,
-      author: m.author === 'bot' ? 'bot' : speakerKey(m.author),
-      author_name: m.author === 'bot' ? null : (m.author.displayName ?? m.author.userId),
-      text,
-      at: m.at,
-      place: '',
-    };
-    row.place = placeWord(placeKey({ platform: row.platform, workspaceId: row.workspace_id, channelId: row.channel_id, threadId: row.thread_id, dmOwner: row.dm_owner }));
+    const row = rowOf(m);
+    if (!row) return;
     // One statement: the full-text row (a trigger on SQLite, a generated column on PostgreSQL) and
     // the author's membership of the place (a trigger on both, schema step 0011: a person's message
     // outside a DM makes them a member of its channel or thread, and of a Discord thread's parent
     // channel) are written by the insert itself, together or not at all.
     const added = await db.insertInto('hermes_recall_message').values(row).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst();
-    if (Number(added.numInsertedOrUpdatedRows ?? 0n) > 0) for (const l of listeners) l({ id: m.id, text });
+    if (Number(added.numInsertedOrUpdatedRows ?? 0n) > 0) notify(row);
+  }
+
+  function notify(row: { id: string; text: string }): void {
+    for (const l of listeners) l({ id: row.id, text: row.text });
+  }
+
+  function searchRow(m: IndexedMessage): SearchRow | undefined {
+    const row = rowOf(m);
+    if (!row) return undefined;
+    return { json: JSON.stringify(row), written: () => notify(row) };
   }
 
   /**
@@ -277,6 +311,7 @@ export function createMessageIndex(deps: {
     async record(m) {
       await record(m);
     },
+    searchRow,
     keywordSearch,
     embeddedVisible,
     threadStart,

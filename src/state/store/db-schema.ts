@@ -189,6 +189,12 @@ export interface MessageTable {
   session_id: string;
   seq: number;
   body: string;
+  /**
+   * The message's search row, opaque JSON built by the recall module (message-index.ts), written
+   * by the append and emptied by schema step 0013's trigger, which stores it in
+   * hermes_recall_message in the same statement: always NULL when read.
+   */
+  search_row: ColumnType<null, string | null | undefined, never>;
 }
 
 /**

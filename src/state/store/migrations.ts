@@ -1,6 +1,6 @@
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import { StartupRefusal } from '../../basics/startup-refusal.js';
-import { recallFtsTriggerStep, recallMemberTriggerStep, recallPlaceStep, recallTablesStep } from './recall-schema.js';
+import { recallFtsTriggerStep, recallMemberTriggerStep, recallPlaceStep, recallSearchRowStep, recallTablesStep } from './recall-schema.js';
 import { sessionStartStep } from './session-schema.js';
 
 /**
@@ -245,6 +245,7 @@ const steps: Record<string, Migration> = {
   },
   '0011-recall-member-trigger': recallMemberTriggerStep,
   '0012-session-start': sessionStartStep,
+  '0013-recall-search-row': recallSearchRowStep,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => steps };

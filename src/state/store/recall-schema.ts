@@ -174,3 +174,54 @@ export const recallMemberTriggerStep: Migration = {
       end`.execute(db);
   },
 };
+
+/**
+ * Step 0013: a message's search row rides on its history row. The gateway's question and the
+ * turn's answer are each appended to the session (`hermes_message`) and were each indexed by a
+ * second statement; now the append carries the search row as JSON in `hermes_message.search_row`
+ * (built by message-index.ts, opaque to the session store) and this trigger writes it into
+ * `hermes_recall_message` inside the append's own statement. With it, the full-text row (step
+ * 0009) and the author's membership (step 0011) follow from that insert as before, so a message,
+ * its search row and who took part land together or not at all. An id already stored (a replay)
+ * inserts nothing. The column is cleared as it is read: the text is not kept a second time in the
+ * history. History rows without a search row (tool messages, notes, other people's thread
+ * messages) leave search untouched.
+ *
+ * PostgreSQL: a `before insert` row trigger writes the search row and stores the history row with
+ * the column empty. SQLite cannot change the row before it is stored, so an `after insert`
+ * trigger writes the search row and empties the column of the row just written.
+ */
+export const recallSearchRowStep: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('hermes_message').addColumn('search_row', 'text').execute();
+    const columns = 'id, platform, workspace_id, channel_id, thread_id, parent_channel_id, dm_owner, author, author_name, text, at, place';
+    if (isPostgres(db)) {
+      const field = (name: string) => `r->>'${name}'`;
+      await sql`create function hermes_recall_search_row() returns trigger language plpgsql as $$
+        declare r jsonb;
+        begin
+          if new.search_row is null then return new; end if;
+          r := new.search_row::jsonb;
+          insert into hermes_recall_message (${sql.raw(columns)})
+            values (${sql.raw(['id', 'platform', 'workspace_id', 'channel_id', 'thread_id', 'parent_channel_id', 'dm_owner', 'author', 'author_name', 'text'].map(field).join(', '))},
+              (${sql.raw(field('at'))})::double precision, ${sql.raw(field('place'))})
+            on conflict (id) do nothing;
+          new.search_row := null;
+          return new;
+        end $$`.execute(db);
+      await sql`create trigger hermes_recall_search_row before insert on hermes_message
+        for each row execute function hermes_recall_search_row()`.execute(db);
+      return;
+    }
+    const field = (name: string) => `json_extract(new.search_row, '$.${name}')`;
+    // `where true`: SQLite reads an upsert after `insert … select` only with a where clause.
+    await sql`create trigger hermes_recall_search_row after insert on hermes_message
+      when new.search_row is not null
+      begin
+        insert into hermes_recall_message (${sql.raw(columns)})
+          select ${sql.raw(columns.split(', ').map(field).join(', '))} where true
+          on conflict (id) do nothing;
+        update hermes_message set search_row = null where rowid = new.rowid;
+      end`.execute(db);
+  },
+};
