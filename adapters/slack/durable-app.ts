@@ -51,14 +51,16 @@ export class DurableApp extends App {
   /** Runs the listeners, then settles the receipt (a request handled before keeps its done row as it is). */
   private async run(id: string, event: ReceiverEvent, handledBefore: boolean): Promise<void> {
     const eventId = typeof event.body.event_id === 'string' ? event.body.event_id : undefined;
-    if (eventId) this.dedupe.begin(eventId, handledBefore);
-    let handled = false;
+    if (eventId) this.dedupe.begin(eventId, handledBefore, id);
+    let end = { handled: false, settled: false };
     try {
       await super.processEvent(event);
     } finally {
-      if (eventId) handled = this.dedupe.end(eventId);
+      if (eventId) end = this.dedupe.end(eventId);
       if (!handledBefore) {
-        await (handled ? this.receipts.done(id) : this.receipts.drop(id)).catch((err: Error) => this.log.warn({ err: err.message }, 'slack: could not settle a receipt'));
+        // Settled by the gateway: marked done in the statement that marked its message.
+        const settle = end.settled ? this.receipts.doneAlready() : end.handled ? this.receipts.done(id) : this.receipts.drop(id);
+        await settle.catch((err: Error) => this.log.warn({ err: err.message }, 'slack: could not settle a receipt'));
       }
     }
   }

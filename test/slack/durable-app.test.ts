@@ -30,6 +30,7 @@ function journal() {
       return false;
     },
     done: async (id) => void settled.push(`done ${id}`),
+    doneAlready: async () => void settled.push('done by the gateway'),
     drop: async (id) => void settled.push(`drop ${id}`),
     pending: async () => [],
     sweep: async () => 0,
