@@ -57,6 +57,48 @@ export interface ThroughputRow {
   generatorCpuPercent: number;
   /** Where each acknowledgement's time went, phase by phase (ackPhases below), for the first round, the later ones and all. */
   ackPhases?: Record<'firstRound' | 'laterRounds' | 'all', AckPhases>;
+  /** What the opening burst (the first measured round, every session at once) cost both processes (burstCost below). */
+  burst?: BurstCost;
+}
+
+/**
+ * The opening burst as a whole: from the first of its requests written to the last answered, how
+ * much CPU the bot spent (all of it, acks and whatever else ran: on one thread the last request
+ * cannot be answered sooner than that), and how much the generator spent from its first call to
+ * its last answer read (its fetch machinery and the fakes share its loop and the machine's 2 cores).
+ */
+export interface BurstCost {
+  requests: number;
+  /** First written → last served, bot's wall clock with the offset taken out. */
+  wallMs: number;
+  botCpuMs: number;
+  botCpuMsPerAck: number;
+  generatorCpuMs: number;
+  generatorCpuMsPerRequest: number;
+}
+
+function burstCost(sent: Map<string, SentRequest>, bot: BotStats['requests'], clock: BotStats['cpuClock'], generatorCpuMs: number): BurstCost | undefined {
+  const offset = clockOffset(sent, bot);
+  let firstWritten = Infinity;
+  let lastFinished = -Infinity;
+  let requests = 0;
+  for (const [id, , , , finished] of bot) {
+    const g = sent.get(id);
+    if (!g || g.round !== 0 || g.written === undefined) continue;
+    requests += 1;
+    firstWritten = Math.min(firstWritten, g.written + offset);
+    lastFinished = Math.max(lastFinished, finished);
+  }
+  if (requests === 0) return undefined;
+  const botCpuMs = cpuAt(clock, lastFinished) - cpuAt(clock, firstWritten);
+  return {
+    requests,
+    wallMs: round(lastFinished - firstWritten, 1),
+    botCpuMs: round(botCpuMs, 1),
+    botCpuMsPerAck: round(botCpuMs / requests, 3),
+    generatorCpuMs: round(generatorCpuMs, 1),
+    generatorCpuMsPerRequest: round(generatorCpuMs / requests, 3),
+  };
 }
 
 /**
@@ -322,6 +364,9 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
       sentRequests.clear();
       // Deliveries the bot did not acknowledge with 200 (each was delivered again, as Slack does).
       const notAcked: string[] = [];
+      // The generator's CPU from the burst's start to its last answer read (burstCost).
+      let burstCpu0: NodeJS.CpuUsage | undefined;
+      let burstGeneratorCpuMs = NaN;
       const mention = async (channel: string, user: string, text: string, record: boolean, roundNo: number) => {
         const ts = slack.nextTs();
         const common = { user, text: `<@${slack.botUserId}> ${text}`, ts, channel };
@@ -335,6 +380,11 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
           // Wall-clock send time, so the bot can tell how long the request took to reach its HTTP server.
           const res = await slack.sendEvent(nextTarget(), event, { eventId, headers: { [SENT_HEADER]: String(performance.timeOrigin + t0), [ID_HEADER]: id } });
           timing.resolved = wallNow();
+          // Read at every answer of the burst, so a burst with requests that failed still has its last one's.
+          if (record && roundNo === 0 && burstCpu0) {
+            const c = process.cpuUsage(burstCpu0);
+            burstGeneratorCpuMs = (c.user + c.system) / 1000;
+          }
           const ms = performance.now() - t0;
           if (record) acks.push(ms);
           if (record && roundNo > 0) laterAcks.push(ms);
@@ -376,6 +426,7 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
           const rounds = sizes.rounds(n);
           const t0 = performance.now();
           const ownCpu0 = process.cpuUsage();
+          burstCpu0 = ownCpu0;
           await Promise.all(channels.map((c, i) => session(c, i, rounds, true)));
           const seconds = (performance.now() - t0) / 1000;
           const ownCpu = process.cpuUsage(ownCpu0);
@@ -386,6 +437,7 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
             laterRounds: ackPhases(sentRequests, stats.requests, stats.cpuClock, (r) => r > 0),
             all: ackPhases(sentRequests, stats.requests, stats.cpuClock, () => true),
           };
+          const burst = burstCost(sentRequests, stats.requests, stats.cpuClock, burstGeneratorCpuMs);
           sentRequests.clear();
           // A delivery not acknowledged may still have been handled, and Slack's retry must not be
           // answered twice: threads of this level with more than one bot post.
@@ -396,12 +448,13 @@ export async function runThroughput(sizes: ThroughputSizes, log: (line: string) 
             perThread.set(key, [...(perThread.get(key) ?? []), p.text.slice(0, 40)]);
           }
           const doubled = [...perThread.entries()].filter(([, texts]) => texts.length > 1);
-          rows.push({ ...toRow(n, above.length, seconds, sizes.modelLatencyMs, above, acks, stats, failures, ownLag.percentile(99) / 1e6, (ownCpu.user + ownCpu.system) / 1000), ackAfterFirstRoundP99Ms: round(percentile(laterAcks, 99), 1), ackPhases: phases, notAcked: notAcked.length, notAckedSample: notAcked.slice(0, 5), threadsAnsweredTwice: doubled.length });
+          rows.push({ ...toRow(n, above.length, seconds, sizes.modelLatencyMs, above, acks, stats, failures, ownLag.percentile(99) / 1e6, (ownCpu.user + ownCpu.system) / 1000), ackAfterFirstRoundP99Ms: round(percentile(laterAcks, 99), 1), ackPhases: phases, ...(burst && { burst }), notAcked: notAcked.length, notAckedSample: notAcked.slice(0, 5), threadsAnsweredTwice: doubled.length });
           if (doubled.length > 0) errors.push(`${n} sessions: ${doubled.length} threads with more than one bot post, e.g. ${JSON.stringify(doubled.slice(0, 3))}`);
           const row = rows.at(-1)!;
           log(`ack phases at ${n} sessions, ms p50/p99: ${describePhases('first round', phases.firstRound)}`);
           log(`ack phases at ${n} sessions, ms p50/p99: ${describePhases('later rounds', phases.laterRounds)}`);
           log(`ack phases at ${n} sessions, ms p50/p99: ${describePhases('all', phases.all)}`);
+          if (burst) log(`opening burst at ${n} sessions: ${burst.requests} requests answered ${burst.wallMs} ms after the first was written; bot CPU ${burst.botCpuMs} ms (${burst.botCpuMsPerAck} ms per ack, everything it ran included); generator CPU ${burst.generatorCpuMs} ms from its first call to its last answer read (${burst.generatorCpuMsPerRequest} ms per request)`);
           log(`throughput (${setup.label}): ${n} sessions → ${row.repliesPerSecond} replies/s; ack p99 ${row.ackP99Ms} ms (written → served p99 ${phases.all.p99.served}, first round ${phases.firstRound.p99.served}, later ${phases.laterRounds.p99.served}; generator's send-side queueing p99 ${phases.all.p99.queued}; bot CPU from written to served p99 ${phases.all.p99.botCpu}, first round ${phases.firstRound.p99.botCpu}, later ${phases.laterRounds.p99.botCpu}; rounds after the first ${row.ackAfterFirstRoundP99Ms}; before the bot's server p50 ${row.beforeServerP50Ms} p99 ${row.beforeServerP99Ms}, inside ${row.serverAckP99Ms}); lag p99 ${row.eventLoopLagP99Ms} ms; ${row.botCpuMsPerReply} CPU ms/reply (${row.botCpuPercent} % of a core; generator ${row.generatorCpuPercent} %); peak RSS ${row.peakRssMb} MB; ${row.failures} failed, ${row.notAcked} deliveries not acknowledged (${row.notAckedSample?.join(', ')})`);
         });
       } catch (err) {

@@ -39,20 +39,28 @@ export class DurableApp extends App {
     if (!id) return super.processEvent(event);
     // A failed write throws before any ack: Slack sees an error and retries the delivery.
     const handledBefore = await this.receipts.add(id, event.body);
-    await this.run(id, event, handledBefore);
+    if (!acknowledgedOnArrival(event.body)) return this.run(id, event, handledBefore);
+    // Bolt acknowledges an Events API request before any listener, but only after authorizing it
+    // and building its context and client; with the receipt durable, nothing of that needs to come
+    // first. Answered now, the request's Bolt work waits behind the requests still being read
+    // (the receiver's ack yields, requests-first.ts), and Bolt's own ack does nothing.
+    await event.ack();
+    await this.run(id, { ...event, ack: async () => undefined }, handledBefore);
   }
 
   /** Runs the listeners, then settles the receipt (a request handled before keeps its done row as it is). */
   private async run(id: string, event: ReceiverEvent, handledBefore: boolean): Promise<void> {
     const eventId = typeof event.body.event_id === 'string' ? event.body.event_id : undefined;
-    if (eventId) this.dedupe.begin(eventId, handledBefore);
-    let handled = false;
+    if (eventId) this.dedupe.begin(eventId, handledBefore, id);
+    let end = { handled: false, settled: false };
     try {
       await super.processEvent(event);
     } finally {
-      if (eventId) handled = this.dedupe.end(eventId);
+      if (eventId) end = this.dedupe.end(eventId);
       if (!handledBefore) {
-        await (handled ? this.receipts.done(id) : this.receipts.drop(id)).catch((err: Error) => this.log.warn({ err: err.message }, 'slack: could not settle a receipt'));
+        // Settled by the gateway: marked done in the statement that marked its message.
+        const settle = end.settled ? this.receipts.doneAlready() : end.handled ? this.receipts.done(id) : this.receipts.drop(id);
+        await settle.catch((err: Error) => this.log.warn({ err: err.message }, 'slack: could not settle a receipt'));
       }
     }
   }
@@ -76,6 +84,16 @@ export class DurableApp extends App {
     if (swept > 0) this.log.info({ removed: swept }, 'slack: swept receipts of deliveries handled more than a day ago');
     return pending.length;
   }
+}
+
+/**
+ * True for a body Bolt acknowledges on arrival, before any listener (an Events API event, but a
+ * `function_executed`, which its listener acknowledges); clicks and commands are acknowledged by
+ * their listeners, with an answer of their own.
+ */
+export function acknowledgedOnArrival(body: Record<string, unknown>): boolean {
+  const event = body.event;
+  return typeof event === 'object' && event !== null && (event as { type?: unknown }).type !== 'function_executed';
 }
 
 /** A stable id per delivery, so a replay and Slack's own retries land on the same receipt. */

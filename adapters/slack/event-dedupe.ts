@@ -13,12 +13,18 @@
  */
 export interface EventDedupe {
   seen(eventId: string): Promise<boolean>;
-  markHandled(eventId: string): Promise<void>;
+  /** The id of the receipt journaling this delivery, for the gateway to settle with the message's mark. */
+  receiptOf(eventId: string): string | undefined;
+  /** `settled`: the gateway marked the receipt done already (settlesReceipt), so no statement of its own is needed. */
+  markHandled(eventId: string, settled?: boolean): Promise<void>;
 }
 
 interface InFlight {
   seen: boolean;
   handled: boolean;
+  /** The gateway marked the delivery's receipt done itself (in the statement that marked the message). */
+  settled: boolean;
+  receipt: string | undefined;
   /** Deliveries of this event whose listeners are running (a retry can overlap the first). */
   holders: number;
 }
@@ -26,30 +32,37 @@ interface InFlight {
 export class ReceiptDedupe implements EventDedupe {
   private readonly inFlight = new Map<string, InFlight>();
 
-  /** A delivery of `eventId` starts; `seen`: its receipt said it was handled before. */
-  begin(eventId: string, seen: boolean): void {
+  /** A delivery of `eventId` starts; `seen`: its receipt said it was handled before; `receipt`: that receipt's id. */
+  begin(eventId: string, seen: boolean, receipt?: string): void {
     const cur = this.inFlight.get(eventId);
     if (cur) {
       cur.holders += 1;
       cur.seen ||= seen;
-    } else this.inFlight.set(eventId, { seen, handled: false, holders: 1 });
+      cur.receipt ??= receipt;
+    } else this.inFlight.set(eventId, { seen, handled: false, settled: false, receipt, holders: 1 });
   }
 
-  /** The delivery's listeners are done: whether one of them handed the event over. */
-  end(eventId: string): boolean {
+  /** The delivery's listeners are done: whether one of them handed the event over, and whether the gateway settled its receipt. */
+  end(eventId: string): { handled: boolean; settled: boolean } {
     const cur = this.inFlight.get(eventId);
-    if (!cur) return false;
+    if (!cur) return { handled: false, settled: false };
     cur.holders -= 1;
     if (cur.holders <= 0) this.inFlight.delete(eventId);
-    return cur.handled;
+    return { handled: cur.handled, settled: cur.handled && cur.settled };
   }
 
   async seen(eventId: string): Promise<boolean> {
     return this.inFlight.get(eventId)?.seen ?? false;
   }
 
-  async markHandled(eventId: string): Promise<void> {
+  receiptOf(eventId: string): string | undefined {
+    return this.inFlight.get(eventId)?.receipt;
+  }
+
+  async markHandled(eventId: string, settled = false): Promise<void> {
     const cur = this.inFlight.get(eventId);
-    if (cur) cur.handled = true;
+    if (!cur) return;
+    cur.handled = true;
+    cur.settled ||= settled;
   }
 }

@@ -8,6 +8,7 @@
  */
 import type { webApi } from '@slack/bolt';
 import { ErrorCode, WebClient } from './bolt.js';
+import { createKeepAliveFetch } from '../../src/basics/keep-alive-fetch.js';
 
 export const SLACK_CALL_TIMEOUT_MS = 10_000;
 /** Longest Retry-After we sit out in-process; beyond that the call fails with a clear error. */
@@ -21,6 +22,8 @@ export function createOutboundClient(botToken: string, apiUrl: string | undefine
     retryConfig: { retries: 0 },
     rejectRateLimitedCalls: true,
     logger,
+    // node:http with a keep-alive agent instead of the built-in fetch: three calls a reply (keep-alive-fetch.ts).
+    fetch: createKeepAliveFetch(),
   });
 }
 

@@ -4,7 +4,7 @@
  * the gateway's handleMessage only queues, and the turn runs after it returns.
  */
 import type { App } from '@slack/bolt';
-import type { GatewayApi } from '../../src/basics/ports.js';
+import { settlesReceipt, type GatewayApi } from '../../src/basics/ports.js';
 import type { Conversation } from '../../src/basics/types.js';
 import type { Logger } from '../../src/basics/log.js';
 import type { EventDedupe } from './event-dedupe.js';
@@ -78,12 +78,14 @@ export async function onEvent(deps: InboundDeps, event: SlackMessageLike, eventI
     await names.prefetch([message.speaker.userId, ...mentionedUserIds(rawText, deps.botUserId)]);
     const text = cleanInboundText(rawText, deps.botUserId, names.nameOf);
     const displayName = message.speaker.displayName ?? names.nameOf(message.speaker.userId);
+    const receipt = eventId === undefined ? undefined : dedupe.receiptOf(eventId);
     const result = await gateway.handleMessage({
       ...message,
       text,
       speaker: displayName ? { ...message.speaker, displayName } : message.speaker,
+      ...(receipt !== undefined && { receipt }),
     });
-    if (eventId) await dedupe.markHandled(eventId);
+    if (eventId) await dedupe.markHandled(eventId, receipt !== undefined && settlesReceipt(result));
     log.debug({ eventId, id: message.id, result }, 'slack: message handed to the gateway');
     if (result === 'queued') await deps.onQueued?.(message.conversation, text);
   } catch (err) {

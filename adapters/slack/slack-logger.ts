@@ -11,8 +11,13 @@ export function toSlackLogger(log: Logger): SlackLogger {
   const text = (msg: unknown[]): string => msg.map((m) => (typeof m === 'string' ? m : m instanceof Error ? m.message : JSON.stringify(m))).join(' ').slice(0, 2000);
   let level: LogLevel = LogLevel.INFO;
   return {
-    debug: (...msg: unknown[]) => log.trace({ lib: 'slack' }, text(msg)),
-    info: (...msg: unknown[]) => log.debug({ lib: 'slack' }, text(msg)),
+    // The WebClient logs four debug lines per call; their text is only put together when it is printed.
+    debug: (...msg: unknown[]) => {
+      if (log.isLevelEnabled('trace')) log.trace({ lib: 'slack' }, text(msg));
+    },
+    info: (...msg: unknown[]) => {
+      if (log.isLevelEnabled('debug')) log.debug({ lib: 'slack' }, text(msg));
+    },
     warn: (...msg: unknown[]) => log.warn({ lib: 'slack' }, text(msg)),
     error: (...msg: unknown[]) => log.error({ lib: 'slack' }, text(msg)),
     setLevel: (l: LogLevel) => {

@@ -41,6 +41,7 @@ const CLAIM_PATTERNS: readonly RegExp[] = [
   /\b\d{3,}\b/g,
 ];
 
+const HAS_DIGIT_OR_LINK = /\d|https?:\/\//i;
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 const BARE_YEAR = /^(19|20)\d{2}$/;
 /** At most this many figures are named back to the model: the note stays short. */
@@ -62,6 +63,8 @@ export function ungroundedClaims(answer: string, messages: readonly ChatMessage[
 
 /** Every figure of the text outside code, longest match first where patterns overlap (a date is not also three numbers). */
 export function figuresIn(answer: string): string[] {
+  // Every pattern but the link needs a digit: most answers are done after one scan, not eleven.
+  if (!HAS_DIGIT_OR_LINK.test(answer)) return [];
   const text = withoutCode(answer);
   const found: Array<{ at: number; end: number; text: string }> = [];
   for (const pattern of CLAIM_PATTERNS) {

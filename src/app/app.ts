@@ -163,7 +163,7 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   const { config, log } = opts;
   const clock = opts.clock ?? systemClock;
   const opened: OpenedStore = opts.store
-    ? { store: opts.store, shared: opts.shared, database: opts.database ?? (opts.shared ? await openPostgresDatabase(opts.shared.pool, log) : await openSqliteDatabase(storeFilePath(config), log)) }
+    ? { store: opts.store, shared: opts.shared, database: opts.database ?? (opts.shared ? await openPostgresDatabase(opts.shared.pool, log, opts.shared.reserved) : await openSqliteDatabase(storeFilePath(config), log)) }
     : await openStore(config, log);
   const ownsDatabase = opts.store !== undefined && opts.database === undefined;
   const database = opened.database;

@@ -240,10 +240,19 @@ export interface FeedbackInput {
 /** `text` goes to the voter alone. */
 export type FeedbackResult = { kind: 'recorded' | 'changed' | 'same' | 'refused'; text: string };
 
+export type HandleResult = 'queued' | 'duplicate' | 'ignored' | 'noted';
+
+/** Whether handleMessage's result means it marked the message's receipt done (InboundMessage.receipt). */
+export const settlesReceipt = (result: HandleResult): boolean => result !== 'ignored';
+
 /** What adapters call. Implemented by the gateway. */
 export interface GatewayApi {
-  /** Returns at once after the message is durably queued (or rejected); the turn runs later. */
-  handleMessage(msg: InboundMessage): Promise<'queued' | 'duplicate' | 'ignored' | 'noted'>;
+  /**
+   * Returns at once after the message is durably queued (or rejected); the turn runs later. With
+   * `msg.receipt`, every result but 'ignored' means the receipt was marked done in the statement
+   * that marked the message (`settlesReceipt`); after 'ignored' the adapter settles it itself.
+   */
+  handleMessage(msg: InboundMessage): Promise<HandleResult>;
   handleCommand(cmd: CommandInvocation): Promise<CommandReply>;
   /**
    * `channelId`: where the click happened, from the verified platform payload. A click from any

@@ -62,6 +62,12 @@ export interface InboundMessage {
   attachments?: InboundAttachment[];
   /** The speaker's role ids where the platform has roles (Discord members), from the verified event. */
   roles?: string[];
+  /**
+   * The id of the adapter's receipt (`hermes_receipt`, this platform; src/gateway/receipts.ts) for
+   * the delivery that brought this message. The gateway marks it done in the statement that marks
+   * the message as accepted, so the two commit together; see `settlesReceipt` for when it did.
+   */
+  receipt?: string;
 }
 
 /** A file attached to an inbound message, as the verified platform event describes it. */

@@ -293,12 +293,20 @@ export function createApprovalFlow(deps: FlowDeps) {
     supersede: (sessionId: string) => supersede(sessionId).then(() => undefined),
 
     /**
-     * After a crash, for a turn that had started: whether it got as far as its approval — its state
+     * After a crash, for the turn of message `inboundId` that had started: whether it got as far as its approval — its state
      * stored and the prompt posted (or already decided, with its resume row). Such a turn was not
      * cut off: it waits for the decision, so nothing is cancelled or reported interrupted.
      */
-    async reachedPrompt(sessionId: string): Promise<boolean> {
-      const shown = (await deps.approvals.openForSession(sessionId)).filter((r) => (r.status === 'pending' ? r.messageRef !== undefined : true));
+    async reachedPrompt(sessionId: string, inboundId: string): Promise<boolean> {
+      const open = (await deps.approvals.openForSession(sessionId)).filter((r) => (r.status === 'pending' ? r.messageRef !== undefined : true));
+      if (open.length === 0) return false;
+      // Only this turn's requests: their calls come after its question in the history. An earlier
+      // turn's approved request, its resume queued behind this message, is no pause of this turn
+      // (counting it left the message cut off by the crash without a word).
+      const history = await deps.sessions.history(sessionId);
+      const asked = history.findIndex((m) => m.role === 'user' && m.inboundId === inboundId);
+      const calls = new Set(history.slice(asked + 1).flatMap((m) => (m.role === 'assistant' && m.toolCalls ? m.toolCalls.map((c) => c.id) : [])));
+      const shown = asked < 0 ? [] : open.filter((r) => calls.has(r.toolCallId));
       if (shown.length === 0) return false;
       return (await deps.pausedTurns.which(shown.map((r) => r.turnId))).size > 0;
     },

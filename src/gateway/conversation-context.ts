@@ -81,13 +81,15 @@ export function createConversationContext(deps: ConversationContextDeps) {
     /**
      * Context to append before `msg`'s request. `loadHistory` reads the session's history so far;
      * it is only called when there is something to read or noted (most turns need neither).
+     * `opts.noted` false skips the read of noted messages.
      */
-    async gather(msg: InboundMessage, loadHistory: () => Promise<readonly ChatMessage[]>, port: OutboundPort | undefined): Promise<GatheredContext> {
+    async gather(msg: InboundMessage, loadHistory: () => Promise<readonly ChatMessage[]>, port: OutboundPort | undefined, opts: { noted?: boolean } = {}): Promise<GatheredContext> {
       const out: ChatMessage[] = [];
       let userNote: string | undefined;
       const wantsEarlier = deps.limit > 0 && port?.reader !== undefined && msg.hasEarlier === true;
       const canCatchUp = deps.limit > 0 && port?.reader?.readSince !== undefined && msg.conversation.threadId !== undefined;
-      const pending = await deps.noted.list(keyOf(msg));
+      // `noted: false`: the caller knows none can be there (a conversation never joined before this turn).
+      const pending = opts.noted === false ? [] : await deps.noted.list(keyOf(msg));
       if (!wantsEarlier && !canCatchUp && !pending?.length) return { messages: out, notedIds: [] };
       const history = await loadHistory();
       const held = new Set(history.flatMap((m) => (m.role === 'user' && m.inboundId ? [m.inboundId] : [])));

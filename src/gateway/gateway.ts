@@ -239,7 +239,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       // were told is over. (Requests of earlier turns were already superseded when this one began.)
       const session = await deps.sessions.current(msg.conversation);
       // Killed after the prompt was posted (only the row's end was lost): the turn waits for the decision.
-      if (await approvals.reachedPrompt(session.id)) return;
+      if (await approvals.reachedPrompt(session.id, msg.id)) return;
       await approvals.supersede(session.id);
       await approvals.repairHistory(session.id);
       await send(msg.conversation, say.RESTART_INTERRUPTED, msg.replyTo);
@@ -299,13 +299,19 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
   /** The queued job for one user message; `takenIn`: a turn cut off by a crash had already added it to the session. */
   async function processMessage(msg: InboundMessage, takenIn: boolean): Promise<DriveEnd> {
+    let release: (() => void) | undefined;
     try {
       // The bot is about to answer in this thread: from now on it is part of it.
       const session = await deps.sessions.current(msg.conversation, { join: msg.conversation.threadId !== undefined, opens: opensThread(msg) });
+      // This job holds the conversation's lane: no other instance writes the session until it ends.
+      release = deps.sessions.hold(session);
       // A session this call created has no history and no approvals: nothing to supersede or repair.
       const history: readonly ChatMessage[] = session.created ? [] : await approvals.supersedeAndRepair(session.id);
       if (deps.context && !takenIn) {
-        const gathered = await deps.context.gather(msg, async () => history, portFor(msg.conversation));
+        // Messages are noted only in joined threads (accepts): none outside a thread, nor in one never
+        // joined before this turn looked (session-store.ts `neverJoined`; a join is never undone).
+        const noted = msg.conversation.threadId !== undefined && session.neverJoined !== true;
+        const gathered = await deps.context.gather(msg, async () => history, portFor(msg.conversation), { noted });
         if (gathered.userNote) await send(msg.conversation, gathered.userNote, msg.replyTo);
         if (gathered.messages.length) await deps.sessions.append(session.id, gathered.messages);
         await deps.context.clearNoted(msg, gathered.notedIds);
@@ -318,8 +324,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
       log.error({ err: (err as Error).message }, 'could not start a turn');
       await send(msg.conversation, err instanceof StoreWriteError ? say.STORE_FAILED : say.UNEXPECTED_ERROR, msg.replyTo);
       return 'error';
+    } finally {
+      release?.();
     }
   }
+
+  const withoutReceipt = ({ receipt: _receipt, ...msg }: InboundMessage): InboundMessage => msg;
 
   /** The work row that answers a message: in its conversation's lane, at the platform's place for it. */
   function turnFor(msg: InboundMessage): WorkItem<SessionJob> {
@@ -328,7 +338,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
       kind: 'turn',
       lane: conversationKey(msg.conversation),
       order: msg.order ?? clockOrderKey(deps.clock.now(), msg.id),
-      job: { kind: 'message', message: msg },
+      // The receipt is the delivery's, settled when this row was written: not part of the job.
+      job: { kind: 'message', message: withoutReceipt(msg) },
     };
   }
 
@@ -337,7 +348,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
    * acknowledged after). False: accepted before (a retry or a replay), its work already queued.
    */
   function accept(msg: InboundMessage, dedupeId = msg.id): Promise<boolean> {
-    return inbox.accept(msg.conversation.platform, dedupeId, turnFor(msg));
+    return inbox.accept(msg.conversation.platform, dedupeId, turnFor(msg), msg.receipt);
   }
 
   /** Stops the turn running in a conversation, here or (on a shared database) on another instance. True if one was asked to stop. */
@@ -454,19 +465,19 @@ export function createGateway(deps: GatewayDeps): Gateway {
         const verdict = await accepts(msg);
         if (verdict === 'ignore') return 'ignored';
         if (verdict === 'note') {
-          if (!(await inbox.mark(platform, msg.id, 'noted'))) return 'duplicate';
+          if (!(await inbox.mark(platform, msg.id, 'noted', msg.receipt))) return 'duplicate';
           await deps.context!.note(msg);
           return 'noted';
         }
         const refusal = await deps.access.admitMessage(requester(msg), 'message');
         if (refusal) {
-          if (!(await inbox.mark(platform, msg.id, 'refused'))) return 'duplicate';
+          if (!(await inbox.mark(platform, msg.id, 'refused', msg.receipt))) return 'duplicate';
           await answerRefusal(msg, refusal);
           return 'ignored';
         }
         const answer = msg.text.trim() === '' && !msg.attachments?.length ? say.EMPTY_MENTION : msg.text.length > max ? say.messageTooLong(msg.text.length, max) : undefined;
         if (answer !== undefined) {
-          if (!(await inbox.mark(platform, msg.id, 'answered'))) return 'duplicate';
+          if (!(await inbox.mark(platform, msg.id, 'answered', msg.receipt))) return 'duplicate';
           await send(msg.conversation, answer, msg.replyTo);
           return 'queued';
         }

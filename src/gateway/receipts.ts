@@ -5,7 +5,9 @@ import { COMMIT_AT_ONCE, type OpenedDatabase } from '../state/store/database.js'
  * body here BEFORE it acknowledges it — one statement, the only one before the ack — and settles
  * it once the listeners finished: `done` when the gateway holds what the request brought (the row
  * stays, as the mark that keeps a redelivery of the same event from being handled again), `drop`
- * when it needed nothing or failed (the row goes, so a redelivery gets another chance). After a
+ * when it needed nothing or failed (the row goes, so a redelivery gets another chance). A message's
+ * receipt is usually marked done by the gateway itself, in the statement that marks the message
+ * accepted (InboundMessage.receipt, inbox.ts): one statement fewer per message. After a
  * crash, `pending()` lists the bodies acknowledged but not yet settled; the adapter replays them,
  * and the gateway's own dedupe (the inbound marks, the approval compare-and-set) keeps a replay
  * from acting twice. Rows live in `hermes_receipt`; done ones are swept by their indexed
@@ -27,6 +29,8 @@ export interface ReceiptJournal {
   add(id: string, body: unknown): Promise<boolean>;
   /** The gateway holds what the request brought: kept as handled. */
   done(id: string): Promise<void>;
+  /** As done, for a receipt the gateway marked done itself (inbox.ts): only the periodic sweep is left to do. */
+  doneAlready(): Promise<void>;
   /** The request needed nothing, or handing it over failed: forgotten. */
   drop(id: string): Promise<void>;
   /** Acknowledged and not settled, oldest first. */
@@ -48,7 +52,8 @@ export function createReceiptJournal(database: OpenedDatabase, platform: string,
       const row = { platform, id, body: JSON.stringify(body ?? null), received_at: now() };
       // A platform retry of a request still journaled keeps the first copy's place in line (the
       // update writes the row's own time back); the one statement also says whether it was done.
-      const r = await db
+      // On PostgreSQL over the reserved connections: the ack must not wait behind the pool's turn work.
+      const r = await database.urgent
         .insertInto('hermes_receipt')
         .values(row)
         .onConflict((c) => c.columns(['platform', 'id']).doUpdateSet({ received_at: (eb) => eb.ref('hermes_receipt.received_at') }))
@@ -60,6 +65,9 @@ export function createReceiptJournal(database: OpenedDatabase, platform: string,
     },
     async done(id) {
       await db.updateTable('hermes_receipt').set({ done_at: now() }).where('platform', '=', platform).where('id', '=', id).execute();
+      if (now() - lastSweep >= SWEEP_EVERY_MS) await sweep();
+    },
+    async doneAlready() {
       if (now() - lastSweep >= SWEEP_EVERY_MS) await sweep();
     },
     async drop(id) {

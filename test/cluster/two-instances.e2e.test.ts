@@ -4,7 +4,8 @@ import { defineTool } from '../../src/capabilities/toolkit/tool-api.js';
 import { createApprovalStore } from '../../src/state/approvals/approval-store.js';
 import { systemClock } from '../../src/basics/clock.js';
 import { reminderTools } from '../../tools/reminders.js';
-import { RESTART_INTERRUPTED } from '../../src/gateway/user-messages.js';
+import { EMPTY_MENTION, RESTART_INTERRUPTED } from '../../src/gateway/user-messages.js';
+import { createSessionStore } from '../../src/state/sessions/session-store.js';
 import { conversationKey, type InboundMessage } from '../../src/basics/types.js';
 import { clockOrderKey } from '../../src/gateway/order-key.js';
 import { startFakeOpenAI, type ChatCompletionRequestBody, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
@@ -150,6 +151,51 @@ describe.skipIf(!pgUrl)('two instances on one PostgreSQL database', () => {
     expect(runs).toEqual([{ target: 'prod' }]);
     const resolved = [...a.port.events, ...b.port.events].filter((e: PortEvent) => e.kind === 'resolved');
     expect(resolved).toHaveLength(1);
+  });
+
+  // A turn of a session it started reads no noted messages (session-store.ts `neverJoined`): only
+  // right when the conversation was not joined before. Joined without a session (an answer outside
+  // any turn), a message noted by the other instance must still reach the first turn.
+  it('shows the first turn of a thread the messages another instance noted there before its session began', async () => {
+    const [a, b] = await twoInstances();
+    const thread = conv('C_noted', { threadId: '7.7' });
+    const bob = user('U_BOB', { displayName: 'Bob' });
+    // An empty mention is answered at once, outside any turn, and joins the thread: no session yet.
+    expect(await b.core.gateway.handleMessage(msg('', { conversation: thread, replyTo: '7.7' }))).toBe('queued');
+    expect(texts(a, b)).toEqual([EMPTY_MENTION]);
+    // Talk between people there is noted (on the other instance), not answered.
+    const noted = await a.core.gateway.handleMessage(msg('Carol, the deploy key is in the vault', { conversation: thread, speaker: bob, mentioned: false, mentionsOthers: true, replyTo: '7.7' }));
+    expect(noted).toBe('noted');
+    const since = fake.requests.length;
+    fake.setHandler(() => ({ text: 'it is in the vault' }));
+    await b.core.gateway.handleMessage(msg('where is the deploy key?', { conversation: thread, replyTo: '7.7' }));
+    await waitForTexts([a, b], 2);
+    const seen = fake.requests.slice(since).map((r) => JSON.stringify(r.messages));
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toContain('Carol, the deploy key is in the vault');
+  });
+
+  // While a turn runs, its session's history is answered from memory (SessionStore.hold); once it
+  // ends, another instance may write the session, so the next turn here reads the table again.
+  it('reads a session again after its turn ended here, seeing what was written elsewhere meanwhile', async () => {
+    schema = await freshSchema(pgUrl!);
+    const a = await startHarness({ fake, env: { HERMES_STORE_URL: schema.url, HERMES_BUSY_MODE: 'queue' }, core: { clusterTiming: { leaseMs: 1_500, pollMs: 200 } } });
+    running.push(a);
+    const thread = conv('C_held', { threadId: '8.8' });
+    fake.setHandler((req) => ({ text: `answer to ${userTexts(req).at(-1)}` }));
+    // The first turn starts the session here and runs from memory.
+    await a.core.gateway.handleMessage(msg('first question', { conversation: thread, replyTo: '8.8' }));
+    expect(await waitForTexts([a], 1)).toEqual(['answer to first question']);
+    await a.core.gateway.idle();
+    // Another instance's turn writes to the session (as one would after this one released the lane).
+    const elsewhere = createSessionStore(a.core.database, systemClock);
+    const session = await elsewhere.current(thread);
+    await elsewhere.append(session.id, [{ role: 'user', content: 'written by the other instance' }, { role: 'assistant', content: 'noted elsewhere' }]);
+    const since = fake.requests.length;
+    await a.core.gateway.handleMessage(msg('second question', { conversation: thread, replyTo: '8.8' }));
+    expect(await waitForTexts([a], 2)).toEqual(['answer to first question', 'answer to second question']);
+    const second = fake.requests.slice(since)[0]!;
+    expect(userTexts(second)).toEqual(['first question', 'written by the other instance', 'second question']);
   });
 
   it('stops a turn running on one instance when /hermes stop reaches the other', async () => {

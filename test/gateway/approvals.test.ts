@@ -224,4 +224,34 @@ describe('a crash after the approval prompt was posted', () => {
     expect((await h.port.waitFor(isText)).text).toBe('Done on prod.');
     expect(runs).toEqual([{ target: 'prod', count: 1 }]);
   });
+
+  it('a later message cut off by a crash is reported interrupted even while an earlier turn\'s approved request waits behind it', async () => {
+    const runs: unknown[] = [];
+    h = await startHarness({ extraTools: [riskyTool(runs)] });
+    const db = h.core.database.db;
+    h.fake.setHandler(() => ({ toolCalls: [{ id: 'call_e1', name: 'risky_action', arguments: { target: 'prod', count: 1 } }] }));
+    await h.core.gateway.handleMessage(msg('please do the risky thing'));
+    const shown = await h.port.waitFor(isApproval);
+    await h.core.gateway.idle();
+    // Approved, as a click leaves it (the resume row is written back by the restart's recovery,
+    // behind the next message in the lane); the next message's turn keeps the approved request open.
+    await db.updateTable('hermes_approval').set({ status: 'approved' }).where('id', '=', shown.view.id).execute();
+    let asked!: () => void;
+    const atModel = new Promise<void>((r) => (asked = r));
+    h.fake.setHandler(() => {
+      asked();
+      return { hang: true };
+    });
+    await h.core.gateway.handleMessage(msg('and another thing'));
+    await atModel;
+    // Cut off during its model call: its row stays, claimed once, its question in the session.
+    await h.restart();
+    h.fake.setHandler(() => ({ text: 'Done on prod.' }));
+    await h.core.gateway.idle();
+    const said = h.port.events.filter(isText).map((e) => e.text);
+    expect(said).toContain(RESTART_INTERRUPTED);
+    expect(said).toContain('Done on prod.');
+    expect(runs).toEqual([{ target: 'prod', count: 1 }]);
+    expect(await h.core.database.db.selectFrom('hermes_work').selectAll().execute()).toEqual([]);
+  });
 });

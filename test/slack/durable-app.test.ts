@@ -30,6 +30,7 @@ function journal() {
       return false;
     },
     done: async (id) => void settled.push(`done ${id}`),
+    doneAlready: async () => void settled.push('done by the gateway'),
     drop: async (id) => void settled.push(`drop ${id}`),
     pending: async () => [],
     sweep: async () => 0,
@@ -76,5 +77,38 @@ describe('DurableApp before the listeners', () => {
     expect(heard).toEqual(['mention 100.1', '100.2']);
     // Neither listener marked the event handled here (no gateway), so both receipts are dropped.
     expect(settled).toEqual(['drop event:EvMENTION', 'drop event:EvDM']);
+  });
+
+  it('acknowledges an event once its receipt is written, before Bolt authorizes it; a click waits for its listener\'s ack', async () => {
+    slack = await startFakeSlack();
+    const { receipts, added } = journal();
+    const log: string[] = [];
+    const app = new DurableApp(
+      {
+        receiver,
+        logger: undefined,
+        clientOptions: { slackApiUrl: `${slack.apiUrl.replace(/\/$/, '')}/` },
+        authorize: async () => {
+          log.push('authorize');
+          return { botToken: slack!.botToken, botId: 'BBOT', botUserId: BOT_USER };
+        },
+      },
+      receipts,
+      pino({ level: 'silent' }),
+    );
+    app.event('app_mention', async () => void log.push('listener'));
+    app.action('approve', async ({ ack }) => {
+      log.push('action listener');
+      await ack();
+    });
+    const deliver = (b: Record<string, unknown>, id: string) => app.processEvent({ body: b as ReceiverEvent['body'], ack: async () => void log.push(`ack ${id} after ${added.length} receipts`) });
+
+    await deliver(body({ type: 'app_mention', channel: 'C1', user: 'U1', text: `<@${BOT_USER}> hi`, ts: '100.1' }, 'EvM'), 'EvM');
+    expect(log).toEqual(['ack EvM after 1 receipts', 'authorize', 'listener']);
+
+    log.length = 0;
+    const click = { type: 'block_actions', team: { id: TEAM }, user: { id: 'U1' }, api_app_id: 'A1', trigger_id: 'TR1', container: { type: 'message' }, actions: [{ action_id: 'approve', block_id: 'b', type: 'button', value: 'x', action_ts: '1' }] };
+    await deliver(click, 'click');
+    expect(log).toEqual(['authorize', 'action listener', 'ack click after 2 receipts']);
   });
 });

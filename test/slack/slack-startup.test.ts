@@ -50,7 +50,7 @@ async function create(fake: FakeSlack, token = fake.botToken) {
     gateway: recordingGateway(ports),
     database: await tables(),
     // Start-up only: nothing is received, so the journal is never asked for pending bodies.
-    receipts: { add: async () => false, done: async () => undefined, drop: async () => undefined, pending: async () => [], sweep: async () => 0 },
+    receipts: { add: async () => false, done: async () => undefined, doneAlready: async () => undefined, drop: async () => undefined, pending: async () => [], sweep: async () => 0 },
     log,
     retries: 0,
   });

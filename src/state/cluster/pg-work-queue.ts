@@ -263,12 +263,18 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions): PgWorkQueue<J> {
       if (rows.length > 0) saidAt = clock.now();
       return rows.length > 0;
     },
-    async addMarked(mark, item) {
+    async addMarked(mark, item, receipt) {
       const r = rowOf(item, clock.now());
       const said: Said = { t: 'add', i: self, l: item.lane };
-      // One statement, atomic as a transaction: the row (and its notification) only with a new mark.
+      // One statement, atomic as a transaction: the row (and its notification) only with a new mark;
+      // the receipt settled either way (a data-modifying WITH runs whether or not it is read).
+      const settled = receipt
+        ? sql`settled as (
+          update hermes_receipt set done_at = ${receipt.doneAt}::double precision
+          where platform = ${receipt.platform}::text and id = ${receipt.id}::text and done_at is null),`
+        : sql``;
       const { rows } = await sql<{ marked: string | number; added: string | number }>`
-        with mark as (
+        with ${settled} mark as (
           insert into hermes_inbound (platform, id, outcome, accepted_at)
           values (${mark.platform}, ${mark.id}, 'queued', ${mark.acceptedAt})
           on conflict (platform, id) do nothing

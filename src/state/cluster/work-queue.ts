@@ -32,6 +32,13 @@ export interface WorkItem<J> {
   job: J;
 }
 
+/** A platform delivery's receipt (`hermes_receipt`) to mark done in the statement that accepts its message. */
+export interface ReceiptSettled {
+  platform: string;
+  id: string;
+  doneAt: number;
+}
+
 export interface WorkContext {
   id: string;
   kind: WorkKind;
@@ -59,9 +66,10 @@ export interface WorkQueue<J> {
   /**
    * Optional (PostgreSQL): the message's dedupe mark (`hermes_inbound`, outcome 'queued') and, only
    * if the mark is new, the row, in one statement, so accepting costs no BEGIN and COMMIT round
-   * trips. Resolves whether the mark was new. Call wake(lane) after.
+   * trips. `receipt`: the delivery's receipt is marked done in the same statement (mark new or
+   * not). Resolves whether the mark was new. Call wake(lane) after.
    */
-  addMarked?(mark: { platform: string; id: string; acceptedAt: number }, item: WorkItem<J>): Promise<boolean>;
+  addMarked?(mark: { platform: string; id: string; acceptedAt: number }, item: WorkItem<J>, receipt?: ReceiptSettled): Promise<boolean>;
   /** Tells the workers (here and, on a shared database, elsewhere) that a lane has work. */
   wake(lane: string): void;
   /** addIn on its own transaction, then wake. */

@@ -14,6 +14,12 @@ export interface SessionRecord {
   summarizedUpTo: number;
   /** Only on what current() returns when that call created the session: it has no history and no approvals yet. */
   created?: true;
+  /**
+   * Only with `created`: the conversation was not joined when that call looked. Messages are noted
+   * only in joined threads (gateway.ts `accepts`) and a join is never undone, so none of this
+   * conversation's messages had been noted by then, on any instance.
+   */
+  neverJoined?: true;
 }
 
 export interface SessionStore {
@@ -33,6 +39,16 @@ export interface SessionStore {
    * one read: what every model call of a turn needs.
    */
   withHistory(sessionId: string): Promise<{ session: SessionRecord; history: ChatMessage[] } | undefined>;
+  /**
+   * While a turn of the session's conversation runs here, no other instance writes its history:
+   * every write to a session's history is made by the job that holds the conversation's lane
+   * (turns, approval continuations, the repair before a turn; work-queue.ts runs a lane's rows one
+   * at a time on all instances). So from `hold` until the returned release, withHistory answers
+   * from what this store read or wrote (a session `created` by this turn starts empty) instead of
+   * reading the table for every model call. Call it right after current(), inside the lane's job,
+   * and release when the job ends. On SQLite (one instance) the history is kept anyway.
+   */
+  hold(session: SessionRecord): () => void;
   /** Archives the current session (kept, listed by archived()) and starts one with a new id. */
   startNew(conversation: Conversation): Promise<SessionRecord>;
   /** Messages in order; `from` skips the first `from` (e.g. those already in the summary). */
@@ -91,6 +107,7 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
   const locks = createKeyedSerialiser();
   const joined = new Set<string>();
   const history = createHistoryCache(database.dialect === 'sqlite');
+  type Nullable<T> = { [K in keyof T]: T[K] | null };
 
   // One statement: the number is taken and the row written atomically (with the message's search
   // row, when it has one). Built once (a step appends two or three times).
@@ -113,10 +130,12 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
 
   // A new session is two statements (look, then the start: session row and pointer in one, schema
   // step 0012), for every new thread: built once too.
-  const selectCurrent = reusableQuery<'convKey', SessionRow & { joined: number }>(db, (v) =>
+  // A conversation row without a session (joined before its first session: an answer outside a
+  // turn) still says whether it is joined.
+  const selectCurrent = reusableQuery<'convKey', Nullable<SessionRow> & { joined: number }>(db, (v) =>
     db
       .selectFrom('hermes_conversation as c')
-      .innerJoin('hermes_session as s', 's.id', 'c.current_session')
+      .leftJoin('hermes_session as s', 's.id', 'c.current_session')
       .select([...SESSION_COLUMNS, 'c.joined'])
       .where('c.key', '=', v('convKey')),
   );
@@ -126,9 +145,10 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
 
   const newId = (convKey: string) => `${convKey}#${clock.now().toString(36)}-${randomBytes(6).toString('base64url')}`;
 
-  async function readCurrent(convKey: string): Promise<{ record: SessionRecord; joined: boolean } | undefined> {
+  async function readCurrent(convKey: string): Promise<{ record: SessionRecord | undefined; joined: boolean }> {
     const [row] = (await selectCurrent({ convKey })).rows;
-    return row ? { record: recordOf(row), joined: Number(row.joined) === 1 } : undefined;
+    const joined = Number(row?.joined ?? 0) === 1;
+    return { record: row && row.id !== null ? recordOf(row as SessionRow) : undefined, joined };
   }
 
   function newRecord(convKey: string): SessionRecord {
@@ -142,9 +162,9 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
    */
   async function currentLocked(convKey: string, join: boolean, opens = false): Promise<SessionRecord> {
     const found = opens ? undefined : await readCurrent(convKey);
-    if (found) {
-      if (found.joined) rememberJoined(convKey);
-      else if (join) await markJoinedKey(convKey);
+    if (found?.joined) rememberJoined(convKey);
+    if (found?.record) {
+      if (join && !found.joined) await markJoinedKey(convKey);
       return found.record;
     }
     const record = newRecord(convKey);
@@ -152,13 +172,14 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
       await startSession({ id: record.id, convKey, createdAt: record.createdAt, joined: join ? 1 : 0 });
       if (join) rememberJoined(convKey);
       history.put(record, []);
-      return { ...record, created: true };
+      // Only when the conversation was looked at (an `opens` guess skipped the look, so it says nothing).
+      return { ...record, created: true, ...(found !== undefined && !found.joined && { neverJoined: true as const }) };
     } catch (err) {
       if (!String((err as Error).message).includes(SESSION_TAKEN)) throw err;
     }
     // Another instance (or, for an `opens` guess that was wrong, an earlier turn) started one first: it is used.
     const theirs = await readCurrent(convKey);
-    if (!theirs) throw new Error(`conversation ${convKey}: its session could not be read back`);
+    if (!theirs.record) throw new Error(`conversation ${convKey}: its session could not be read back`);
     if (join && !theirs.joined) await markJoinedKey(convKey);
     return theirs.record;
   }
@@ -216,6 +237,8 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
       history.fill(seen, recordOf(first), bodies);
       return { session: recordOf(first), history: bodies.map((b) => JSON.parse(b) as ChatMessage) };
     },
+
+    hold: (session) => history.hold(session),
 
     startNew(conversation) {
       const convKey = conversationKey(conversation);
@@ -295,14 +318,19 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
 }
 
 /**
- * The unsummarised history of recently used sessions, for a lone instance on its own SQLite file
- * (sqlite-owner-lock.ts): every append goes through this store, so an entry kept in step with
- * them is what the table holds, and a turn's model calls need not read it back. Bodies are kept
- * as the JSON the table holds and parsed on every read, so callers get fresh objects as from the
- * table. Off (every read goes to the table) when other instances may write (PostgreSQL).
+ * The unsummarised history of recently used sessions, kept where no other writer can change it:
+ * always for a lone instance on its own SQLite file (sqlite-owner-lock.ts), and on PostgreSQL only
+ * for sessions held (SessionStore.hold: their conversation's lane is this instance's while its job
+ * runs). Every append goes through this store, so an entry kept in step with them is what the table
+ * holds, and a turn's model calls need not read it back. Bodies are kept as the JSON the table
+ * holds and parsed on every read, so callers get fresh objects as from the table. A held entry is
+ * forgotten when its hold is released: after that another instance may write the session.
  */
-function createHistoryCache(on: boolean) {
+function createHistoryCache(always: boolean) {
   const entries = new Map<string, { session: SessionRecord; bodies: string[] }>();
+  /** PostgreSQL: sessions held here, with how many holds each (a lane runs one job at a time; counted anyway). */
+  const held = new Map<string, number>();
+  const keeps = (id: string) => always || held.has(id);
   // Write counter; lastWrite holds each session's latest, `cleared` stands in for those forgotten.
   let clock = 0;
   let cleared = 0;
@@ -316,28 +344,53 @@ function createHistoryCache(on: boolean) {
     lastWrite.set(id, clock);
   };
   const put = (session: SessionRecord, bodies: string[]) => {
-    if (entries.size >= HISTORY_CACHE_MAX) entries.clear();
-    const { created: _created, ...plain } = session;
+    if (entries.size >= HISTORY_CACHE_MAX) {
+      // Held entries stay (their holds are bounded by the work loop's concurrency); the rest go.
+      for (const id of entries.keys()) if (!held.has(id)) entries.delete(id);
+    }
+    const { created: _created, neverJoined: _neverJoined, ...plain } = session;
     entries.set(session.id, { session: plain, bodies });
   };
   return {
     get(id: string): { session: SessionRecord; history: ChatMessage[] } | undefined {
-      const e = on ? entries.get(id) : undefined;
+      const e = keeps(id) ? entries.get(id) : undefined;
       return e && { session: { ...e.session }, history: e.bodies.map((b) => JSON.parse(b) as ChatMessage) };
     },
     /** Before a read of the table: fill() keeps what it read only if nothing was written since. */
     mark: () => clock,
     fill(seen: number, session: SessionRecord, bodies: string[]): void {
-      if (on && (lastWrite.get(session.id) ?? cleared) <= seen) put(session, bodies);
+      if (keeps(session.id) && (lastWrite.get(session.id) ?? cleared) <= seen) put(session, bodies);
     },
     put(session: SessionRecord, bodies: string[]): void {
-      if (!on) return;
+      if (!keeps(session.id)) return;
       wrote(session.id);
       put(session, bodies);
     },
+    hold(session: SessionRecord): () => void {
+      if (always) return () => undefined;
+      const id = session.id;
+      held.set(id, (held.get(id) ?? 0) + 1);
+      // Created by this turn's current(): nothing is in it yet but what this store appends from now on.
+      if (session.created && !entries.has(id)) {
+        wrote(id);
+        put(session, []);
+      }
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        const left = (held.get(id) ?? 1) - 1;
+        if (left > 0) held.set(id, left);
+        else {
+          held.delete(id);
+          entries.delete(id);
+          wrote(id);
+        }
+      };
+    },
     /** Runs an append; on success its rows join the entry, on failure the entry is dropped. */
     async writing(id: string, bodies: string[], write: () => Promise<void>): Promise<void> {
-      if (!on) return write();
+      if (!keeps(id)) return write();
       wrote(id);
       try {
         await write();
@@ -347,10 +400,9 @@ function createHistoryCache(on: boolean) {
       } finally {
         wrote(id);
       }
-      entries.get(id)?.bodies.push(...bodies);
+      if (keeps(id)) entries.get(id)?.bodies.push(...bodies);
     },
     drop(id: string): void {
-      if (!on) return;
       wrote(id);
       entries.delete(id);
     },

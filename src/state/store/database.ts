@@ -18,6 +18,12 @@ export type DbOrTx = Db | Tx;
  */
 export interface OpenedDatabase {
   db: Db;
+  /**
+   * For the write a platform's acknowledgement waits for (a receipt): on PostgreSQL the store's
+   * reserved connections (PostgresStore.reserved), so it never queues behind the pool's turn work;
+   * otherwise `db` (SQLite commits it at once with COMMIT_AT_ONCE).
+   */
+  urgent: Db;
   dialect: 'sqlite' | 'postgres';
   /** Statements run so far and the time callers waited for them (the bench reads this). */
   readonly stats: QueryStats;
@@ -87,7 +93,7 @@ export async function openSqliteDatabase(file: string, log?: Logger): Promise<Op
     await db.destroy().catch(() => undefined);
     throw err;
   }
-  return { db, dialect: 'sqlite', stats: c.stats, close: () => db.destroy() };
+  return { db, urgent: db, dialect: 'sqlite', stats: c.stats, close: () => db.destroy() };
 }
 
 /**
@@ -143,13 +149,18 @@ export function withStatementCache(conn: Database.Database, max = STATEMENT_CACH
   };
 }
 
-/** The tables on the shared PostgreSQL database, on the pool the key-value store uses. */
-export async function openPostgresDatabase(pool: Pool, log?: Logger): Promise<OpenedDatabase> {
+/**
+ * The tables on the shared PostgreSQL database, on the pool the key-value store uses; `reserved`:
+ * its connections for receipts (PostgresStore.reserved), else receipts share the pool.
+ */
+export async function openPostgresDatabase(pool: Pool, log?: Logger, reserved?: Pool): Promise<OpenedDatabase> {
   const c = counted();
-  // The pool belongs to the key-value store, which ends it; destroy() here must not.
-  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: { connect: () => pool.connect(), end: async () => undefined } }), log: c.log });
+  // The pools belong to the key-value store, which ends them; destroy() here must not.
+  const on = (p: Pool) => new Kysely<Tables>({ dialect: new PostgresDialect({ pool: { connect: () => p.connect(), end: async () => undefined } }), log: c.log });
+  const db = on(pool);
+  const urgent = reserved ? on(reserved) : db;
   const schema = await currentSchema(db as Kysely<unknown>);
   const { applied } = await migrateToLatest(db as Kysely<unknown>, { schema });
   if (applied.length) log?.info({ schema, applied }, 'store: tables migrated');
-  return { db, dialect: 'postgres', stats: c.stats, close: () => db.destroy() };
+  return { db, urgent, dialect: 'postgres', stats: c.stats, close: async () => void (await Promise.all([db.destroy(), urgent === db ? undefined : urgent.destroy()])) };
 }

@@ -46,7 +46,7 @@ export async function openStore(config: Pick<Config, 'dataDir' | 'storeUrl'>, lo
     log.info({ database: describePgUrl(config.storeUrl) }, 'opening store (PostgreSQL)');
     const store = await createPostgresStore({ url: config.storeUrl, log });
     try {
-      return { store, shared: store, database: await openPostgresDatabase(store.pool, log) };
+      return { store, shared: store, database: await openPostgresDatabase(store.pool, log, store.reserved) };
     } catch (err) {
       await store.close().catch(() => undefined);
       throw err;

@@ -21,8 +21,17 @@ export interface PostgresStoreOptions {
 /** The store plus the pool it runs on, which the cluster parts (inbox, leases) share. */
 export interface PostgresStore extends Store {
   pool: pg.Pool;
+  /**
+   * RESERVED_CONNECTIONS connections of their own for the one write a platform's acknowledgement
+   * waits for (the receipt, src/gateway/receipts.ts): on the shared pool it queued behind every
+   * turn's statements, and at 500 sessions Slack's 3 s ran out before it was written.
+   */
+  reserved: pg.Pool;
   url: string;
 }
+
+/** Connections for receipts beside the pool: one journals while another may be reconnecting. */
+export const RESERVED_CONNECTIONS = 2;
 
 const DEFAULT_TIMEOUT_MS = 15_000;
 const DEFAULT_SWEEP_INTERVAL_MS = 60 * 60 * 1000;
@@ -66,11 +75,13 @@ export async function createPostgresStore(opts: PostgresStoreOptions): Promise<P
   const now = opts.now ?? Date.now;
   const where = describePgUrl(opts.url);
   const pool = createPgPool(opts.url, { max: opts.poolSize, timeoutMs: opts.queryTimeoutMs, log: opts.log });
+  // Connects on first use only: a bot with no platform receipts never opens them.
+  const reserved = createPgPool(opts.url, { max: RESERVED_CONNECTIONS, timeoutMs: opts.queryTimeoutMs, log: opts.log });
   try {
     const { from, to } = await migrate(pool);
     if (from !== to) opts.log?.info({ database: where, from, to }, 'store: PostgreSQL schema migrated');
   } catch (err) {
-    await pool.end().catch(() => undefined);
+    await Promise.all([pool.end(), reserved.end()]).catch(() => undefined);
     if (err instanceof Error && err.name === 'StartupRefusal') throw err;
     throw new Error(`cannot open the PostgreSQL store at ${where}: ${(err as Error).message}`, { cause: err });
   }
@@ -180,6 +191,7 @@ export async function createPostgresStore(opts: PostgresStoreOptions): Promise<P
 
   return {
     pool,
+    reserved,
     url: opts.url,
     get,
     set: (key, value, ttlMs) => guarded('write', key, () => set(key, value, ttlMs)),
@@ -205,7 +217,7 @@ export async function createPostgresStore(opts: PostgresStoreOptions): Promise<P
       closed = true;
       clearInterval(timer);
       await serialiser.drain();
-      await pool.end();
+      await Promise.all([pool.end(), reserved.end()]);
     },
   };
 }
