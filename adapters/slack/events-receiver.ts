@@ -4,7 +4,7 @@ import { HTTPModuleFunctions as http, HTTPResponseAck } from './bolt.js';
 import type { Logger } from '../../src/basics/log.js';
 import type { HttpRoute } from '../../src/basics/http-server.js';
 import { rejectSkewedRequests } from './request-age.js';
-import { requestsDrained } from '../../src/basics/requests-first.js';
+import { requestsFirst } from '../../src/basics/requests-first.js';
 
 /**
  * Bolt's receiver for HTTP mode without a server of its own: events, interactivity and slash
@@ -81,12 +81,11 @@ export class SlackEventsReceiver implements Receiver {
     const answer = ack.bind();
     const event: ReceiverEvent = {
       body,
-      // Once the answer is written, what Bolt does next (its middleware, the listeners, the turn a
-      // message starts) waits while requests keep arriving, so a burst is answered first, within a
-      // bound (requests-first.ts).
+      // Once the answer is written, what Bolt does next (its middleware, the listeners) waits until
+      // the requests already read are answered too (requests-first.ts).
       ack: async (response) => {
         await answer(response);
-        await requestsDrained();
+        await requestsFirst();
       },
       retryNum: http.extractRetryNumFromHTTPRequest(req),
       retryReason: http.extractRetryReasonFromHTTPRequest(req),

@@ -1,7 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from './log.js';
-import { requestGate, type RequestGate } from './requests-first.js';
 
 /**
  * The bot's one HTTP server on PORT. It knows no route of its own: whoever serves something
@@ -51,14 +50,11 @@ function claims(route: HttpRoute, path: string): boolean {
   return path === route.path || (route.prefix === true && path.startsWith(`${route.path}/`));
 }
 
-export function createHttpServer(opts: { log: Logger; /** Told of every request read (default: the process's, requests-first.ts). */ gate?: Pick<RequestGate, 'arrived'> }): HttpServer {
+export function createHttpServer(opts: { log: Logger }): HttpServer {
   const routes: HttpRoute[] = [];
   let server: Server | undefined;
-  const gate = opts.gate ?? requestGate;
 
   const dispatch = (req: IncomingMessage, res: ServerResponse): void => {
-    // New work waits while requests keep arriving (requests-first.ts).
-    gate.arrived();
     const path = requestPath(req.url);
     const route = routes.find((r) => claims(r, path));
     if (!route) {

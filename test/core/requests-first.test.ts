@@ -2,7 +2,7 @@ import { connect, type Socket } from 'node:net';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHttpServer, type HttpServer } from '../../src/basics/http-server.js';
-import { createRequestGate, requestsDrained, requestsFirst } from '../../src/basics/requests-first.js';
+import { requestsFirst } from '../../src/basics/requests-first.js';
 
 /**
  * requestsFirst: work that can wait, resumed in the same pass of the event loop that read several
@@ -71,68 +71,3 @@ describe('requestsFirst', () => {
     expect(order.slice(0, 2)).toEqual([order[0], `work ${order[0]!.split(' ')[1]}`]);
   });
 });
-
-describe('requestsDrained', () => {
-  it('answers every request of a burst read in one pass before any held work, which runs in the order it was held', async () => {
-    const order = await run(requestsDrained);
-    const lastAnswer = Math.max(...order.map((e, i) => (e.startsWith('answered') ? i : -1)));
-    const firstWork = order.findIndex((e) => e.startsWith('work'));
-    expect(lastAnswer).toBeLessThan(firstWork);
-    const answered = order.filter((e) => e.startsWith('answered')).map((e) => e.split(' ')[1]);
-    const worked = order.filter((e) => e.startsWith('work')).map((e) => e.split(' ')[1]);
-    expect(worked).toEqual(answered);
-  });
-});
-
-/** The gate's policy with the loop's passes and the clock scripted. */
-function scripted(holdMaxMs: number) {
-  let clock = 0;
-  let pending: (() => void) | undefined;
-  const gate = createRequestGate({ holdMaxMs, now: () => clock, nextPass: (fn) => (pending = fn) });
-  const ran: string[] = [];
-  const hold = (name: string) => void gate.drained().then(() => ran.push(name));
-  /** One pass of the loop: `requests` read in its poll phase, then its check phase, `ms` later. */
-  const pass = async (requests: number, ms = 1) => {
-    for (let i = 0; i < requests; i++) gate.arrived();
-    clock += ms;
-    const fn = pending;
-    pending = undefined;
-    fn?.();
-    await Promise.resolve();
-  };
-  return { gate, ran, hold, pass };
-}
-
-describe('the request gate', () => {
-  it('holds new work while every pass reads requests, and lets it all go, in order, after the first pass that reads none', async () => {
-    const { gate, ran, hold, pass } = scripted(500);
-    gate.arrived();
-    hold('a');
-    hold('b');
-    await pass(3);
-    hold('c');
-    await pass(1);
-    await pass(2);
-    expect(ran).toEqual([]);
-    expect(gate.held()).toBe(3);
-    await pass(0);
-    expect(ran).toEqual(['a', 'b', 'c']);
-    expect(gate.held()).toBe(0);
-  });
-
-  it('under requests that never stop, lets work go once it has waited the bound, oldest first, and holds the newer', async () => {
-    const { gate, ran, hold, pass } = scripted(100);
-    hold('a');
-    await pass(1, 60);
-    hold('b');
-    await pass(1, 50);
-    // a has waited 110 ms, b 50.
-    expect(ran).toEqual(['a']);
-    await pass(1, 40);
-    expect(ran).toEqual(['a']);
-    await pass(1, 20);
-    expect(ran).toEqual(['a', 'b']);
-    expect(gate.held()).toBe(0);
-  });
-});
-
