@@ -30,7 +30,7 @@ export interface DiscordAdapterOptions {
    */
   leadership?: Leadership;
   /** Test and tuning knobs; the defaults suit production. */
-  timing?: Pick<ConnectOptions, 'restTimeoutMs' | 'readyTimeoutMs' | 'waitGuildTimeoutMs'> & { typingRenewMs?: number };
+  timing?: Pick<ConnectOptions, 'restTimeoutMs' | 'readyTimeoutMs' | 'waitGuildTimeoutMs'> & { typingRenewMs?: number; lineWaitMs?: number };
 }
 
 export interface DiscordAdapter extends Adapter {
@@ -38,6 +38,12 @@ export interface DiscordAdapter extends Adapter {
   /** The live discord.js client (null before start and after stop). */
   readonly client: Client | null;
 }
+
+/**
+ * Longest an event waits for the one before it in its channel (default): a handover that hangs
+ * (a stalled store) holds the channel's later messages this long at most, then they go on.
+ */
+const LINE_WAIT_MS = 10_000;
 
 export async function createDiscordAdapter(opts: DiscordAdapterOptions): Promise<DiscordAdapter> {
   const log = opts.log;
@@ -65,8 +71,38 @@ export async function createDiscordAdapter(opts: DiscordAdapterOptions): Promise
   client.on(Events.InteractionCreate, (interaction: Interaction) => {
     void onInteraction(interaction).catch((err: unknown) => log.error({ err: String(err), interactionId: interaction.id }, 'discord: interaction handling failed'));
   });
-  /** Per channel: the edits and deletions still being applied to the noted context. */
-  const revisions = new Map<string, Promise<void>>();
+  /**
+   * Per channel: the events (messages, edits, deletions) still being handed to the gateway, one
+   * after the other in the order Discord sent them. A message is accepted (its work row committed)
+   * before the channel's next one is looked at, so a thread's rows are written in posting order
+   * whatever the load: handed over at once, a later message's accept could commit first and its
+   * turn be claimed and answered before the earlier message was accepted at all (settling only
+   * covers the milliseconds after a row is written, and not at all on a lone instance). Other
+   * channels are not held up; each event waits `lineWaitMs` at most for the one before it.
+   */
+  const lines = new Map<string, Promise<void>>();
+  const lineWaitMs = opts.timing?.lineWaitMs ?? LINE_WAIT_MS;
+  function inLine(channelId: string, what: string, work: () => Promise<void>): Promise<void> {
+    const before = lines.get(channelId);
+    const done = (async () => {
+      if (before) {
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<'late'>((resolve) => {
+          timer = setTimeout(() => resolve('late'), lineWaitMs);
+        });
+        const waited = await Promise.race([before.then(() => 'done' as const), late]);
+        clearTimeout(timer);
+        if (waited === 'late') log.warn({ channelId, what, waitedMs: lineWaitMs }, 'discord: the channel\'s previous event is still being handled; going on without waiting for it');
+      }
+      await work();
+    })();
+    const tail = done.catch(() => undefined);
+    lines.set(channelId, tail);
+    void tail.finally(() => {
+      if (lines.get(channelId) === tail) lines.delete(channelId);
+    });
+    return done;
+  }
   // Edits and deletions, read from the raw gateway packets: the message cache is off, so discord.js
   // would not emit them for messages it never cached. Only noted thread context cares.
   client.on(Events.Raw, (packet: { t?: string; d?: { id?: string; channel_id?: string; guild_id?: string; content?: string } }) => {
@@ -77,15 +113,11 @@ export async function createDiscordAdapter(opts: DiscordAdapterOptions): Promise
     const conversation = conversationOf(packet.d.channel_id, packet.d.guild_id, true);
     const { id, channel_id: channelId } = packet.d;
     const text = packet.t === 'MESSAGE_DELETE' ? null : (packet.d.content ?? '');
-    // Chained per channel and awaited by the channel's next message (onMessage): a revision Discord
-    // sent before a message is in the noted context before that message's turn reads it.
-    const done = (revisions.get(channelId) ?? Promise.resolve())
-      .then(() => opts.gateway.reviseContext?.(conversation, id, text))
-      .catch((err: unknown) => log.error({ err: String(err), messageId: id }, 'discord: could not apply an edit or deletion'));
-    revisions.set(channelId, done);
-    void done.finally(() => {
-      if (revisions.get(channelId) === done) revisions.delete(channelId);
-    });
+    // In the channel's line: a revision Discord sent before a message is in the noted context
+    // before that message's turn reads it.
+    void inLine(channelId, 'revision', async () => {
+      await opts.gateway.reviseContext?.(conversation, id, text);
+    }).catch((err: unknown) => log.error({ err: String(err), messageId: id }, 'discord: could not apply an edit or deletion'));
   });
   client.on(Events.Error, (err) => log.error({ err: String(err) }, 'discord: client error'));
   client.on(Events.Warn, (message) => log.warn({ detail: message }, 'discord: client warning'));
@@ -113,9 +145,10 @@ export async function createDiscordAdapter(opts: DiscordAdapterOptions): Promise
       log.debug({ messageId: message.id }, 'discord: message is not for the bot (own or a bot outside a thread, system message or empty)');
       return;
     }
-    await revisions.get(message.channelId);
-    const verdict = await opts.gateway.handleMessage(inbound);
-    log.debug({ messageId: message.id, verdict }, 'discord: message handed to the gateway');
+    await inLine(message.channelId, 'message', async () => {
+      const verdict = await opts.gateway.handleMessage(inbound);
+      log.debug({ messageId: message.id, verdict }, 'discord: message handed to the gateway');
+    });
   }
 
   async function onInteraction(interaction: Interaction): Promise<void> {
