@@ -1,13 +1,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RESTART_INTERRUPTED } from '../../src/gateway/user-messages.js';
 import { startFakeOpenAI } from '../fakes/openai/fake-openai.js';
 import { startFakeSlack } from '../fakes/slack/fake-slack.js';
 import { startFakeWeb } from '../fakes/web/fake-web.js';
-import { ensureBuilt } from '../helpers/ensure-build.js';
-import { botEnv, crashModel, freePort, startBot, waitUntil, type BotProcess } from './crash-rig.js';
+import { botEnv, type BotProcess, crashModel, crashTestLifecycle, freePort, startBot, waitUntil } from './crash-rig.js';
 
 /**
  * A crash point between an approval request being stored and its turn's work row being done: the
@@ -17,13 +16,7 @@ import { botEnv, crashModel, freePort, startBot, waitUntil, type BotProcess } fr
  * pending: a click ran the webhook and went on with a turn the person had been told was over, and
  * a request whose prompt never arrived waited unseen until it expired.)
  */
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
-});
-beforeAll(async () => {
-  await ensureBuilt();
-}, 300_000);
+const cleanups = crashTestLifecycle();
 
 describe('kill -9 while an approval prompt is being posted', () => {
   it('cancels the request of the interrupted turn: a later click is answered, the action never runs', { timeout: 170_000 }, async () => {

@@ -2,13 +2,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { APIMessage } from 'discord-api-types/v10';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RESTART_INTERRUPTED } from '../../src/gateway/user-messages.js';
 import { startFakeOpenAI } from '../fakes/openai/fake-openai.js';
 import { DEFAULT_USER, startFakeDiscord } from '../fakes/discord/fake-discord.js';
 import { startFakeWeb } from '../fakes/web/fake-web.js';
-import { ensureBuilt } from '../helpers/ensure-build.js';
-import { botEnv, lastUserText, startBot, waitUntil, type BotProcess } from './crash-rig.js';
+import { botEnv, type BotProcess, crashTestLifecycle, lastUserText, startBot, waitUntil } from './crash-rig.js';
 
 /**
  * Two kills in a row in an approved action's continuation, the state the Discord crash burst left
@@ -20,13 +19,7 @@ import { botEnv, lastUserText, startBot, waitUntil, type BotProcess } from './cr
  *    cut off a second time, and the person must hear of it ("I was restarted") or get the answer.
  *    It used to end the job in silence (only `done` counted as a continuation that had begun).
  */
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
-});
-beforeAll(async () => {
-  await ensureBuilt();
-}, 300_000);
+const cleanups = crashTestLifecycle();
 
 describe('kill -9 twice in an approved action\'s continuation', () => {
   it('the third process tells the person the turn was cut off; the webhook never runs twice', { timeout: 170_000 }, async () => {

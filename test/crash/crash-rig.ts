@@ -2,8 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { afterEach, beforeAll } from 'vitest';
 import { ROOT } from '../../src/build-state.mjs';
 import type { ChatCompletionRequestBody, FakeHandler } from '../fakes/openai/fake-openai.js';
+import { ensureBuilt } from '../helpers/ensure-build.js';
 import { FAKE_OPENAI_KEY } from '../helpers/fake-secrets.js';
 
 /**
@@ -164,4 +166,20 @@ export async function waitUntil(check: () => boolean | Promise<boolean>, timeout
     if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms: ${what()}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/**
+ * A crash test file's lifecycle: the build is checked once before its tests (the bot runs from
+ * `dist/`), and what a test pushes onto the returned list is closed after it, newest first, each
+ * failure ignored (a killed process or a closed fake must not hide the test's own result).
+ */
+export function crashTestLifecycle(): Array<() => Promise<unknown>> {
+  const cleanups: Array<() => Promise<unknown>> = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
+  });
+  beforeAll(async () => {
+    await ensureBuilt();
+  }, 300_000);
+  return cleanups;
 }

@@ -2,13 +2,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { afterEach, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { describe, expect, it, onTestFailed } from 'vitest';
 import { startFakeDiscord } from '../fakes/discord/fake-discord.js';
 import { startFakeOpenAI } from '../fakes/openai/fake-openai.js';
 import { startFakeWeb } from '../fakes/web/fake-web.js';
-import { ensureBuilt } from '../helpers/ensure-build.js';
 import { freshSchema, postgresForTests } from '../helpers/postgres.js';
-import { botEnv, crashModel, crashSeed, seededRandom, waitUntil } from './crash-rig.js';
+import { botEnv, crashModel, crashSeed, crashTestLifecycle, seededRandom, waitUntil } from './crash-rig.js';
 import { DiscordCrashRun, type DiscordInstance } from './discord-burst.js';
 
 /**
@@ -23,13 +22,7 @@ const pgUrl = await postgresForTests();
 const BURSTS = 3;
 const BURST_SIZE = 20;
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
-});
-beforeAll(async () => {
-  await ensureBuilt();
-}, 300_000);
+const cleanups = crashTestLifecycle();
 
 async function query<T>(url: string, text: string): Promise<T[]> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });

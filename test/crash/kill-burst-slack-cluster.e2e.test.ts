@@ -1,9 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import pg from 'pg';
-import { afterEach, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { ensureBuilt } from '../helpers/ensure-build.js';
+import { describe, expect, it, onTestFailed } from 'vitest';
 import { postgresForTests } from '../helpers/postgres.js';
-import { crashSeed, seededRandom } from './crash-rig.js';
+import { crashSeed, crashTestLifecycle, seededRandom } from './crash-rig.js';
 import { SlackCrashRun, slackCluster } from './slack-burst.js';
 
 /**
@@ -17,13 +16,7 @@ const pgUrl = await postgresForTests();
 const BURSTS = 3;
 const BURST_SIZE = 20;
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
-});
-beforeAll(async () => {
-  await ensureBuilt();
-}, 300_000);
+const cleanups = crashTestLifecycle();
 
 /** Rows left in the shared tables once both instances stopped. */
 async function leftOver(url: string): Promise<{ work: number; receipts: number }> {

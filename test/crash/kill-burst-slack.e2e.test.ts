@@ -2,12 +2,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { describe, expect, it, onTestFailed } from 'vitest';
 import { startFakeOpenAI } from '../fakes/openai/fake-openai.js';
 import { startFakeSlack } from '../fakes/slack/fake-slack.js';
 import { startFakeWeb } from '../fakes/web/fake-web.js';
-import { ensureBuilt } from '../helpers/ensure-build.js';
-import { botEnv, crashModel, crashSeed, freePort, seededRandom } from './crash-rig.js';
+import { botEnv, crashModel, crashSeed, crashTestLifecycle, freePort, seededRandom } from './crash-rig.js';
 import { SlackCrashRun, type Instance } from './slack-burst.js';
 
 /**
@@ -21,13 +20,7 @@ import { SlackCrashRun, type Instance } from './slack-burst.js';
 const BURSTS = 3;
 const BURST_SIZE = 20;
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
-});
-beforeAll(async () => {
-  await ensureBuilt();
-}, 300_000);
+const cleanups = crashTestLifecycle();
 
 describe('kill -9 during bursts of mentions and clicks', () => {
   it('Slack over HTTP, SQLite: every acknowledged mention answered or reported interrupted, none twice, no approval applied twice', { timeout: 170_000 }, async () => {

@@ -1,13 +1,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RESTART_INTERRUPTED } from '../../src/gateway/user-messages.js';
 import { startFakeOpenAI } from '../fakes/openai/fake-openai.js';
 import { startFakeSlack } from '../fakes/slack/fake-slack.js';
 import { startFakeWeb } from '../fakes/web/fake-web.js';
-import { ensureBuilt } from '../helpers/ensure-build.js';
-import { botEnv, freePort, lastUserText, startBot, waitUntil, type BotProcess } from './crash-rig.js';
+import { botEnv, type BotProcess, crashTestLifecycle, freePort, lastUserText, startBot, waitUntil } from './crash-rig.js';
 
 /**
  * A steering message is durable like any accepted message (HERMES_BUSY_MODE=steer, the default).
@@ -17,13 +16,7 @@ import { botEnv, freePort, lastUserText, startBot, waitUntil, type BotProcess } 
  * and the steering message is answered, once. (The other crash point, a message already taken in
  * when the bot dies, is test/cluster/kill-instance.e2e.test.ts.)
  */
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
-});
-beforeAll(async () => {
-  await ensureBuilt();
-}, 300_000);
+const cleanups = crashTestLifecycle();
 
 describe('kill -9 with a steering message accepted but not yet taken in', () => {
   it('answers the steering message after the restart, once', { timeout: 170_000 }, async () => {

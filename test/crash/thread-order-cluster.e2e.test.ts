@@ -1,7 +1,6 @@
-import { afterEach, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { ensureBuilt } from '../helpers/ensure-build.js';
+import { describe, expect, it, onTestFailed } from 'vitest';
 import { postgresForTests } from '../helpers/postgres.js';
-import { crashSeed, lastUserText, seededRandom, waitUntil } from './crash-rig.js';
+import { crashSeed, crashTestLifecycle, lastUserText, seededRandom, waitUntil } from './crash-rig.js';
 import { CHANNEL, SlackCrashRun, slackCluster } from './slack-burst.js';
 
 /**
@@ -13,13 +12,7 @@ import { CHANNEL, SlackCrashRun, slackCluster } from './slack-burst.js';
  */
 const pgUrl = await postgresForTests();
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
-});
-beforeAll(async () => {
-  await ensureBuilt();
-}, 300_000);
+const cleanups = crashTestLifecycle();
 
 describe.skipIf(!pgUrl)('two instances on PostgreSQL', () => {
   it("answers a thread's mentions in the order they were posted, delivered to either instance, in each of 10 runs", { timeout: 170_000 }, async () => {
