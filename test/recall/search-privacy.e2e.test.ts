@@ -2,12 +2,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, SqliteDialect, sql } from 'kysely';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPgPool } from '../../src/state/store/postgres-store.js';
 import { migrateUpTo } from '../../src/state/store/migrations.js';
-import { openPostgresDatabase, openSqliteDatabase, type OpenedDatabase } from '../../src/state/store/database.js';
+import { openPostgresDatabase, openSqliteDatabase, postgresMigrationDb, type OpenedDatabase } from '../../src/state/store/database.js';
 import { createMessageIndex, type IndexedMessage, type MessageIndex } from '../../src/state/recall/message-index.js';
 import { createSessionStore } from '../../src/state/sessions/session-store.js';
 import { systemClock } from '../../src/basics/clock.js';
@@ -79,7 +79,7 @@ if (pgUrl) {
       cleanups.push(() => schema.drop());
       const pool = createPgPool(schema.url);
       cleanups.push(() => pool.end());
-      const raw = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: { connect: () => pool.connect(), end: async () => undefined } }) });
+      const raw = postgresMigrationDb(pool, schema.schema);
       await migrateUpTo(raw, '0008-recall-fts-trigger', { schema: schema.schema });
       return {
         raw,

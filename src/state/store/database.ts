@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect, sql, type Compilable, type CompiledQuery, type LogEvent, type QueryResult, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, sql, type Compilable, type CompiledQuery, type DatabaseIntrospector, type LogEvent, type PostgresDialectConfig, type QueryResult, type TableMetadata, type Transaction } from 'kysely';
 import Database from 'better-sqlite3';
 import type { Pool } from 'pg';
 import type { Logger } from '../../basics/log.js';
@@ -160,7 +160,46 @@ export async function openPostgresDatabase(pool: Pool, log?: Logger, reserved?: 
   const db = on(pool);
   const urgent = reserved ? on(reserved) : db;
   const schema = await currentSchema(db as Kysely<unknown>);
-  const { applied } = await migrateToLatest(db as Kysely<unknown>, { schema });
+  const migrating = postgresMigrationDb(pool, schema);
+  const { applied } = await migrateToLatest(migrating, { schema }).finally(() => migrating.destroy());
   if (applied.length) log?.info({ schema, applied }, 'store: tables migrated');
   return { db, urgent, dialect: 'postgres', stats: c.stats, close: async () => void (await Promise.all([db.destroy(), urgent === db ? undefined : urgent.destroy()])) };
+}
+
+/**
+ * A handle on `pool` for migrating the tables in `schema`. Kysely's migrator looks for its
+ * bookkeeping tables through the dialect's introspector, and PostgreSQL's reads the catalog of
+ * every schema in the database, calling functions by schema name on each row: a schema somebody
+ * else drops during that read (another deployment's, a parallel test's) failed our migration with
+ * "schema … does not exist" (test/store/migrate-beside-drops.e2e.test.ts: 21 of 25 fresh schemas
+ * failed beside three loops creating and dropping schemas). This introspector reads `schema` only.
+ * destroy() leaves the pool open.
+ */
+export function postgresMigrationDb(pool: Pool, schema: string): Kysely<unknown> {
+  return new Kysely<unknown>({ dialect: new OwnSchemaDialect({ pool: { connect: () => pool.connect(), end: async () => undefined } }, schema) });
+}
+
+class OwnSchemaDialect extends PostgresDialect {
+  constructor(
+    config: PostgresDialectConfig,
+    private readonly schema: string,
+  ) {
+    super(config);
+  }
+
+  override createIntrospector(db: Kysely<unknown>): DatabaseIntrospector {
+    const schema = this.schema;
+    const getTables = async (): Promise<TableMetadata[]> => {
+      const { rows } = await sql<{ name: string; kind: string }>`
+        select c.relname as name, c.relkind as kind from pg_catalog.pg_class c
+        join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+        where n.nspname = ${schema} and c.relkind in ('r', 'p', 'v', 'm', 'f')`.execute(db);
+      return rows.map((r) => ({ name: r.name, schema, isView: r.kind === 'v' || r.kind === 'm', columns: [] }));
+    };
+    return {
+      getSchemas: async () => (await sql<{ name: string }>`select nspname as name from pg_catalog.pg_namespace where nspname = ${schema}`.execute(db)).rows,
+      getTables,
+      getMetadata: async () => ({ tables: await getTables() }),
+    };
+  }
 }
