@@ -4,7 +4,7 @@ import diagnostics from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import pino from 'pino';
 import { createCore } from '../src/app/app.js';
-import { loadConfig } from '../src/settings/config.js';
+import { loadConfig } from '../src/settings/load-config.js';
 import { deferOAuth, deferSocketModeClient } from '../adapters/slack/defer-socket-mode.js';
 import { createBotHttp, listenHost } from '../src/app/bot-http.js';
 import { builtinTools } from '../tools/index.js';
