@@ -1,6 +1,7 @@
 import type { Clock } from '../../basics/clock.js';
 import type { Logger } from '../../basics/log.js';
 import type { OpenedDatabase } from '../store/database.js';
+import { ALREADY_ACCEPTED } from '../store/inbox-schema.js';
 import { createWorkLoop, rowOf } from './work-loop.js';
 import type { WorkQueue } from './work-queue.js';
 
@@ -60,6 +61,49 @@ export function createLocalWorkQueue<J>(opts: LocalWorkQueueOptions): WorkQueue<
         count(item.lane, 1);
       }
       return added;
+    },
+    async addMarked(mark, item, receipt) {
+      const row = rowOf(item, opts.clock.now());
+      // One statement (schema step 0014's view): the mark, the receipt settled and the row, or,
+      // when the mark is there already, nothing and ALREADY_ACCEPTED.
+      try {
+        await db
+          .insertInto('hermes_accept')
+          .values({
+            platform: mark.platform,
+            id: mark.id,
+            outcome: 'queued',
+            accepted_at: mark.acceptedAt,
+            receipt_id: receipt?.id ?? null,
+            done_at: receipt?.doneAt ?? null,
+            work_id: row.id,
+            kind: row.kind,
+            lane: row.lane,
+            order_key: row.order_key,
+            due_at: row.due_at,
+            payload: row.payload,
+            created_at: row.created_at,
+          })
+          .execute();
+      } catch (err) {
+        if (!String((err as Error).message).includes(ALREADY_ACCEPTED)) throw err;
+        // A duplicate: only its receipt is left to settle (the mark may be of a note or a refusal).
+        if (receipt) {
+          await db
+            .updateTable('hermes_receipt')
+            .set({ done_at: receipt.doneAt })
+            .where('platform', '=', receipt.platform)
+            .where('id', '=', receipt.id)
+            .where('done_at', 'is', null)
+            .execute();
+        }
+        return false;
+      }
+      // A row with this id already queued under a new mark adds nothing: counted anyway, which
+      // costs at most one look that finds nothing.
+      loop.added(row.due_at);
+      count(item.lane, 1);
+      return true;
     },
     wake() {
       if (started) loop.pump();

@@ -1,6 +1,7 @@
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import { StartupRefusal } from '../../basics/startup-refusal.js';
 import { recallFtsTriggerStep, recallMemberTriggerStep, recallPlaceStep, recallSearchRowStep, recallTablesStep } from './recall-schema.js';
+import { inboxAcceptStep } from './inbox-schema.js';
 import { sessionStartStep } from './session-schema.js';
 
 /**
@@ -246,6 +247,7 @@ const steps: Record<string, Migration> = {
   '0011-recall-member-trigger': recallMemberTriggerStep,
   '0012-session-start': sessionStartStep,
   '0013-recall-search-row': recallSearchRowStep,
+  '0014-inbox-accept': inboxAcceptStep,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => steps };
