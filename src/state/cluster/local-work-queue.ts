@@ -26,6 +26,8 @@ export function createLocalWorkQueue<J>(opts: LocalWorkQueueOptions): WorkQueue<
   const { db } = opts.database;
   // Unclaimed rows per lane, as far as this process's adds and claims tell (seeded from the table at
   // start). Rows removed another way leave it too high, which only costs a look that finds nothing.
+  // Rows claimed that it never counted (none should be) leave it too low: the loop's timer then
+  // still looks within a minute (work-loop.ts, noneUnclaimed).
   const unclaimed = new Map<string, number>();
   const count = (lane: string, by: number) => {
     const n = (unclaimed.get(lane) ?? 0) + by;
@@ -46,6 +48,9 @@ export function createLocalWorkQueue<J>(opts: LocalWorkQueueOptions): WorkQueue<
     // The file is this process's alone (sqlite-owner-lock.ts) and rows enter through addIn.
     seesEveryAdd: true,
     claimed: (lane) => count(lane, -1),
+    // A job's end looked for more work with a claim that, on a quiet lane, found nothing: one
+    // statement per reply. This process adds every row, so it knows when there is none.
+    noneUnclaimed: () => unclaimed.size === 0,
   });
   opts.onRaise?.(() => loop.pump());
   let started = false;

@@ -38,6 +38,13 @@ export interface WorkLoopOptions {
    */
   seesEveryAdd?: boolean;
   /**
+   * A lone instance that counts the rows it added and claimed: true when none can be waiting
+   * unclaimed, so a wake-up (a job's end, the governor's raise) skips the claim that would find
+   * nothing. The sleep timer's look claims anyway: the bounded fallback (MAX_SLEEP_MS) should
+   * the count ever be low.
+   */
+  noneUnclaimed?(): boolean;
+  /**
    * Renews the claims on `ids` held by this instance until `until` and answers the ids it found, on
    * a connection of its own (PostgreSQL: the LISTEN connection, so a renewal does not queue behind
    * the pool's statements); undefined when it has none now (the pool is used).
@@ -109,6 +116,8 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
   let again = false;
   let cancelSleep: (() => void) | undefined;
   let cancelPoll: (() => void) | undefined;
+  /** The next pump was asked for by the sleep timer: it claims even when noneUnclaimed says there is nothing. */
+  let timerLook = false;
   /** When the sleep timer fires, and the earliest settle time of rows announced since the last look. */
   let timerAt: number | undefined;
   let soonAt: number | undefined;
@@ -249,6 +258,7 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
     timerAt = clock.now() + wait;
     cancelSleep = clock.setTimer(() => {
       timerAt = undefined;
+      timerLook = true;
       pump();
     }, wait);
   }
@@ -287,7 +297,9 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
           soonAt = undefined;
           let claimedAt = clock.now();
           let claimedNow = false;
-          while (running) {
+          const look = timerLook || !opts.noneUnclaimed?.();
+          timerLook = false;
+          while (running && look) {
             const room = Math.max(1, opts.maxConcurrent()) - held.size;
             if (room <= 0) break;
             claimedAt = clock.now();
@@ -304,7 +316,8 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
           // No claim took them (no room): on their own.
           await deleteFinished();
           if (running && held.size < Math.max(1, opts.maxConcurrent())) {
-            const at = await nextWake(claimedAt, claimedNow);
+            // Nothing unclaimed: nothing waits for a due time either.
+            const at = look ? await nextWake(claimedAt, claimedNow) : undefined;
             // A wake-up that came while looking (a row added meanwhile) means: claim again first.
             if (again) continue;
             sleepUntil(at);
