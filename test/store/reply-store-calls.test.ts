@@ -51,9 +51,9 @@ describe('store calls of one plain reply (SQLite)', () => {
   it('answers a channel mention in at most the budgeted store calls, and lists them', async () => {
     run = await start();
     // The first mention creates the session and warms the caches, as the bench's unmeasured round does.
-    run.ai.enqueue({ text: 'first answer' });
+    run.ai.enqueue({ text: 'first answer', usage: { prompt_tokens: 100, completion_tokens: 5 } });
     await mention(run, 'C100', 'question 0');
-    run.ai.enqueue({ text: 'second answer' });
+    run.ai.enqueue({ text: 'second answer', usage: { prompt_tokens: 200, completion_tokens: 7 } });
     run.recording = true;
     const commits0 = run.core.database.stats.commits ?? 0;
     await mention(run, 'C100', 'question 1');
@@ -62,7 +62,8 @@ describe('store calls of one plain reply (SQLite)', () => {
     const calls = run.calls;
     if (process.env.STORE_CALLS_LIST) console.log(`${calls.length} store calls, ${commits} commits:\n${calls.map((c, i) => `${String(i + 1).padStart(3)} ${c}`).join('\n')}`);
     expect(run.slack.callsTo('chat.postMessage').filter((c) => c.status === 200).map((c) => c.args.text)).toEqual(['first answer', 'second answer']);
-    // 8 on a quiet machine: 7 statements plus the claim of the turn's row (11 = 9 + 2 while the
+    // 7 on a quiet machine: 6 statements plus the claim of the turn's row (8 = 7 + 1 while the
+    // model call's token count was a statement of its own beside the answer's append; 11 = 9 + 2 while the
     // accept's mark, its work row and the receipt settled were three statements, and the turn's
     // end looked for more work with a claim when this process had added none; 12 = 10 + 2 while the session of a conversation the mention opens was read before
     // it was started; 14 = 12 + 2 before migration 0013 had the question's and the answer's history
@@ -74,12 +75,16 @@ describe('store calls of one plain reply (SQLite)', () => {
     // load governor (src/gateway/load-governor.ts) wakes the queue when it raises its limit, which a
     // busy machine can make it do mid-turn: each such wake-up that finds a row waiting is one more claim.
     const claims = calls.filter((c) => c.includes('update hermes_work set claimed_by')).length;
-    expect(calls.length - claims).toBeLessThanOrEqual(7);
+    expect(calls.length - claims).toBeLessThanOrEqual(6);
     // The question and the answer are still searchable: their appends wrote the search rows.
     const peek = new Database(path.join(run.dataDir, 'hermes.sqlite'), { readonly: true });
     try {
       const indexed = peek.prepare("select author, text from hermes_recall_message where text in ('question 1', 'second answer') order by seq").all();
       expect(indexed).toEqual([{ author: 'slack:T0TEAM:U1', text: 'question 1' }, { author: 'bot', text: 'second answer' }]);
+      // The token count rode on the answers' appends (schema step 0015), and counts both calls exactly.
+      expect(calls.filter((c) => c.includes('"hermes_usage"'))).toEqual([]);
+      expect(peek.prepare('select kind, subject, tokens from hermes_usage').all()).toEqual([{ kind: 'person', subject: 'slack:U1', tokens: 312 }]);
+      expect(peek.prepare('select count(*) as n from hermes_message where charge is not null or search_row is not null').get()).toEqual({ n: 0 });
     } finally {
       peek.close();
     }

@@ -216,6 +216,12 @@ export interface MessageTable {
    * hermes_recall_message in the same statement: always NULL when read.
    */
   search_row: ColumnType<null, string | null | undefined, never>;
+  /**
+   * The token charge of the model call whose outcome this row is (opaque JSON built by the usage
+   * meter), added to `hermes_usage` by schema step 0015's trigger in the same statement and
+   * emptied: always NULL when read.
+   */
+  charge: ColumnType<null, string | null | undefined, never>;
 }
 
 /**

@@ -3,6 +3,7 @@ import { StartupRefusal } from '../../basics/startup-refusal.js';
 import { recallFtsTriggerStep, recallMemberTriggerStep, recallPlaceStep, recallSearchRowStep, recallTablesStep } from './recall-schema.js';
 import { inboxAcceptStep } from './inbox-schema.js';
 import { sessionStartStep } from './session-schema.js';
+import { usageChargeStep } from './usage-schema.js';
 
 /**
  * The schema as ordered steps, the same on SQLite and PostgreSQL (Kysely's schema builder writes
@@ -248,6 +249,7 @@ const steps: Record<string, Migration> = {
   '0012-session-start': sessionStartStep,
   '0013-recall-search-row': recallSearchRowStep,
   '0014-inbox-accept': inboxAcceptStep,
+  '0015-usage-charge': usageChargeStep,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => steps };
