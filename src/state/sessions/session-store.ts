@@ -15,9 +15,10 @@ export interface SessionRecord {
   /** Only on what current() returns when that call created the session: it has no history and no approvals yet. */
   created?: true;
   /**
-   * Only with `created`: the conversation was not joined when that call looked. Messages are noted
-   * only in joined threads (gateway.ts `accepts`) and a join is never undone, so none of this
-   * conversation's messages had been noted by then, on any instance.
+   * Only with `created`: the conversation was not joined when that call looked (its read, or on
+   * PostgreSQL the start statement itself, which an `opens` call makes without a read). Messages
+   * are noted only in joined threads (gateway.ts `accepts`) and a join is never undone, so none of
+   * this conversation's messages had been noted by then, on any instance.
    */
   neverJoined?: true;
 }
@@ -142,9 +143,21 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
       .select([...SESSION_COLUMNS, 'c.joined'])
       .where('c.key', '=', v('convKey')),
   );
-  const startSession = reusableQuery<'id' | 'convKey' | 'createdAt' | 'joined', never>(db, (v) =>
-    db.insertInto('hermes_session_start').values({ id: v('id'), conversation_key: v('convKey'), created_at: v<number>('createdAt'), joined: v<number>('joined') }),
-  );
+  const startValues = (v: <T = string>(name: 'id' | 'convKey' | 'createdAt' | 'joined') => T) => ({ id: v('id'), conversation_key: v('convKey'), created_at: v<number>('createdAt'), joined: v<number>('joined') });
+  // PostgreSQL: the start also says whether the conversation was joined before it (`was_joined`,
+  // read from the statement's snapshot, before the trigger's writes; null: no conversation row),
+  // so a start that skipped the look (`opens`) still knows what the look would have said.
+  // SQLite answers the noted-messages question from memory (noted-messages.ts): no need there.
+  const startSession =
+    database.dialect === 'postgres'
+      ? reusableQuery<'id' | 'convKey' | 'createdAt' | 'joined', { was_joined: number | null }>(db, (v) =>
+          db
+            .with('was', (w) => w.selectFrom('hermes_conversation').select('joined').where('key', '=', v('convKey')))
+            .insertInto('hermes_session_start')
+            .values(startValues(v))
+            .returning((eb) => eb.selectFrom('was').select('was.joined').as('was_joined')),
+        )
+      : reusableQuery<'id' | 'convKey' | 'createdAt' | 'joined', { was_joined?: undefined }>(db, (v) => db.insertInto('hermes_session_start').values(startValues(v)));
 
   const newId = (convKey: string) => `${convKey}#${clock.now().toString(36)}-${randomBytes(6).toString('base64url')}`;
 
@@ -172,11 +185,14 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
     }
     const record = newRecord(convKey);
     try {
-      await startSession({ id: record.id, convKey, createdAt: record.createdAt, joined: join ? 1 : 0 });
+      const started = await startSession({ id: record.id, convKey, createdAt: record.createdAt, joined: join ? 1 : 0 });
       if (join) rememberJoined(convKey);
       history.put(record, []);
-      // Only when the conversation was looked at (an `opens` guess skipped the look, so it says nothing).
-      return { ...record, created: true, ...(found !== undefined && !found.joined && { neverJoined: true as const }) };
+      // Known unjoined when the conversation was looked at, or (PostgreSQL) when the start said so;
+      // an `opens` guess on SQLite skipped the look and says nothing.
+      const wasJoined = started.rows[0]?.was_joined;
+      const unjoined = found !== undefined ? !found.joined : wasJoined !== undefined && Number(wasJoined ?? 0) !== 1;
+      return { ...record, created: true, ...(unjoined && { neverJoined: true as const }) };
     } catch (err) {
       if (!String((err as Error).message).includes(SESSION_TAKEN)) throw err;
     }
