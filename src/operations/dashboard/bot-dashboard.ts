@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { secretValues, type Config } from '../../settings/config.js';
+import { secretValues } from '../../settings/config-secrets.js';
+import type { Config } from '../../settings/config.js';
 import { createOpenAIProvider } from '../../runtime/provider/openai-provider.js';
 import { toToolSpec } from '../../capabilities/toolkit/json-schema.js';
 import type { ToolRegistry } from '../../capabilities/toolkit/registry.js';
