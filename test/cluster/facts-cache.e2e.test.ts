@@ -7,6 +7,7 @@ import { createFactStore, type FactStore } from '../../src/state/memory/fact-sto
 import { createPgWorkQueue, type PgWorkQueue } from '../../src/state/cluster/pg-work-queue.js';
 import { openPostgresDatabase } from '../../src/state/store/database.js';
 import { createPostgresStore, type PostgresStore } from '../../src/state/store/postgres-store.js';
+import { createTokenCounter } from '../../src/runtime/context/token-counter.js';
 import { freshSchema, postgresForTests } from '../helpers/postgres.js';
 
 /**
@@ -17,7 +18,7 @@ import { freshSchema, postgresForTests } from '../helpers/postgres.js';
  */
 const pgUrl = await postgresForTests();
 const log = pino({ level: 'silent' });
-const counter = { count: (text: string) => Math.ceil(text.length / 4) };
+const counter = createTokenCounter('gpt-4o-mini');
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -99,7 +100,7 @@ describe.skipIf(!pgUrl)("a speaker's facts kept in memory on two instances (Post
     expect(await texts(a.facts, alice)).toEqual(['the vault code is kept by Alice']);
     expect(await texts(b.facts, alice)).toEqual(['the vault code is kept by Alice']);
     // Speakers whose ids, naively joined, would spell Alice's key or match it by prefix.
-    const attackers = [speaker('U1', 'T1:'), speaker('T1:U1', ''), speaker('U', 'T1:U1'), speaker('U1%', 'T1'), speaker('U1_', 'T1'), speaker('', 'T1:U1'), { ...alice, platform: 'discord' }];
+    const attackers = [speaker('U1', 'T1:'), speaker('T1:U1', ''), speaker('U', 'T1:U1'), speaker('U1%', 'T1'), speaker('U1_', 'T1'), speaker('', 'T1:U1'), { ...alice, platform: 'discord' as const }];
     for (const mallory of attackers) {
       for (const i of [a, b]) {
         expect(await texts(i.facts, mallory)).toEqual([]);
