@@ -238,10 +238,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
       // send the message again, so a later click must not run the action and carry on a turn they
       // were told is over. (Requests of earlier turns were already superseded when this one began.)
       const session = await deps.sessions.current(msg.conversation);
-      // Killed after the prompt was posted (only the row's end was lost): the turn waits for the decision.
-      if (await approvals.reachedPrompt(session.id, msg.id)) return;
-      await approvals.supersede(session.id);
-      await approvals.repairHistory(session.id);
+      // Killed after the prompt was posted (only the row's end was lost), or a click decided the
+      // request since: the turn goes on through the decision, whose continuation gives the answer.
+      if ((await approvals.settleCutOffTurn(session.id, msg.id)) === 'goes_on') return;
       await send(msg.conversation, say.RESTART_INTERRUPTED, msg.replyTo);
       return;
     }
