@@ -1,10 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../../src/capabilities/toolkit/tool-api.js';
+import { getCurrentTime } from '../../tools/get-current-time.js';
 import { conv, isApproval, isText, startHarness, user, type Harness, type PortEvent } from '../helpers/core-harness.js';
 import type { InboundMessage } from '../../src/basics/types.js';
 import type { ChatCompletionRequestBody } from '../fakes/openai/fake-openai.js';
 import { RESTART_INTERRUPTED } from '../../src/gateway/user-messages.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 /**
  * Crash windows of approvals and steering, each put on disk as kill -9 leaves it (the real core on
@@ -153,4 +155,39 @@ describe('crash windows', () => {
     expect(runs).toEqual([{ target: 'one' }, { target: 'two' }]);
   });
 
+  it('d. a message taken into a turn and then claimed without running is answered by its own turn, not told "I was restarted"', async () => {
+    h = await startHarness({ tools: [getCurrentTime], env: { HERMES_BUSY_MODE: 'steer' } });
+    const db = () => h!.core.database.db;
+    let atSecondCall!: () => void;
+    const secondCall = new Promise<void>((r) => (atSecondCall = r));
+    let gotSteer = false;
+    h.fake.setHandler(async (req) => {
+      const said = req.messages.filter((m) => m.role === 'user').map((m) => String(m.content));
+      if (said.some((t) => t.includes('and the date too'))) {
+        if (!gotSteer) {
+          gotSteer = true;
+          atSecondCall();
+          return { hang: true };
+        }
+        return { text: 'answer with the date' };
+      }
+      return { toolCalls: [{ id: 'call_t', name: 'get_current_time', arguments: { timezone: 'UTC' } }] };
+    });
+    // The first call returns a tool call; the second message is accepted meanwhile and taken in
+    // before the turn's next model call, which hangs.
+    await h.core.gateway.handleMessage(msg('what time is it'));
+    await waitFor('the first model call', () => h!.fake.requests.length > 0, { everyMs: 5 });
+    await h.core.gateway.handleMessage(msg('and the date too'));
+    await secondCall;
+    const taken = await db().selectFrom('hermes_work').select(['id', 'payload']).where('kind', '=', 'turn').orderBy('order_key').execute();
+    expect(taken).toHaveLength(2);
+    expect(JSON.parse(taken[1]!.payload)).toMatchObject({ takenIn: true });
+    // Its row claimed once by a run that never started its turn (a claim that came back late, or
+    // killed right after the claim); then the turn that took it in is cut off.
+    await db().updateTable('hermes_work').set({ attempts: 1 }).where('id', '=', taken[1]!.id).execute();
+    await h.restart();
+    await h.core.gateway.idle();
+    expect(texts(h.port.events)).toEqual([RESTART_INTERRUPTED, 'answer with the date']);
+    expect(await db().selectFrom('hermes_work').selectAll().execute()).toEqual([]);
+  });
 });
