@@ -157,7 +157,11 @@ export function createApprovalFlow(deps: FlowDeps) {
         await answerCall(r.sessionId, r.toolCallId, r.toolName, result.content, result.outsideSource);
       } else {
         await answerCall(r.sessionId, r.toolCallId, r.toolName, actionNotRun(r.toolName, outcome, by?.displayName ?? by?.userId));
-        if (outcome === 'cancelled') return false; // the user said stop: do not continue the turn
+        if (outcome === 'cancelled') {
+          // The user said stop: the turn ends here, without a finish that would drop its stored state.
+          await deps.pausedTurns.delete(r.turnId);
+          return false;
+        }
       }
       return true;
     });
@@ -255,9 +259,9 @@ export function createApprovalFlow(deps: FlowDeps) {
    * by a click or an expiry while this runs: that decision's resume row continues the turn and
    * gives its answer, so telling the person "I was restarted" as well would be a second answer.
    * Otherwise it was cut off: the session's pending requests are cancelled, calls left without a
-   * result are answered, and the caller tells the person.
+   * result are answered, the turn's stored state is dropped, and the caller tells the person.
    */
-  async function settleCutOff(sessionId: string, own: (r: ApprovalRecord) => boolean): Promise<'goes_on' | 'cut_off'> {
+  async function settleCutOff(sessionId: string, own: (r: ApprovalRecord) => boolean, turnId?: string): Promise<'goes_on' | 'cut_off'> {
     const mine = (await deps.approvals.ofSession(sessionId)).filter(own);
     if (mine.some((r) => GOES_ON.has(r.status))) return 'goes_on';
     const shown = mine.filter((r) => r.status === 'pending' && r.messageRef !== undefined);
@@ -272,6 +276,7 @@ export function createApprovalFlow(deps: FlowDeps) {
     for (const r of decided) open.add(r.toolCallId);
     await repairHistory(sessionId, open);
     if (decided.length > 0) return 'goes_on';
+    for (const id of new Set([...mine.map((r) => r.turnId), ...(turnId === undefined ? [] : [turnId])])) await deps.pausedTurns.delete(id);
     return 'cut_off';
   }
 
@@ -424,7 +429,7 @@ export function createApprovalFlow(deps: FlowDeps) {
       // the turn paused again on a later request of its own (shown, or decided): that one goes on.
       // (Only an approved 'done' used to count: after a second kill an 'unknown' one ended in silence.)
       if (startedBefore && (await continuationBegan(r, outcome))) {
-        const fate = await settleCutOff(r.sessionId, (x) => x.turnId === r.turnId && x.id !== r.id && x.createdAt >= r.createdAt);
+        const fate = await settleCutOff(r.sessionId, (x) => x.turnId === r.turnId && x.id !== r.id && x.createdAt >= r.createdAt, r.turnId);
         // A cancel ends its turn without a word of its own: nothing was cut off that the person awaits.
         return fate === 'cut_off' && outcome !== 'cancelled' ? 'interrupted' : 'nothing';
       }

@@ -190,4 +190,37 @@ describe('crash windows', () => {
     expect(texts(h.port.events)).toEqual([RESTART_INTERRUPTED, 'answer with the date']);
     expect(await db().selectFrom('hermes_work').selectAll().execute()).toEqual([]);
   });
+  it('e. a turn reported interrupted from its resume, or ended by a cancel, leaves no stored state behind', async () => {
+    const runs: unknown[] = [];
+    h = await startHarness({ extraTools: [riskyTool(runs)] });
+    const paused = () => h!.core.database.db.selectFrom('hermes_paused_turn').selectAll().execute();
+    let atContinuation!: () => void;
+    const continuing = new Promise<void>((r) => (atContinuation = r));
+    h.fake.setHandler(async (req) => {
+      if (!req.messages.some((m) => m.role === 'tool')) return { toolCalls: [{ id: 'call_e', name: 'risky_action', arguments: { target: 'prod' } }] };
+      atContinuation();
+      return { hang: true };
+    });
+    await h.core.gateway.handleMessage(msg('please do the risky thing'));
+    const shown = await h.port.waitFor(isApproval);
+    expect(await paused()).toHaveLength(1);
+    await h.core.gateway.decideApproval({ approvalId: shown.view.id, decision: 'approve', decidedBy: requester });
+    // The action ran; the turn is cut off while the model answers after it.
+    await continuing;
+    await h.restart();
+    await h.core.gateway.idle();
+    expect(texts(h.port.events)).toEqual([RESTART_INTERRUPTED]);
+    expect(runs).toEqual([{ target: 'prod' }]);
+    expect(await paused()).toEqual([]);
+
+    // `/hermes stop` cancels a pending request: its turn ends, and its state goes with it.
+    h.fake.setHandler(async () => ({ toolCalls: [{ id: 'call_e2', name: 'risky_action', arguments: { target: 'staging' } }] }));
+    await h.core.gateway.handleMessage(msg('now the staging one'));
+    await h.port.waitFor(isApproval);
+    expect(await paused()).toHaveLength(1);
+    await h.core.gateway.handleCommand({ conversation: place, speaker: requester, text: 'stop' });
+    await h.core.gateway.idle();
+    expect(await paused()).toEqual([]);
+    expect(runs).toEqual([{ target: 'prod' }]);
+  });
 });
