@@ -60,5 +60,8 @@ if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.ar
     logLevel: 'warning',
   });
   const { writeFileSync } = await import('node:fs');
+  const { checkedFiles, INPUTS_FILE } = await import('../src/build-state.mjs');
   writeFileSync(path.join(ROOT, 'dist', 'meta.json'), JSON.stringify(r.metafile));
+  // What src/launch.mjs checks the build's age against, without parsing the metafile at each start.
+  writeFileSync(path.join(ROOT, 'dist', INPUTS_FILE), JSON.stringify({ files: [...checkedFiles(Object.keys(r.metafile.inputs))] }));
 }
