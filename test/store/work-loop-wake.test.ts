@@ -6,6 +6,7 @@ import { afterEach, expect, it } from 'vitest';
 import type { Clock } from '../../src/basics/clock.js';
 import { createLocalWorkQueue } from '../../src/state/cluster/local-work-queue.js';
 import { openSqliteDatabase } from '../../src/state/store/database.js';
+import { createInbox } from '../../src/gateway/inbox.js';
 
 /**
  * When the work loop wakes for a row due later, on a clock that moves while it works (every
@@ -146,4 +147,53 @@ it("a lone instance's job end claims nothing when no row waits; a row written be
   waiting[0]!.fn();
   await settled();
   expect(queue2Ran).toContain('c2');
+});
+
+it('an accepted message whose lane is free runs without a claim; one behind it in its lane waits for it, in order', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-work-loop-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  const database = await openSqliteDatabase(path.join(dir, 'hermes.sqlite'));
+  cleanups.push(() => database.close());
+  let claims = 0;
+  database.stats.onQuery = (sql) => void (sql.includes('update hermes_work set claimed_by') && claims++);
+  const time = movingClock(3_000_000);
+  const queue = createLocalWorkQueue<string>({ database, clock: time.clock, log, maxConcurrent: () => 4 });
+  cleanups.push(() => queue.close());
+  const started: Array<{ job: string; startedBefore: boolean }> = [];
+  const gates = new Map<string, () => void>();
+  await queue.start(async (job, ctx) => {
+    started.push({ job, startedBefore: ctx.startedBefore });
+    await new Promise<void>((r) => gates.set(job, r));
+  });
+  await settled();
+  claims = 0;
+  const inbox = createInbox(database, queue, () => time.clock.now());
+  const turn = (id: string, lane: string, order: string) => ({ id, kind: 'turn' as const, lane, order, job: id });
+  expect(await inbox.accept('slack', 'm1', turn('w1', 'L', '1'))).toBe(true);
+  expect(await inbox.accept('slack', 'm2', turn('w2', 'L', '2'))).toBe(true);
+  expect(await inbox.accept('slack', 'm3', turn('w3', 'M', '1'))).toBe(true);
+  await settled();
+  // w1 and w3 were written claimed and run; w2 waits behind w1 (no claim found it runnable).
+  expect(started.map((s) => s.job)).toEqual(['w1', 'w3']);
+  expect(started.every((s) => !s.startedBefore)).toBe(true);
+  const rows = await database.db.selectFrom('hermes_work').select(['id', 'claimed_by', 'attempts']).orderBy('id').execute();
+  expect(rows).toEqual([
+    { id: 'w1', claimed_by: 'local', attempts: 1 },
+    { id: 'w2', claimed_by: null, attempts: 0 },
+    { id: 'w3', claimed_by: 'local', attempts: 1 },
+  ]);
+  // The wake-ups after w2's and w3's accepts look (w2 is counted waiting), and find nothing runnable.
+  expect(claims).toBe(2);
+  gates.get('w1')!();
+  await settled();
+  expect(started.map((s) => s.job)).toEqual(['w1', 'w3', 'w2']);
+  gates.get('w2')!();
+  gates.get('w3')!();
+  await settled();
+  expect(await database.db.selectFrom('hermes_work').select('id').execute()).toEqual([]);
+  // A duplicate reserves nothing and runs nothing.
+  expect(await inbox.accept('slack', 'm1', turn('w1b', 'N', '1'))).toBe(false);
+  await settled();
+  expect(started.map((s) => s.job)).toEqual(['w1', 'w3', 'w2']);
+  expect(queue.active()).toBe(0);
 });

@@ -58,17 +58,27 @@ export function createLocalWorkQueue<J>(opts: LocalWorkQueueOptions): WorkQueue<
   const queue: WorkQueue<J> = {
     async addIn(tx, item) {
       const row = rowOf(item, opts.clock.now());
-      const r = await tx.insertInto('hermes_work').values(row).onConflict((c) => c.column('id').doNothing()).executeTakeFirst();
-      const added = Number(r.numInsertedOrUpdatedRows ?? 0n) > 0;
-      // Told even if the caller's transaction then rolls back: a wake-up too many claims nothing.
-      if (added) {
-        loop.added(row.due_at);
-        count(item.lane, 1);
+      // Counted before it is written, so an add of the same lane meanwhile sees it waiting (addMarked).
+      count(item.lane, 1);
+      let added = false;
+      try {
+        const r = await tx.insertInto('hermes_work').values(row).onConflict((c) => c.column('id').doNothing()).executeTakeFirst();
+        added = Number(r.numInsertedOrUpdatedRows ?? 0n) > 0;
+      } finally {
+        if (!added) count(item.lane, -1);
       }
+      // Told even if the caller's transaction then rolls back: a wake-up too many claims nothing.
+      loop.added(row.due_at);
       return added;
     },
     async addMarked(mark, item, receipt) {
       const row = rowOf(item, opts.clock.now());
+      // No row of the lane waits here (and none runs, the loop checks): the row is written claimed
+      // and runs as soon as it is committed, without a claim statement. Otherwise it is counted
+      // waiting before it is written, so a later add of the lane does not overtake it.
+      const lease = row.due_at <= opts.clock.now() && !unclaimed.has(item.lane) ? loop.reserve(row.id, item.lane) : undefined;
+      if (!lease) count(item.lane, 1);
+      let written = false;
       // One statement (schema step 0014's view): the mark, the receipt settled and the row, or,
       // when the mark is there already, nothing and ALREADY_ACCEPTED.
       try {
@@ -88,8 +98,12 @@ export function createLocalWorkQueue<J>(opts: LocalWorkQueueOptions): WorkQueue<
             due_at: row.due_at,
             payload: row.payload,
             created_at: row.created_at,
+            claimed_by: lease?.claimedBy ?? null,
+            claimed_until: lease?.claimedUntil ?? null,
+            attempts: lease ? 1 : 0,
           })
           .execute();
+        written = true;
       } catch (err) {
         if (!String((err as Error).message).includes(ALREADY_ACCEPTED)) throw err;
         // A duplicate: only its receipt is left to settle (the mark may be of a note or a refusal).
@@ -103,11 +117,14 @@ export function createLocalWorkQueue<J>(opts: LocalWorkQueueOptions): WorkQueue<
             .execute();
         }
         return false;
+      } finally {
+        if (!written) {
+          if (lease) loop.unreserve(row.id);
+          else count(item.lane, -1);
+        }
       }
-      // A row with this id already queued under a new mark adds nothing: counted anyway, which
-      // costs at most one look that finds nothing.
-      loop.added(row.due_at);
-      count(item.lane, 1);
+      if (lease) loop.runReserved({ id: row.id, kind: row.kind, lane: row.lane, payload: row.payload });
+      else loop.added(row.due_at);
       return true;
     },
     wake() {

@@ -81,6 +81,18 @@ export interface WorkLoop<J> extends Pick<WorkQueue<J>, 'active' | 'idle'> {
   /** Looks for runnable rows now (a wake-up). */
   pump(): void;
   /**
+   * A lone instance (seesEveryAdd) about to write row `id` of `lane`, which no other row of the
+   * lane waits before (the caller knows): when there is room now, nothing of the lane runs here and
+   * rows need no settling, the row is reserved, to be written already claimed with the lease
+   * returned, and started with runReserved once written, with no claim statement. Undefined: write it
+   * unclaimed as usual. A reserved row counts as running until runReserved or unreserve.
+   */
+  reserve(id: string, lane: string): { claimedBy: string; claimedUntil: number } | undefined;
+  /** The reserved row is written (committed) with attempts = 1: it runs now. */
+  runReserved(row: { id: string; kind: string; lane: string; payload: string }): void;
+  /** The reserved row was not written. */
+  unreserve(id: string): void;
+  /**
    * A row was just added (here or by another instance): it may run once it has settled, so look
    * then, not now (a look now finds it unsettled and only asks when to look again).
    */
@@ -335,7 +347,8 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
   }
 
   function launch(row: ClaimedRow): void {
-    const controller = new AbortController();
+    // A reserved row keeps the controller it was held with: a stop asked for meanwhile stands.
+    const controller = held.get(row.id)?.controller ?? new AbortController();
     held.set(row.id, { lane: row.lane, controller });
     if (opts.heartbeat) startRenewing();
     void (async () => {
@@ -469,6 +482,28 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
     },
     pump,
     wakeSoon,
+    reserve(id, lane) {
+      if (!running || !run || !opts.seesEveryAdd || settleMs() > 0) return undefined;
+      if (held.size >= Math.max(1, opts.maxConcurrent())) return undefined;
+      for (const h of held.values()) if (h.lane === lane) return undefined;
+      held.set(id, { lane, controller: new AbortController() });
+      return { claimedBy: opts.instanceId, claimedUntil: clock.now() + opts.leaseMs };
+    },
+    runReserved(row) {
+      if (!held.has(row.id)) return;
+      // Closed meanwhile: the row stays claimed, released at the next start like any other.
+      if (!running) {
+        held.delete(row.id);
+        return settleIdle();
+      }
+      launch({ ...row, attempts: 1 });
+    },
+    unreserve(id) {
+      if (!held.delete(id)) return;
+      settleIdle();
+      // Its room is free again.
+      pump();
+    },
     added(dueAt) {
       adds++;
       if (known && dueAt > clock.now() && (known.at === undefined || dueAt < known.at)) known = { at: dueAt };

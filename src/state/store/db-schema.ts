@@ -203,6 +203,10 @@ export interface AcceptView {
   due_at: number | null;
   payload: string | null;
   created_at: number | null;
+  /** A lone instance writes a row it will run at once already claimed; null = waiting. */
+  claimed_by: string | null;
+  claimed_until: number | null;
+  attempts: number | null;
 }
 
 /** One history message: `seq` counts from 0 within its session; `body` is the message as JSON. */
