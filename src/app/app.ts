@@ -179,8 +179,6 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
         database, clock, log,
       })
     : undefined;
-  const plainFacts = createFactStore(store, clock);
-  const facts = embeddings ? withFactMeaning(plainFacts, { database, embeddings }) : plainFacts;
   const messageIndex = createMessageIndex({ database, log });
   if (embeddings) messageIndex.onRecorded((m) => embeddings.add({ kind: 'message', ref: m.id, text: m.text }));
   const searches = createConversationSearch({ index: messageIndex, ...(embeddings && { embeddings }) });
@@ -190,8 +188,10 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     ? createPgWorkQueue<SessionJob>({ database, url: opened.shared.url, instanceId: self, log, clock, maxConcurrent: () => governor.limit(), onRaise: (fn) => governor.onRaise(fn), ...opts.clusterTiming })
     : undefined;
   const work: WorkQueue<SessionJob> = pgWork ?? createLocalWorkQueue<SessionJob>({ database, log, clock, maxConcurrent: () => governor.limit(), onRaise: (fn) => governor.onRaise(fn) });
-  // On PostgreSQL the instances tell each other of changed notes over the queue's channel.
+  // On PostgreSQL the instances tell each other of changed notes and facts over the queue's channel.
   const channelNotes = createChannelNotes({ database, clock, invalidations: pgWork?.invalidations });
+  const plainFacts = createFactStore(store, clock, { invalidations: pgWork?.invalidations });
+  const facts = embeddings ? withFactMeaning(plainFacts, { database, embeddings }) : plainFacts;
   const reminders = createReminderStore(database, clock, work);
   const schedules = createScheduleStore(database, clock, { ...config.schedules, defaultTimezone: config.timezone }, work);
   const startedAt = clock.now();
