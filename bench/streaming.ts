@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { createCore } from '../src/app/app.js';
-import { loadConfig } from '../src/settings/config.js';
+import { loadConfig } from '../src/settings/load-config.js';
 import { createSlackAdapter } from '../adapters/slack/slack-adapter.js';
 import { createBotHttp } from '../src/app/bot-http.js';
 import { createReceiptJournal } from '../src/gateway/receipts.js';

@@ -1,7 +1,10 @@
 import { rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { createReceiptJournal } from './gateway/receipts.js';
-import { loadConfig, mergeToolSettings, secretValues, type Config } from './settings/config.js';
+import { loadConfig } from './settings/load-config.js';
+import { mergeToolSettings } from './settings/config-file.js';
+import { secretValues } from './settings/config-secrets.js';
+import type { Config } from './settings/config.js';
 import { createLogger } from './basics/log.js';
 import { createCore, type Core } from './app/app.js';
 import { StartupRefusal } from './basics/startup-refusal.js';

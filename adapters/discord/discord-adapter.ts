@@ -2,6 +2,7 @@ import { Events, type Client, type Interaction, type Message } from 'discord.js'
 import { Routes, type APIMessage } from 'discord-api-types/v10';
 import { systemClock, type Clock } from '../../src/basics/clock.js';
 import type { Config } from '../../src/settings/config.js';
+import { createKeyedLine } from '../../src/basics/keyed-line.js';
 import type { Adapter, GatewayApi } from '../../src/basics/ports.js';
 import type { Logger } from '../../src/basics/log.js';
 import type { Leadership } from '../../src/state/cluster/leadership.js';
@@ -72,37 +73,16 @@ export async function createDiscordAdapter(opts: DiscordAdapterOptions): Promise
     void onInteraction(interaction).catch((err: unknown) => log.error({ err: String(err), interactionId: interaction.id }, 'discord: interaction handling failed'));
   });
   /**
-   * Per channel: the events (messages, edits, deletions) still being handed to the gateway, one
-   * after the other in the order Discord sent them. A message is accepted (its work row committed)
-   * before the channel's next one is looked at, so a thread's rows are written in posting order
-   * whatever the load: handed over at once, a later message's accept could commit first and its
-   * turn be claimed and answered before the earlier message was accepted at all (settling only
-   * covers the milliseconds after a row is written, and not at all on a lone instance). Other
-   * channels are not held up; each event waits `lineWaitMs` at most for the one before it.
+   * Per channel: the events (messages, edits, deletions) handed to the gateway one after the other
+   * in the order Discord sent them (src/basics/keyed-line.ts): a message is accepted (its work row
+   * committed) before the channel's next one is looked at, so a thread's rows are written in
+   * posting order whatever the load. Each event waits `lineWaitMs` at most for the one before it.
    */
-  const lines = new Map<string, Promise<void>>();
-  const lineWaitMs = opts.timing?.lineWaitMs ?? LINE_WAIT_MS;
-  function inLine(channelId: string, what: string, work: () => Promise<void>): Promise<void> {
-    const before = lines.get(channelId);
-    const done = (async () => {
-      if (before) {
-        let timer: NodeJS.Timeout | undefined;
-        const late = new Promise<'late'>((resolve) => {
-          timer = setTimeout(() => resolve('late'), lineWaitMs);
-        });
-        const waited = await Promise.race([before.then(() => 'done' as const), late]);
-        clearTimeout(timer);
-        if (waited === 'late') log.warn({ channelId, what, waitedMs: lineWaitMs }, 'discord: the channel\'s previous event is still being handled; going on without waiting for it');
-      }
-      await work();
-    })();
-    const tail = done.catch(() => undefined);
-    lines.set(channelId, tail);
-    void tail.finally(() => {
-      if (lines.get(channelId) === tail) lines.delete(channelId);
-    });
-    return done;
-  }
+  const line = createKeyedLine({
+    waitMs: opts.timing?.lineWaitMs ?? LINE_WAIT_MS,
+    onLate: (channelId, what, waitedMs) => log.warn({ channelId, what, waitedMs }, 'discord: the channel\'s previous event is still being handled; going on without waiting for it'),
+  });
+  const inLine = (channelId: string, what: string, work: () => Promise<void>): Promise<void> => line.run(channelId, what, work);
   // Edits and deletions, read from the raw gateway packets: the message cache is off, so discord.js
   // would not emit them for messages it never cached. Only noted thread context cares.
   client.on(Events.Raw, (packet: { t?: string; d?: { id?: string; channel_id?: string; guild_id?: string; content?: string } }) => {

@@ -4,6 +4,8 @@ import { HTTPModuleFunctions as http, HTTPResponseAck } from './bolt.js';
 import type { Logger } from '../../src/basics/log.js';
 import type { HttpRoute } from '../../src/basics/http-server.js';
 import { rejectSkewedRequests } from './request-age.js';
+import { verifySlackSignature } from './signature.js';
+import { parse as parseQuery } from 'node:querystring';
 import { requestsFirst } from '../../src/basics/requests-first.js';
 
 /**
@@ -52,20 +54,34 @@ export class SlackEventsReceiver implements Receiver {
     const logger = this.opts.logger;
     let buffered;
     try {
-      buffered = await http.parseAndVerifyHTTPRequest({ enabled: true, signingSecret: this.opts.signingSecret, bodyLimit: http.defaultBodyLimit }, req);
+      buffered = await http.bufferIncomingMessage(req, http.defaultBodyLimit);
     } catch (err) {
       if (http.isRawBodyError(err) && (err.type === 'entity.too.large' || err.statusCode === 413)) {
         logger.warn(`slack: a request body exceeded ${err.limit} bytes`);
         http.buildNoBodyResponse(res, 413);
         return;
       }
+      logger.warn(`slack: refused a request whose body could not be read: ${(err as Error).message}`);
+      http.buildNoBodyResponse(res, 400);
+      return;
+    }
+    // As Bolt's parseAndVerifyHTTPRequest, with the body decoded once and the signature checked
+    // by signature.ts: Slack's `ssl_check` form carries no signature, and nothing else it might
+    // carry is kept; every other request is refused unless signed.
+    const text = buffered.rawBody.toString();
+    const form = req.headers['content-type'] === 'application/x-www-form-urlencoded' ? parseQuery(text) : undefined;
+    if (form?.ssl_check === '1') return http.buildSSLCheckResponse(res);
+    try {
+      verifySlackSignature(this.opts.signingSecret, { signature: req.headers['x-slack-signature'], timestamp: req.headers['x-slack-request-timestamp'] }, buffered.rawBody, (this.opts.now ?? Date.now)());
+    } catch (err) {
       logger.warn(`slack: refused a request that failed the signature check: ${(err as Error).message}`);
       http.buildNoBodyResponse(res, 401);
       return;
     }
     let body: ReceiverEvent['body'];
     try {
-      body = http.parseHTTPRequestBody(buffered) as ReceiverEvent['body'];
+      // As Bolt's parseHTTPRequestBody: a form's `payload` is JSON (interactivity), a form without one is a slash command.
+      body = (form ? (typeof form.payload === 'string' ? JSON.parse(form.payload) : form) : JSON.parse(text)) as ReceiverEvent['body'];
     } catch (err) {
       logger.warn(`slack: malformed request body: ${(err as Error).message}`);
       http.buildNoBodyResponse(res, 400);

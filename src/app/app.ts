@@ -3,7 +3,8 @@ import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../basics/clock.js';
-import { secretValues, type Config } from '../settings/config.js';
+import { secretValues } from '../settings/config-secrets.js';
+import type { Config } from '../settings/config.js';
 import type { Store } from '../state/store/store.js';
 import { openStore, type OpenedStore } from '../state/store/open-store.js';
 import type { PostgresStore } from '../state/store/postgres-store.js';
@@ -14,7 +15,7 @@ import { createSessionStore } from '../state/sessions/session-store.js';
 import { createApprovalStore } from '../state/approvals/approval-store.js';
 import { createFactStore } from '../state/memory/fact-store.js';
 import { createTokenCounter } from '../runtime/context/token-counter.js';
-import { createOpenAIProvider } from '../runtime/provider/openai-provider.js';
+import { lazyEmbedder, lazyOpenAIProvider } from '../runtime/provider/lazy-provider.js';
 import type { ModelProvider } from '../runtime/provider/provider.js';
 import { ToolRegistry } from '../capabilities/toolkit/registry.js';
 import { ToolExecutor } from '../capabilities/toolkit/executor.js';
@@ -53,14 +54,13 @@ import type { SessionJob } from '../gateway/gateway.js';
 import type { McpHub } from '../capabilities/mcp/mcp-hub.js';
 import { watchConfigFile } from '../settings/config-watch.js';
 import { createConfigReload, type ReloadResult, type ReloadTrigger } from './config-reload.js';
-import { rereadConfigFile } from '../settings/config.js';
+import { rereadConfigFile } from '../settings/config-file.js';
 import { botBudgetWarning } from '../gateway/user-messages.js';
 import type { SkillLibrary } from '../capabilities/skills/skill-library.js';
 import { createMessageIndex } from '../state/recall/message-index.js';
 import { createConversationSearch } from '../state/recall/conversation-search.js';
 import { createEmbeddingQueue, type EmbeddingQueue } from '../state/recall/embedding-queue.js';
 import { withFactMeaning } from '../state/recall/fact-meaning.js';
-import { createEmbedder } from '../runtime/provider/embedder.js';
 import { createChannelNotes } from '../state/notes/channel-notes.js';
 import { createPolicyBook, type PolicyBook } from '../settings/policy-book.js';
 import { skillAllowed } from '../settings/channel-policies.js';
@@ -175,12 +175,10 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   // Embeddings (HERMES_EMBEDDING_MODEL) through the model server's /embeddings, in the background.
   const embeddings: EmbeddingQueue | undefined = config.model.embeddingModel
     ? createEmbeddingQueue({
-        embedder: createEmbedder({ apiKey: config.model.apiKey, baseURL: config.model.baseURL, model: config.model.embeddingModel, timeoutMs: Math.min(config.model.timeoutMs, 30_000) }),
+        embedder: lazyEmbedder({ apiKey: config.model.apiKey, baseURL: config.model.baseURL, model: config.model.embeddingModel, timeoutMs: Math.min(config.model.timeoutMs, 30_000) }),
         database, clock, log,
       })
     : undefined;
-  const plainFacts = createFactStore(store, clock);
-  const facts = embeddings ? withFactMeaning(plainFacts, { database, embeddings }) : plainFacts;
   const messageIndex = createMessageIndex({ database, log });
   if (embeddings) messageIndex.onRecorded((m) => embeddings.add({ kind: 'message', ref: m.id, text: m.text }));
   const searches = createConversationSearch({ index: messageIndex, ...(embeddings && { embeddings }) });
@@ -190,8 +188,10 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
     ? createPgWorkQueue<SessionJob>({ database, url: opened.shared.url, instanceId: self, log, clock, maxConcurrent: () => governor.limit(), onRaise: (fn) => governor.onRaise(fn), ...opts.clusterTiming })
     : undefined;
   const work: WorkQueue<SessionJob> = pgWork ?? createLocalWorkQueue<SessionJob>({ database, log, clock, maxConcurrent: () => governor.limit(), onRaise: (fn) => governor.onRaise(fn) });
-  // On PostgreSQL the instances tell each other of changed notes over the queue's channel.
+  // On PostgreSQL the instances tell each other of changed notes and facts over the queue's channel.
   const channelNotes = createChannelNotes({ database, clock, invalidations: pgWork?.invalidations });
+  const plainFacts = createFactStore(store, clock, { invalidations: pgWork?.invalidations });
+  const facts = embeddings ? withFactMeaning(plainFacts, { database, embeddings }) : plainFacts;
   const reminders = createReminderStore(database, clock, work);
   const schedules = createScheduleStore(database, clock, { ...config.schedules, defaultTimezone: config.timezone }, work);
   const startedAt = clock.now();
@@ -199,9 +199,8 @@ export async function createCore(opts: CoreOptions): Promise<Core> {
   const redact = createRedactor(secretValues(config));
   const telemetry = await startTelemetry(config.telemetry, { log, redact, now: () => clock.now(), modelBaseUrl: config.model.baseURL });
   const tracer = withTelemetry(createTracer({ dir: path.join(config.dataDir, 'traces'), log, redact, now: () => clock.now(), invalid: opts.invalidTraces ?? 'log' }), telemetry, () => clock.now());
-  const provider =
-    opts.provider ??
-    createOpenAIProvider({ ...config.model, model: config.model.name, log });
+  // The openai SDK loads at the first model call, not at start (lazy-provider.ts).
+  const provider = opts.provider ?? lazyOpenAIProvider({ ...config.model, model: config.model.name, log });
   const net = opts.net ?? createNetClient({ allow: config.netAllow, log });
   const audit = createAuditLog({ database, clock, log, redact });
   // Creating and cancelling (tools, /hermes unschedule) go through this; runs use the store itself.

@@ -1,6 +1,6 @@
 import { createHttpServer, type HttpRoute, type HttpServer } from '../basics/http-server.js';
 import type { Logger } from '../basics/log.js';
-import { dashboardRoute, type Dashboard } from '../operations/dashboard/dashboard.js';
+import { dashboardRoute, type RequestHandler } from '../operations/dashboard/dashboard-route.js';
 
 /**
  * The bot's one HTTP server on PORT, as main.ts runs it (and the tests that run the bot in
@@ -8,7 +8,7 @@ import { dashboardRoute, type Dashboard } from '../operations/dashboard/dashboar
  * `POST /slack/events` when it starts) or the dashboard (HERMES_DASHBOARD_TOKEN, `/dashboard…`).
  * Whenever it runs it answers `GET /healthz`: 200 once the bot is ready, 503 before.
  */
-export function createBotHttp(opts: { log: Logger; isReady: () => boolean; dashboard?: Pick<Dashboard, 'handle'> }): HttpServer {
+export function createBotHttp(opts: { log: Logger; isReady: () => boolean; dashboard?: { handle: RequestHandler } }): HttpServer {
   const server = createHttpServer({ log: opts.log.child({ component: 'http' }) });
   server.add(healthRoute(opts.isReady));
   if (opts.dashboard) server.add(dashboardRoute(opts.dashboard.handle));

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { rereadConfigFile, type ConfigFile } from '../settings/config.js';
+import { rereadConfigFile, type ConfigFile } from '../settings/config-file.js';
 import type { PolicyBook } from '../settings/policy-book.js';
 import { readPins, type Pins } from '../capabilities/mcp/pin-watch.js';
 

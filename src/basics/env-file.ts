@@ -4,7 +4,7 @@ import { parse } from 'dotenv';
 
 /**
  * The `.env` file in the folder the bot starts in. The environment wins over the file, and an
- * empty value counts as unset on both sides (as in config.ts): `HERMES_DATA_DIR=` from a
+ * empty value counts as unset on both sides (as in config-env.ts presentValues): `HERMES_DATA_DIR=` from a
  * Docker env file must not hide a value, and an empty line in `.env` must not blank a default.
  *
  * Parsed by dotenv, not Node 20's `util.parseEnv`: that one reads a line without `=` as the start

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../basics/canonical-json.js';
-import { secretValues, type Config } from './config.js';
+import { secretValues } from './config-secrets.js';
+import type { Config } from './config.js';
 
 /**
  * A short fingerprint of the settings in force (environment and config file together), for the

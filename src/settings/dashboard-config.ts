@@ -21,7 +21,7 @@ export interface DashboardConfig {
 /** A hostname (RFC 1123 labels) or an IP literal: what `server.listen` can bind. */
 const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
-/** The dashboard's part of the environment (see src/settings/config.ts for how areas combine). */
+/** The dashboard's part of the environment (see src/settings/env-schema.ts for how areas combine). */
 export const dashboardEnv = (cwd: string) =>
   z
     .object({

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { matchRule, parseAllowList } from '../../src/settings/allow-rules.js';
-import { loadConfig } from '../../src/settings/config.js';
+import { loadConfig } from '../../src/settings/load-config.js';
 
 describe('HERMES_ALLOW', () => {
   it('parses users, channels and Discord roles; unknown but well-formed ids are fine', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { figuresIn, ungroundedClaims } from '../../src/agent/grounding.js';
 import type { ChatMessage } from '../../src/basics/types.js';
-import { loadConfig } from '../../src/settings/config.js';
+import { loadConfig } from '../../src/settings/load-config.js';
 
 const system: ChatMessage = { role: 'system', content: 'You are hermes. The current time is 2026-12-02T15:25Z (UTC).' };
 const ask = (text: string): ChatMessage[] => [system, { role: 'user', content: text }];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/settings/config.js';
+import { loadConfig } from '../../src/settings/load-config.js';
 import { configHash } from '../../src/settings/config-hash.js';
 
 describe('HERMES_AUDIT_DAYS and the config hash', () => {

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/settings/config.js';
+import { loadConfig } from '../../src/settings/load-config.js';
 import { createCore, type Core } from '../../src/app/app.js';
 import type { PostgresStore } from '../../src/state/store/postgres-store.js';
 import { createDiscordAdapter, type DiscordAdapter } from '../../adapters/discord/discord-adapter.js';

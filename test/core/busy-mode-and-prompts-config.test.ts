@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/settings/config.js';
+import { loadConfig } from '../../src/settings/load-config.js';
 import { DEFAULT_SUGGESTED_PROMPTS } from '../../src/settings/slack-file.js';
 
 const base = { OPENAI_API_KEY: 'k' };

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, NO_MODEL_KEY } from '../../src/settings/config.js';
+import { loadConfig, NO_MODEL_KEY } from '../../src/settings/load-config.js';
 import { FAKE_OPENAI_KEY } from '../helpers/fake-secrets.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');

@@ -4,7 +4,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createBotHttp, listenHost } from '../../src/app/bot-http.js';
-import { loadConfig } from '../../src/settings/config.js';
+import { loadConfig } from '../../src/settings/load-config.js';
 import { formToken, serveDashboard, TOKEN, type Served } from './dashboard-helper.js';
 
 let dir: string;

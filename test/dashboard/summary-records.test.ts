@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { isSummaryRecord, SUMMARY_RECORDS, type SummaryType } from '../../src/operations/dashboard/trace-index.js';
+import { isSummaryRecord, SUMMARY_RECORDS, type SummaryType } from '../../src/operations/dashboard/summary-records.js';
 import { approvalRecord, refusalRecord, subagentRecord, toolCallRecord, turnEndRecord, turnStartRecord } from '../../src/runtime/trace/trace-schema.js';
 
 /**

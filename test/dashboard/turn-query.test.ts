@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TurnSummary } from '../../src/operations/dashboard/trace-index.js';
+import type { TurnSummary } from '../../src/operations/dashboard/turn-summaries.js';
 import { computeStats, pageOf, parseFilter } from '../../src/operations/dashboard/turn-query.js';
 
 /** The numbers and filters behind the turns and stats pages, as pure functions over summaries. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { channelsFileSchema, globMatch, policyAdmits, policyKeys, resolvePolicy, skillAllowed, toolAllowed, type ChannelsFile } from '../../src/settings/channel-policies.js';
-import { loadConfig } from '../../src/settings/config.js';
+import { loadConfig } from '../../src/settings/load-config.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

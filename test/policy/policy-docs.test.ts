@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { rereadConfigFile, type ConfigFile } from '../../src/settings/config.js';
+import { rereadConfigFile, type ConfigFile } from '../../src/settings/config-file.js';
 import { resolvePolicy, skillAllowed, toolAllowed, type PolicyPlace } from '../../src/settings/channel-policies.js';
 
 /**

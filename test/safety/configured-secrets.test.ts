@@ -2,7 +2,10 @@ import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/basics/log.js';
 import { createRedactor } from '../../src/runtime/trace/redact.js';
-import { loadConfig, mergeToolSettings, secretValues, type Config } from '../../src/settings/config.js';
+import { loadConfig } from '../../src/settings/load-config.js';
+import { mergeToolSettings } from '../../src/settings/config-file.js';
+import { secretValues } from '../../src/settings/config-secrets.js';
+import type { Config } from '../../src/settings/config.js';
 import { toolSettingsFromEnv } from '../../tools/index.js';
 
 /**

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/basics/clock.js';
-import type { ChatMessage, Conversation } from '../../src/basics/types.js';
+import { conversationKey, type ChatMessage, type Conversation } from '../../src/basics/types.js';
 import { createSessionStore } from '../../src/state/sessions/session-store.js';
 import { SESSION_TAKEN } from '../../src/state/store/session-schema.js';
 import { storeEngines } from '../helpers/store-engines.js';
@@ -171,6 +171,29 @@ describe.each(engines)('session store ($name)', ({ name, open }) => {
     before = database.stats.queries;
     expect((await sessions.current(opened)).id).toBe(first.id);
     expect(database.stats.queries - before).toBe(1);
+  });
+
+  // PostgreSQL: the opening start itself says whether the conversation was joined before it, so a
+  // turn skips the noted-messages read only when none can be there (gateway.ts). SQLite answers
+  // that read from memory and says nothing here.
+  it('tells from an opening start alone whether the conversation was joined before it', async () => {
+    const place = await open();
+    const sessions = createSessionStore(place.database, systemClock);
+    const fresh = await sessions.current({ ...channel, threadId: '1700.30' }, { join: true, opens: true });
+    expect(fresh.created).toBe(true);
+    expect(fresh.neverJoined).toBe(name === 'postgres' ? true : undefined);
+    // Joined by an answer outside any turn (another instance), then opened: the start says so.
+    const joinedFirst = { ...channel, threadId: '1700.31' };
+    await createSessionStore(name === 'postgres' ? await place.reopen() : place.database, systemClock).markJoined(joinedFirst);
+    const started = await createSessionStore(place.database, systemClock).current(joinedFirst, { join: true, opens: true });
+    expect(started.created).toBe(true);
+    expect(started.neverJoined).toBeUndefined();
+    // A conversation row that is there unjoined, with no session: never joined.
+    const unjoined = { ...channel, threadId: '1700.32' };
+    await place.database.db.insertInto('hermes_conversation').values({ key: conversationKey(unjoined), current_session: null, joined: 0 }).execute();
+    const restarted = await createSessionStore(place.database, systemClock).current(unjoined, { opens: true });
+    expect(restarted.created).toBe(true);
+    expect(restarted.neverJoined).toBe(name === 'postgres' ? true : undefined);
   });
 
   it('remembers joined threads across a reopen, per conversation', async () => {

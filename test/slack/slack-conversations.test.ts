@@ -235,6 +235,20 @@ describe('slack conversations (real Bolt, fake Slack, fake model)', () => {
     expect(await res.text()).toContain('c-123');
   });
 
+  it("answers Slack's unsigned ssl_check with 200 and lets nothing it carries through", async () => {
+    h = await startSlackHarness();
+    const callsBefore = h.slack.calls.length;
+    const smuggled = encodeURIComponent(JSON.stringify({ type: 'block_actions', user: { id: 'U1' }, actions: [{ action_id: 'x' }] }));
+    const res = await fetch(h.target, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-slack-request-timestamp': String(Math.floor(Date.now() / 1000)) }, body: `ssl_check=1&token=legacy&payload=${smuggled}` });
+    expect(res.status).toBe(200);
+    // The same form without ssl_check is unsigned: refused.
+    const refused = await fetch(h.target, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-slack-request-timestamp': String(Math.floor(Date.now() / 1000)) }, body: `token=legacy&payload=${smuggled}` });
+    expect(refused.status).toBe(401);
+    await h.core.gateway.idle();
+    expect(h.ai.requests).toHaveLength(0);
+    expect(h.slack.calls.length).toBe(callsBefore);
+  });
+
   it('tells the user in the thread when the model is down, and clears the reaction', async () => {
     h = await startSlackHarness();
     h.ai.enqueue({ status: 500, body: { error: { message: 'upstream exploded', type: 'server_error' } } });

@@ -92,6 +92,20 @@ function spawnBot(command: string, args: string[], env: Record<string, string>):
 const packagesIn = (urls: string): Set<string> =>
   new Set([...urls.matchAll(/node_modules\/((?:@[^/]+\/)?[^/]+)\//g)].map((m) => m[1]!));
 
+/** The files of dist/ holding code from a source whose path matches (dist/meta.json), as module URLs end. */
+async function chunksWith(source: RegExp): Promise<string[]> {
+  const meta = JSON.parse(await readFile(path.join(ROOT, 'dist/meta.json'), 'utf8')) as { outputs: Record<string, { inputs: Record<string, { bytesInOutput: number }> }> };
+  return Object.entries(meta.outputs)
+    .filter(([out, o]) => out.endsWith('.js') && Object.entries(o.inputs).some(([f, i]) => i.bytesInOutput > 0 && source.test(f)))
+    .map(([out]) => `/${out}`);
+}
+/**
+ * Code a bot without a message or a dashboard never runs, in chunks of its own that such a start
+ * must not load: the openai SDK (loaded at the first model call, src/runtime/provider/lazy-provider.ts)
+ * and the dashboard's pages (src/operations/dashboard/dashboard-route.ts).
+ */
+const UNUSED_AT_START = /^(node_modules\/openai\/|src\/operations\/dashboard\/(pages\/|dashboard\.ts|trace-index\.ts))/;
+
 describe('the compiled build', () => {
   it('bundles only the zod it uses: no locale but English', async () => {
     // `import { z } from 'zod'` takes zod's whole namespace as one value, which esbuild cannot cut,
@@ -132,6 +146,10 @@ describe('the compiled build', () => {
     expect(loaded).toContain('bindings');
     expect(LAZY.filter((p) => loaded.has(p))).toEqual([]);
     expect(BUNDLED.filter((p) => loaded.has(p))).toEqual([]);
+    const unused = await chunksWith(UNUSED_AT_START);
+    expect(unused.length).toBeGreaterThan(1);
+    const urls = (await readFile(record, 'utf8')).split('\n');
+    expect(unused.filter((chunk) => urls.some((u) => u.endsWith(chunk)))).toEqual([]);
   }, 120_000);
 
   it('a Slack start (HTTP mode) loads Bolt but not discord.js, nor Bolt\'s Socket Mode client, OAuth installer or Express receiver', async () => {
@@ -147,6 +165,15 @@ describe('the compiled build', () => {
     expect(loaded).toContain('@slack/bolt');
     expect(LAZY.filter((p) => p !== '@slack/bolt' && loaded.has(p))).toEqual([]);
     expect(BUNDLED.filter((p) => loaded.has(p))).toEqual([]);
+    const unused = await chunksWith(UNUSED_AT_START);
+    expect(unused.filter((chunk) => files.split('\n').some((u) => u.endsWith(chunk)))).toEqual([]);
+    // Every chunk of ours it loaded is ASCII-only (scripts/ascii-chunks.mjs): one other character
+    // makes V8 hold the whole file as a two-byte string, decoded on TextDecoder's slow path.
+    const ours = [...new Set(files.split('\n').filter((u) => u.startsWith(`file://${ROOT}/dist/`)))];
+    expect(ours.length).toBeGreaterThan(5);
+    const wide = [];
+    for (const u of ours) if (/[^\x00-\x7F]/.test(await readFile(new URL(u), 'latin1'))) wide.push(u);
+    expect(wide).toEqual([]);
     // Bolt's App requires its Socket Mode receiver; the client package behind it (its index is a
     // stand-in until used, adapters/slack/defer-socket-mode.ts) and its WebSocket library stay unloaded.
     expect(files).toContain('/@slack/bolt/dist/receivers/SocketModeReceiver.js');
@@ -229,6 +256,35 @@ describe('src/launch.mjs', () => {
     expect(r.status).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).toBe('hermes: the build is older than src/main.ts: run `npm run build` (or `npm install`) and start again.\n');
+  });
+
+  it('checks against the short list of sources the build writes (dist/build-inputs.json) instead of parsing the metafile', async () => {
+    const dir = await tree();
+    await build(dir, 'console.log("built");\n');
+    // The list names a source the metafile does not: the list is what is read.
+    await writeFile(path.join(dir, 'src/only-listed.ts'), '');
+    await writeFile(path.join(dir, 'dist/build-inputs.json'), JSON.stringify({ files: ['src/main.ts', 'src/only-listed.ts'] }));
+    const before = new Date(Date.now() - 60_000);
+    for (const f of ['src/main.ts', 'src/only-listed.ts']) await utimes(path.join(dir, f), before, before);
+    expect(launch(dir, 'src/main.js').stdout).toBe('built\n');
+    const later = new Date(Date.now() + 60_000);
+    await utimes(path.join(dir, 'src/only-listed.ts'), later, later);
+    const r = launch(dir, 'src/main.js');
+    expect([r.status, r.stdout]).toEqual([1, '']);
+    expect(r.stderr).toBe('hermes: the build is older than src/only-listed.ts: run `npm run build` (or `npm install`) and start again.\n');
+    await writeFile(path.join(dir, 'dist/build-inputs.json'), '{"inputs":{}}');
+    const damaged = launch(dir, 'src/main.js');
+    expect([damaged.status, damaged.stdout]).toEqual([1, '']);
+    expect(damaged.stderr).toBe('hermes: the build is damaged (dist/build-inputs.json is not the list of its sources): run `npm run build` and start again.\n');
+  });
+
+  it('the build writes the short list: what the metafile\'s inputs come to', async () => {
+    const meta = JSON.parse(await readFile(path.join(ROOT, 'dist/meta.json'), 'utf8')) as { inputs: Record<string, unknown> };
+    const list = JSON.parse(await readFile(path.join(ROOT, 'dist/build-inputs.json'), 'utf8')) as { files: string[] };
+    expect(list.files).toContain('src/main.ts');
+    expect(list.files).toContain('node_modules/zod/package.json');
+    expect(list.files.some((f) => f.startsWith('node_modules/') && !f.endsWith('/package.json'))).toBe(false);
+    expect(new Set(list.files)).toEqual(new Set(Object.keys(meta.inputs).map((f) => /^(.*?node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(f)?.[1]?.concat('/package.json') ?? f)));
   });
 
   it('refuses a build older than a package it bundled, judged by the package.json npm writes with it', async () => {

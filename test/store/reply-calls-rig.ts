@@ -8,7 +8,7 @@ import { createCore, type Core, type CoreOptions } from '../../src/app/app.js';
 import { createBotHttp } from '../../src/app/bot-http.js';
 import type { HttpServer } from '../../src/basics/http-server.js';
 import { createReceiptJournal } from '../../src/gateway/receipts.js';
-import { loadConfig } from '../../src/settings/config.js';
+import { loadConfig } from '../../src/settings/load-config.js';
 import type { OpenedDatabase } from '../../src/state/store/database.js';
 import type { Store } from '../../src/state/store/store.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/settings/config.js';
+import { loadConfig } from '../../src/settings/load-config.js';
 import { checkProfiles, knownTools, resolveProfiles } from '../../src/settings/agent-profiles.js';
 import { builtinToolCatalogue, builtinTools } from '../../tools/index.js';
 

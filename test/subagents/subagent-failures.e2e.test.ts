@@ -66,7 +66,7 @@ describe('sub-agent failures', { timeout: 60_000 }, () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-sub-cfg-'));
     await writeFile(path.join(dir, 'hermes.config.yaml'), 'agents:\n  researcher:\n    max_steps: 2\n');
     // The harness builds tools itself: a profile of 2 steps comes from the file the config names.
-    const { loadConfig } = await import('../../src/settings/config.js');
+    const { loadConfig } = await import('../../src/settings/load-config.js');
     const loaded = loadConfig({ HERMES_CONFIG: path.join(dir, 'hermes.config.yaml') }, dir);
     expect(loaded.ok && loaded.config.agents.get('researcher')?.maxSteps).toBe(2);
     h = await startHarness({ tools: [calculator, delegateTool(loaded.ok ? loaded.config.agents : new Map())!] });

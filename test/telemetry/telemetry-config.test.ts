@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig, secretValues } from '../../src/settings/config.js';
+import { loadConfig } from '../../src/settings/load-config.js';
+import { secretValues } from '../../src/settings/config-secrets.js';
 
 /** The OpenTelemetry settings as loadConfig reads them: the one line a bad value gets, and what a good one means. */
 

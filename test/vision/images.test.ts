@@ -12,7 +12,7 @@ import { outsideSourcesIn } from '../../src/capabilities/toolkit/outside-gate.js
 import { createVisionSupport } from '../../src/runtime/vision/vision-support.js';
 import { probeVision, type VisionAnswer } from '../../src/runtime/vision/vision-probe.js';
 import { toJsonModeMessages } from '../../src/runtime/provider/json-mode.js';
-import { loadConfig } from '../../src/settings/config.js';
+import { loadConfig } from '../../src/settings/load-config.js';
 import type { ChatMessage, ImageRef } from '../../src/basics/types.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai/fake-openai.js';
 import { GIF_HEAD, JPEG_HEAD, makePng, webpHead } from './image-fixtures.js';

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/settings/config.js';
+import { loadConfig } from '../../src/settings/load-config.js';
 
 describe('files and code settings', () => {
   it('defaults: workspaces under the data dir, 200 MB each, 25 MB files, 60 s and 512 MB per run', () => {

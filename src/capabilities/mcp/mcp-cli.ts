@@ -1,7 +1,8 @@
 import pino from 'pino';
 import { runIfEntryPoint, type CliIo } from '../../basics/cli/parse-cli.js';
 import { systemClock } from '../../basics/clock.js';
-import { loadConfig, type ExtensionsConfig } from '../../settings/config.js';
+import { loadConfig } from '../../settings/load-config.js';
+import type { ExtensionsConfig } from '../../settings/config.js';
 import { openSkillLibrary } from '../skills/skill-library.js';
 import { ToolRegistry } from '../toolkit/registry.js';
 import { createMcpHub, type McpHub } from './mcp-hub.js';

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { secretValues, type Config } from '../../settings/config.js';
-import { createOpenAIProvider } from '../../runtime/provider/openai-provider.js';
+import { secretValues } from '../../settings/config-secrets.js';
+import type { Config } from '../../settings/config.js';
+import { lazyOpenAIProvider } from '../../runtime/provider/lazy-provider.js';
 import { toToolSpec } from '../../capabilities/toolkit/json-schema.js';
 import type { ToolRegistry } from '../../capabilities/toolkit/registry.js';
 import { createDashboard, type Dashboard } from './dashboard.js';
@@ -24,7 +25,7 @@ export function createBotDashboard(config: Config & { dashboard: NonNullable<Con
     ...(feedback && { feedback }),
     replay: {
       defaultModel: config.model.name,
-      provider: (model) => createOpenAIProvider({ ...config.model, model, log: quiet }),
+      provider: (model) => lazyOpenAIProvider({ ...config.model, model, log: quiet }),
       // Every registered tool, visible or not: the replay offers exactly what the recording offered.
       specs: () => registry.names().flatMap((n) => {
         const tool = registry.get(n);

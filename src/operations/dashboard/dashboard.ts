@@ -24,6 +24,9 @@ import { AUDIT_CSV_COLUMNS, auditCsvRow, csvRow } from './audit-csv.js';
 import { auditPage } from './pages/audit.js';
 import { redactSecrets } from '../../basics/safety/secrets.js';
 import type { FeedbackReader, FeedbackSummary, FeedbackVote } from '../../state/feedback/feedback-store.js';
+import type { RequestHandler } from './dashboard-route.js';
+
+export { dashboardRoute, type RequestHandler } from './dashboard-route.js';
 
 /**
  * The dashboard as one platform-free request handler for everything under /dashboard, which the
@@ -53,7 +56,6 @@ export interface DashboardOptions {
 /** The most rows one CSV download holds (newest first); narrow the dates for older ones. */
 export const MAX_AUDIT_CSV_ROWS = 100_000;
 
-export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
 export interface Dashboard {
   handle: RequestHandler;
@@ -69,11 +71,6 @@ export interface Dashboard {
 const COOKIE = 'hermes_dashboard';
 
 type Access = { kind: 'session'; id: string } | { kind: 'bearer' } | { kind: 'none' };
-
-/** /dashboard and everything below it, any method (the handler answers what it does not serve). */
-export function dashboardRoute(handle: RequestHandler): HttpRoute {
-  return { path: BASE, prefix: true, handle };
-}
 
 /** Only a path inside the dashboard may be the target after sign-in (never another site). */
 function safeNext(next: string | null | undefined): string | undefined {

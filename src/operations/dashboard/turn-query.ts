@@ -1,5 +1,5 @@
 import { percentile } from '../../basics/percentile.js';
-import type { RefusalSummary, TurnSummary } from './trace-index.js';
+import type { RefusalSummary, TurnSummary } from './turn-summaries.js';
 
 /** Filters, pages and numbers over the index: pure functions, so pages and tests share them. */
 

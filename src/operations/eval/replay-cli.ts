@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pino from 'pino';
-import { loadConfig } from '../../settings/config.js';
+import { loadConfig } from '../../settings/load-config.js';
 import { createOpenAIProvider } from '../../runtime/provider/openai-provider.js';
 import { toToolSpec } from '../../capabilities/toolkit/json-schema.js';
 import type { AnyTool } from '../../capabilities/toolkit/tool-api.js';

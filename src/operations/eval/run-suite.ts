@@ -45,7 +45,7 @@ export async function runSuite(cases: EvalCase[], opts: RunCaseOptions & { scrip
   return {
     version: 1,
     startedAt,
-    // An empty value counts as unset, as in config.ts.
+    // An empty value counts as unset, as in config-env.ts (presentValues).
     model: opts.env.HERMES_MODEL?.trim() || 'gpt-4o-mini',
     baseURL: opts.env.OPENAI_BASE_URL?.trim() || 'https://api.openai.com/v1',
     scripted: opts.scripted ?? false,

@@ -1,4 +1,5 @@
 import type { DbOrTx } from '../store/database.js';
+import type { WriteNotice } from '../store/store.js';
 
 /**
  * What one instance keeps in memory about shared PostgreSQL rows, told when another instance (or
@@ -24,4 +25,6 @@ export interface Invalidations {
   on(topic: string, fn: (key: string | undefined) => void): void;
   /** Tells every instance, this one included, that `key` of `topic` changed, when `tx` commits. */
   sendIn(tx: DbOrTx, topic: string, key: string): Promise<void>;
+  /** The same notification for a writer outside Kysely (the key-value store's UpdateOptions.notice), sent in its write's transaction. */
+  notice(topic: string, key: string): WriteNotice;
 }

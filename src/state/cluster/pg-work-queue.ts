@@ -337,6 +337,7 @@ export function createPgWorkQueue<J>(opts: PgWorkQueueOptions): PgWorkQueue<J> {
         const said: Said = { t: 'inv', i: self, c: topic, k: key };
         await sql`select pg_notify(${CHANNEL}, ${JSON.stringify(said)})`.execute(tx);
       },
+      notice: (topic, key) => ({ channel: CHANNEL, payload: JSON.stringify({ t: 'inv', i: self, c: topic, k: key } satisfies Said) }),
     },
     active: () => loop.active(),
     idle: () => loop.idle(),

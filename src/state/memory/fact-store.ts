@@ -1,7 +1,8 @@
 import { randomInt } from 'node:crypto';
 import type { Clock } from '../../basics/clock.js';
 import { speakerKey, type Speaker } from '../../basics/types.js';
-import { storeKey, type Store } from '../store/store.js';
+import { storeKey, type Store, type WriteNotice } from '../store/store.js';
+import type { Invalidations } from '../cluster/invalidations.js';
 import type { FactView, UserFacts } from './user-facts.js';
 import type { TokenCounter } from '../../runtime/context/token-counter.js';
 import { cleanFactText, isNearDuplicate, mergedFactText, lexicalScore, looksLikeSecret, queryTerms } from './fact-text.js';
@@ -26,6 +27,15 @@ export interface FactStore {
 export interface FactStoreOptions {
   maxFactsPerUser?: number;
   maxFactChars?: number;
+  /**
+   * PostgreSQL: the instances' invalidations (pg-work-queue.ts). With them each instance keeps the
+   * facts it read in memory while it hears every change (every write here tells all instances when
+   * it commits), instead of reading the speaker's facts on every turn. Without (SQLite: the cached
+   * store in front of the file already keeps them), every read goes to the store.
+   */
+  invalidations?: Invalidations;
+  /** Users whose facts one instance keeps in memory; default 10,000. */
+  cacheMax?: number;
 }
 
 interface FactDoc {
@@ -61,10 +71,17 @@ export function createFactStore(store: Store, clock: Clock, opts: FactStoreOptio
   const maxFacts = opts.maxFactsPerUser ?? 200;
   const maxChars = opts.maxFactChars ?? 500;
   const keyOf = (s: Speaker) => storeKey('facts', speakerKey(s));
+  const cache = createFactCache(opts.invalidations, opts.cacheMax ?? CACHE_MAX);
 
   async function load(s: Speaker): Promise<FactView[]> {
-    const doc = await store.get<FactDoc>(keyOf(s));
-    return Array.isArray(doc?.facts) ? doc.facts.filter(isFact) : [];
+    const key = keyOf(s);
+    const kept = cache.get(key);
+    if (kept) return kept;
+    const seen = cache.mark();
+    const doc = await store.get<FactDoc>(key);
+    const facts = Array.isArray(doc?.facts) ? doc.facts.filter(isFact) : [];
+    cache.fill(seen, key, facts);
+    return facts;
   }
 
   function newId(taken: Set<string>): string {
@@ -94,16 +111,22 @@ export function createFactStore(store: Store, clock: Clock, opts: FactStoreOptio
     const key = keyOf(s);
     if (target === 'all') {
       const n = (await load(s)).length;
-      await store.delete(key);
+      await cache.writing(key, (notice) => store.delete(key, { notice }));
       return n;
     }
     let removed = 0;
-    await store.update<FactDoc>(key, (cur) => {
-      const facts = Array.isArray(cur?.facts) ? cur.facts.filter(isFact) : [];
-      const rest = facts.filter((f) => f.id.toLowerCase() !== target);
-      removed = facts.length - rest.length;
-      return removed > 0 ? { v: 1, facts: rest } : undefined;
-    });
+    await cache.writing(key, (notice) =>
+      store.update<FactDoc>(
+        key,
+        (cur) => {
+          const facts = Array.isArray(cur?.facts) ? cur.facts.filter(isFact) : [];
+          const rest = facts.filter((f) => f.id.toLowerCase() !== target);
+          removed = facts.length - rest.length;
+          return removed > 0 ? { v: 1, facts: rest } : undefined;
+        },
+        { notice },
+      ),
+    );
     return removed;
   }
 
@@ -117,7 +140,8 @@ export function createFactStore(store: Store, clock: Clock, opts: FactStoreOptio
         const now = clock.now();
         let outcome: { fact: FactView; merged: boolean } | undefined;
         let full = false;
-        await store.update<FactDoc>(keyOf(s), (cur) => {
+        const key = keyOf(s);
+        await cache.writing(key, (notice) => store.update<FactDoc>(key, (cur) => {
           const facts = Array.isArray(cur?.facts) ? cur.facts.filter(isFact) : [];
           const dup = facts.findIndex((f) => isNearDuplicate(f.text, text));
           if (dup >= 0) {
@@ -133,7 +157,7 @@ export function createFactStore(store: Store, clock: Clock, opts: FactStoreOptio
           const fact: FactView = { id: newId(new Set(facts.map((f) => f.id))), text, createdAt: now, updatedAt: now };
           outcome = { fact, merged: false };
           return { v: 1, facts: [...facts, fact] };
-        });
+        }, { notice }));
         if (full || !outcome) throw new Error(FACT_ERRORS.full(maxFacts));
         return outcome;
       },
@@ -174,5 +198,54 @@ export function createFactStore(store: Store, clock: Clock, opts: FactStoreOptio
       return (await load(s)).sort((a, b) => a.createdAt - b.createdAt);
     },
     forget,
+  };
+}
+
+/** Users whose facts one instance keeps (each entry is one user's list, at most maxFactsPerUser facts). */
+const CACHE_MAX = 10_000;
+/** Invalidation topic of a user's facts (the key is the store key, which names exactly one user). */
+const TOPIC = 'facts';
+
+/**
+ * The facts this instance read, per store key (one user each: speakerKey, every part encoded, so no
+ * key is shared by two users), kept only while invalidations are heard (Invalidations.live). Every
+ * write through this store sends one in its own transaction; a change heard (or the connection lost
+ * or back) drops the key (or everything), and a read that raced a write or a change is not kept.
+ * Lists are kept as JSON and parsed on every read, so a caller never changes what is kept.
+ */
+function createFactCache(inv: Invalidations | undefined, max: number) {
+  const entries = new Map<string, string>();
+  // Bumped when a write here starts and when it ends: a read overlapping one is not kept.
+  let writes = 0;
+  inv?.on(TOPIC, (key) => (key === undefined ? entries.clear() : entries.delete(key)));
+  return {
+    get(key: string): FactView[] | undefined {
+      if (!inv?.live()) return undefined;
+      const json = entries.get(key);
+      if (json === undefined) return undefined;
+      // Most recently used last: the oldest goes first when full.
+      entries.delete(key);
+      entries.set(key, json);
+      return JSON.parse(json) as FactView[];
+    },
+    /** Before a read of the store: fill() keeps what it read only if nothing changed since. */
+    mark: () => ({ writes, gen: inv?.generation() }),
+    fill(seen: { writes: number; gen: number | undefined }, key: string, facts: FactView[]): void {
+      if (!inv?.live() || seen.writes !== writes || inv.generation() !== seen.gen) return;
+      entries.delete(key);
+      if (entries.size >= max) entries.delete(entries.keys().next().value!);
+      entries.set(key, JSON.stringify(facts));
+    },
+    /** Runs a write of `key` with the notice every instance (this one too) drops its copy on. */
+    async writing<R>(key: string, write: (notice: WriteNotice | undefined) => Promise<R>): Promise<R> {
+      writes++;
+      entries.delete(key);
+      try {
+        return await write(inv?.notice(TOPIC, key));
+      } finally {
+        writes++;
+        entries.delete(key);
+      }
+    },
   };
 }

@@ -15,9 +15,10 @@ export interface SessionRecord {
   /** Only on what current() returns when that call created the session: it has no history and no approvals yet. */
   created?: true;
   /**
-   * Only with `created`: the conversation was not joined when that call looked. Messages are noted
-   * only in joined threads (gateway.ts `accepts`) and a join is never undone, so none of this
-   * conversation's messages had been noted by then, on any instance.
+   * Only with `created`: the conversation was not joined when that call looked (its read, or on
+   * PostgreSQL the start statement itself, which an `opens` call makes without a read). Messages
+   * are noted only in joined threads (gateway.ts `accepts`) and a join is never undone, so none of
+   * this conversation's messages had been noted by then, on any instance.
    */
   neverJoined?: true;
 }
@@ -56,9 +57,11 @@ export interface SessionStore {
   /**
    * Append-only; one call costs the same however long the history already is. `searchRow`: the
    * search index's row for the last message (opaque JSON, built by the recall module), written in
-   * the same statement; the recall schema's trigger (step 0013) stores it for search.
+   * the same statement; the recall schema's trigger (step 0013) stores it for search. `charge`:
+   * the token charge of the model call the messages come from (opaque JSON, built by the usage
+   * meter), added to the day's counters in the same statement (step 0015's trigger).
    */
-  append(sessionId: string, messages: ChatMessage[], opts?: { searchRow?: string }): Promise<void>;
+  append(sessionId: string, messages: ChatMessage[], opts?: { searchRow?: string; charge?: string }): Promise<void>;
   setSummary(sessionId: string, summary: string, summarizedUpTo: number): Promise<void>;
   /** Old session ids of this conversation, oldest first. */
   archived(conversation: Conversation): Promise<string[]>;
@@ -110,11 +113,11 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
   type Nullable<T> = { [K in keyof T]: T[K] | null };
 
   // One statement: the number is taken and the row written atomically (with the message's search
-  // row, when it has one). Built once (a step appends two or three times).
-  const appendOne = reusableQuery<'sessionId' | 'body' | 'searchRow', never>(db, (v) =>
+  // row and the model call's charge, when it has them). Built once (a step appends two or three times).
+  const appendOne = reusableQuery<'sessionId' | 'body' | 'searchRow' | 'charge', never>(db, (v) =>
     db
       .insertInto('hermes_message')
-      .columns(['session_id', 'seq', 'body', 'search_row'])
+      .columns(['session_id', 'seq', 'body', 'search_row', 'charge'])
       .expression((eb) =>
         eb
           .selectFrom('hermes_message')
@@ -123,6 +126,7 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
             eb(eb.fn.coalesce(eb.fn.max('seq'), eb.lit(-1)), '+', eb.lit(1)).as('seq'),
             eb.val(v('body')).as('body'),
             eb.val(v<string | null>('searchRow')).as('search_row'),
+            eb.val(v<string | null>('charge')).as('charge'),
           ])
           .where('session_id', '=', v('sessionId')),
       ),
@@ -139,9 +143,21 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
       .select([...SESSION_COLUMNS, 'c.joined'])
       .where('c.key', '=', v('convKey')),
   );
-  const startSession = reusableQuery<'id' | 'convKey' | 'createdAt' | 'joined', never>(db, (v) =>
-    db.insertInto('hermes_session_start').values({ id: v('id'), conversation_key: v('convKey'), created_at: v<number>('createdAt'), joined: v<number>('joined') }),
-  );
+  const startValues = (v: <T = string>(name: 'id' | 'convKey' | 'createdAt' | 'joined') => T) => ({ id: v('id'), conversation_key: v('convKey'), created_at: v<number>('createdAt'), joined: v<number>('joined') });
+  // PostgreSQL: the start also says whether the conversation was joined before it (`was_joined`,
+  // read from the statement's snapshot, before the trigger's writes; null: no conversation row),
+  // so a start that skipped the look (`opens`) still knows what the look would have said.
+  // SQLite answers the noted-messages question from memory (noted-messages.ts): no need there.
+  const startSession =
+    database.dialect === 'postgres'
+      ? reusableQuery<'id' | 'convKey' | 'createdAt' | 'joined', { was_joined: number | null }>(db, (v) =>
+          db
+            .with('was', (w) => w.selectFrom('hermes_conversation').select('joined').where('key', '=', v('convKey')))
+            .insertInto('hermes_session_start')
+            .values(startValues(v))
+            .returning((eb) => eb.selectFrom('was').select('was.joined').as('was_joined')),
+        )
+      : reusableQuery<'id' | 'convKey' | 'createdAt' | 'joined', { was_joined?: undefined }>(db, (v) => db.insertInto('hermes_session_start').values(startValues(v)));
 
   const newId = (convKey: string) => `${convKey}#${clock.now().toString(36)}-${randomBytes(6).toString('base64url')}`;
 
@@ -169,11 +185,14 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
     }
     const record = newRecord(convKey);
     try {
-      await startSession({ id: record.id, convKey, createdAt: record.createdAt, joined: join ? 1 : 0 });
+      const started = await startSession({ id: record.id, convKey, createdAt: record.createdAt, joined: join ? 1 : 0 });
       if (join) rememberJoined(convKey);
       history.put(record, []);
-      // Only when the conversation was looked at (an `opens` guess skipped the look, so it says nothing).
-      return { ...record, created: true, ...(found !== undefined && !found.joined && { neverJoined: true as const }) };
+      // Known unjoined when the conversation was looked at, or (PostgreSQL) when the start said so;
+      // an `opens` guess on SQLite skipped the look and says nothing.
+      const wasJoined = started.rows[0]?.was_joined;
+      const unjoined = found !== undefined ? !found.joined : wasJoined !== undefined && Number(wasJoined ?? 0) !== 1;
+      return { ...record, created: true, ...(unjoined && { neverJoined: true as const }) };
     } catch (err) {
       if (!String((err as Error).message).includes(SESSION_TAKEN)) throw err;
     }
@@ -270,9 +289,10 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
       // Serialised once: the same text goes into the table and into the history cache.
       const bodies = messages.map((m) => JSON.stringify(m));
       const searchRow = opts?.searchRow ?? null;
+      const charge = opts?.charge ?? null;
       return locks.run(`session:${sessionId}`, () => history.writing(sessionId, bodies, async () => {
         if (bodies.length === 1) {
-          await appendOne({ sessionId, body: bodies[0], searchRow });
+          await appendOne({ sessionId, body: bodies[0], searchRow, charge });
           return;
         }
         await db.transaction().execute(async (tx) => {
@@ -280,7 +300,7 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
           const last = bodies.length - 1;
           await tx
             .insertInto('hermes_message')
-            .values(bodies.map((body, i) => ({ session_id: sessionId, seq: base + i, body, search_row: i === last ? searchRow : null })))
+            .values(bodies.map((body, i) => ({ session_id: sessionId, seq: base + i, body, search_row: i === last ? searchRow : null, charge: i === last ? charge : null })))
             .execute();
         });
       }));

@@ -81,6 +81,12 @@ export async function openSqliteDatabase(file: string, log?: Logger): Promise<Op
   conn.pragma('synchronous = NORMAL');
   // Checkpoints are the checkpointer thread's job (sqlite-checkpointer.ts).
   conn.pragma('wal_autocheckpoint = 0');
+  // Statement journals and sort spills in memory, not in files under /var/tmp: a write inside the
+  // group commit's open transaction that may need undoing alone (an upsert, a row with its search
+  // triggers) gets a statement journal, and past 64 KB SQLite spilled it to a temporary file it
+  // created, wrote, read back and unlinked: a handful of syscalls each, on the event loop's thread.
+  // They only ever undo a statement within its transaction; what survives a crash is the WAL's.
+  conn.pragma('temp_store = MEMORY');
   const c = counted();
   const cache = withStatementCache(conn);
   const dialect = new GroupCommitSqliteDialect(conn, cache.prepare);

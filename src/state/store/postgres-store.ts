@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Logger } from '../../basics/log.js';
-import { StoreWriteError, type Store, type UpdateOptions } from './store.js';
+import { StoreWriteError, type Store, type UpdateOptions, type WriteNotice } from './store.js';
 import { StoreReadError } from './keyv-store.js';
 import { createKeyedSerialiser } from './keyed-serialiser.js';
 import { migrate } from './pg-schema.js';
@@ -117,7 +117,7 @@ export async function createPostgresStore(opts: PostgresStoreOptions): Promise<P
     );
   }
 
-  async function update<T>(key: string, fn: (current: T | undefined) => T | undefined, ttlMs?: number) {
+  async function update<T>(key: string, fn: (current: T | undefined) => T | undefined, ttlMs?: number, notice?: WriteNotice) {
     checkTtl(key, ttlMs);
     const client = await pool.connect();
     let done = false;
@@ -139,6 +139,8 @@ export async function createPostgresStore(opts: PostgresStoreOptions): Promise<P
         return { before, after: before };
       }
       await client.query('UPDATE hermes_kv SET value = $2, expires_at = $3 WHERE key = $1', [key, JSON.stringify(after), ttlMs === undefined ? null : now() + ttlMs]);
+      // Delivered by the server when (and only if) the COMMIT below succeeds.
+      if (notice) await client.query('SELECT pg_notify($1, $2)', [notice.channel, notice.payload]);
       await client.query('COMMIT');
       done = true;
       return { before, after };
@@ -195,13 +197,22 @@ export async function createPostgresStore(opts: PostgresStoreOptions): Promise<P
     url: opts.url,
     get,
     set: (key, value, ttlMs) => guarded('write', key, () => set(key, value, ttlMs)),
-    delete: (key) =>
+    delete: (key, o) =>
       guarded('delete', key, async () => {
-        const res = await pool.query<{ expires_at: string | null; value: string | null }>('DELETE FROM hermes_kv WHERE key = $1 RETURNING value, expires_at', [key]);
+        const notice = o?.notice;
+        // With a notice: one statement still, the notification sent whether or not a row was there
+        // (the deleted row, if any, joined to the one row that carries the notify).
+        const res = notice
+          ? await pool.query<{ expires_at: string | null; value: string | null }>(
+              `WITH d AS (DELETE FROM hermes_kv WHERE key = $1 RETURNING value, expires_at)
+               SELECT d.value, d.expires_at FROM (SELECT pg_notify($2, $3)) AS n LEFT JOIN d ON true`,
+              [key, notice.channel, notice.payload],
+            )
+          : await pool.query<{ expires_at: string | null; value: string | null }>('DELETE FROM hermes_kv WHERE key = $1 RETURNING value, expires_at', [key]);
         const row = res.rows[0];
         return row !== undefined && row.value !== null && live(row.expires_at);
       }),
-    update: <T>(key: string, fn: (current: T | undefined) => T | undefined, o?: UpdateOptions) => guarded('update', key, () => update<T>(key, fn, o?.ttlMs)),
+    update: <T>(key: string, fn: (current: T | undefined) => T | undefined, o?: UpdateOptions) => guarded('update', key, () => update<T>(key, fn, o?.ttlMs, o?.notice)),
     increment: (key, by, ttlMs) => guarded('increment', key, () => increment(key, by, ttlMs)),
     async keysWithPrefix(prefix) {
       try {

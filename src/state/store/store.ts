@@ -14,15 +14,33 @@ export class StoreWriteError extends Error {
   }
 }
 
+/**
+ * A notification that goes out with a write, exactly when it commits (PostgreSQL's NOTIFY on
+ * `channel`), so other processes sharing the store can drop what they keep of the key
+ * (src/state/cluster/invalidations.ts). A store one process has to itself (SQLite, memory) has no
+ * one to tell and ignores it.
+ */
+export interface WriteNotice {
+  channel: string;
+  payload: string;
+}
+
 export interface UpdateOptions {
   /** The written value expires after this long (a claim that only needs to outlive retries). */
   ttlMs?: number;
+  /** Sent in the write's transaction; nothing is sent when `fn` leaves the key as it is. */
+  notice?: WriteNotice;
+}
+
+export interface DeleteOptions {
+  /** Sent in the delete's transaction, whether or not the key was there. */
+  notice?: WriteNotice;
 }
 
 export interface Store {
   get<T>(key: string): Promise<T | undefined>;
   set(key: string, value: unknown, ttlMs?: number): Promise<void>;
-  delete(key: string): Promise<boolean>;
+  delete(key: string, opts?: DeleteOptions): Promise<boolean>;
   /**
    * Atomic read-modify-write: no other update or write of the key (in this process, or in another
    * one on a shared database) lands between the read and the write, so a compare-and-set built on

@@ -1,6 +1,7 @@
 import { html, type Html } from '../html.js';
+import { BASE } from '../dashboard-route.js';
 
-export const BASE = '/dashboard';
+export { BASE };
 
 export interface PageChrome {
   /** Present for a browser session: the sign-out form needs its form token. */

@@ -1,6 +1,6 @@
 import type { FeedbackVote } from '../../../state/feedback/feedback-store.js';
 import { html, type Html } from '../html.js';
-import type { TurnSummary } from '../trace-index.js';
+import type { TurnSummary } from '../turn-summaries.js';
 import { BASE, fmtMs, fmtTime, layout, type PageChrome, turnHref } from './layout.js';
 
 type Event = Record<string, unknown>;

@@ -1,5 +1,5 @@
 import { html } from '../html.js';
-import type { TurnSummary } from '../trace-index.js';
+import type { TurnSummary } from '../turn-summaries.js';
 import { filterChoices, filterQuery, UNFINISHED, type TurnFilter, type TurnPage } from '../turn-query.js';
 import { BASE, fmtMs, fmtTime, layout, type PageChrome, turnHref } from './layout.js';
 
