@@ -47,6 +47,8 @@ interface FlowDeps {
 }
 
 const OPEN = new Set(['pending', 'approved', 'running']);
+/** A request decided so that its turn goes on: its resume row continues the turn and gives the answer (a cancel ends it). */
+const GOES_ON = new Set(['approved', 'denied', 'expired', 'running', 'done', 'unknown']);
 
 /**
  * The approval life cycle around the store's compare-and-set: show, decide (requester or admin,
@@ -155,7 +157,11 @@ export function createApprovalFlow(deps: FlowDeps) {
         await answerCall(r.sessionId, r.toolCallId, r.toolName, result.content, result.outsideSource);
       } else {
         await answerCall(r.sessionId, r.toolCallId, r.toolName, actionNotRun(r.toolName, outcome, by?.displayName ?? by?.userId));
-        if (outcome === 'cancelled') return false; // the user said stop: do not continue the turn
+        if (outcome === 'cancelled') {
+          // The user said stop: the turn ends here, without a finish that would drop its stored state.
+          await deps.pausedTurns.delete(r.turnId);
+          return false;
+        }
       }
       return true;
     });
@@ -246,6 +252,44 @@ export function createApprovalFlow(deps: FlowDeps) {
     return [...history, ...fixes];
   }
 
+  /**
+   * A turn a crash (or a lost claim) cut off, found so by the job that claimed its row again; `own`
+   * picks the turn's requests among the session's. The turn still goes on when it reached an
+   * approval prompt (its state stored, the prompt posted) or one of its requests was decided, also
+   * by a click or an expiry while this runs: that decision's resume row continues the turn and
+   * gives its answer, so telling the person "I was restarted" as well would be a second answer.
+   * Otherwise it was cut off: the session's pending requests are cancelled, calls left without a
+   * result are answered, the turn's stored state is dropped, and the caller tells the person.
+   */
+  async function settleCutOff(sessionId: string, own: (r: ApprovalRecord) => boolean, turnId?: string): Promise<'goes_on' | 'cut_off'> {
+    const mine = (await deps.approvals.ofSession(sessionId)).filter(own);
+    if (mine.some((r) => GOES_ON.has(r.status))) return 'goes_on';
+    const shown = mine.filter((r) => r.status === 'pending' && r.messageRef !== undefined);
+    if (shown.length > 0 && (await deps.pausedTurns.which(shown.map((r) => r.turnId))).size > 0) return 'goes_on';
+    const open = await supersede(sessionId);
+    // Decided between the read above and the cancel (supersede lost the compare-and-set, or read it decided already).
+    const decided: ApprovalRecord[] = [];
+    for (const r of mine) {
+      const now = await deps.approvals.get(r.id);
+      if (now && GOES_ON.has(now.status)) decided.push(now);
+    }
+    for (const r of decided) open.add(r.toolCallId);
+    await repairHistory(sessionId, open);
+    if (decided.length > 0) return 'goes_on';
+    for (const id of new Set([...mine.map((r) => r.turnId), ...(turnId === undefined ? [] : [turnId])])) await deps.pausedTurns.delete(id);
+    return 'cut_off';
+  }
+
+  /**
+   * Claimed before, whether this continuation had begun: the approved action ran (or its cut-off
+   * run was reported unknown), or a denial's, expiry's or cancel's answer is in the history.
+   */
+  async function continuationBegan(r: ApprovalRecord, outcome: ApprovalOutcome): Promise<boolean> {
+    if (outcome === 'approved') return r.status === 'done' || r.status === 'unknown';
+    const history = await deps.sessions.history(r.sessionId);
+    return history.some((m) => m.role === 'tool' && m.toolCallId === r.toolCallId);
+  }
+
   return {
     show,
 
@@ -289,26 +333,20 @@ export function createApprovalFlow(deps: FlowDeps) {
       return { kind: 'applied', outcome: to };
     },
 
-    /** A newer message in the session: pending requests are cancelled and answered "did not run". Runs inside the slot. */
-    supersede: (sessionId: string) => supersede(sessionId).then(() => undefined),
-
     /**
-     * After a crash, for the turn of message `inboundId` that had started: whether it got as far as its approval — its state
-     * stored and the prompt posted (or already decided, with its resume row). Such a turn was not
-     * cut off: it waits for the decision, so nothing is cancelled or reported interrupted.
+     * After a crash, for the turn of message `inboundId` that had started: `goes_on` when it got
+     * as far as its approval (its state stored and the prompt posted) or one of its requests was
+     * decided (also while this runs): the decision's resume continues it. Otherwise `cut_off`:
+     * its requests are cancelled, the history repaired, and the caller tells the person.
      */
-    async reachedPrompt(sessionId: string, inboundId: string): Promise<boolean> {
-      const open = (await deps.approvals.openForSession(sessionId)).filter((r) => (r.status === 'pending' ? r.messageRef !== undefined : true));
-      if (open.length === 0) return false;
+    async settleCutOffTurn(sessionId: string, inboundId: string): Promise<'goes_on' | 'cut_off'> {
       // Only this turn's requests: their calls come after its question in the history. An earlier
       // turn's approved request, its resume queued behind this message, is no pause of this turn
       // (counting it left the message cut off by the crash without a word).
       const history = await deps.sessions.history(sessionId);
       const asked = history.findIndex((m) => m.role === 'user' && m.inboundId === inboundId);
-      const calls = new Set(history.slice(asked + 1).flatMap((m) => (m.role === 'assistant' && m.toolCalls ? m.toolCalls.map((c) => c.id) : [])));
-      const shown = asked < 0 ? [] : open.filter((r) => calls.has(r.toolCallId));
-      if (shown.length === 0) return false;
-      return (await deps.pausedTurns.which(shown.map((r) => r.turnId))).size > 0;
+      const calls = new Set(asked < 0 ? [] : history.slice(asked + 1).flatMap((m) => (m.role === 'assistant' && m.toolCalls ? m.toolCalls.map((c) => c.id) : [])));
+      return settleCutOff(sessionId, (r) => calls.has(r.toolCallId));
     },
 
     /**
@@ -333,11 +371,6 @@ export function createApprovalFlow(deps: FlowDeps) {
         await editPrompt(record, 'cancelled', by);
       }
       return n;
-    },
-
-    /** Answers tool calls left without a result by a crash, so the next request is valid. */
-    repairHistory: async (sessionId: string): Promise<void> => {
-      await repairHistory(sessionId);
     },
 
     /**
@@ -391,10 +424,16 @@ export function createApprovalFlow(deps: FlowDeps) {
         await continueAfterLostRun(r);
         return 'ran';
       }
-      // Claimed before and past 'approved': a continuation began (the action ran, or its cut-off
-      // run was reported unknown) and was cut off in turn. It is not run again; the person is told.
-      // (Only 'done' used to count: after a second kill an 'unknown' one ended in silence.)
-      if (outcome === 'approved' && r.status !== 'approved') return startedBefore && (r.status === 'done' || r.status === 'unknown') ? 'interrupted' : 'nothing';
+      // Claimed before, and the continuation had begun and was cut off in turn: it is not run again
+      // (a denial's answer posted twice, an action's result told twice). The person is told, unless
+      // the turn paused again on a later request of its own (shown, or decided): that one goes on.
+      // (Only an approved 'done' used to count: after a second kill an 'unknown' one ended in silence.)
+      if (startedBefore && (await continuationBegan(r, outcome))) {
+        const fate = await settleCutOff(r.sessionId, (x) => x.turnId === r.turnId && x.id !== r.id && x.createdAt >= r.createdAt, r.turnId);
+        // A cancel ends its turn without a word of its own: nothing was cut off that the person awaits.
+        return fate === 'cut_off' && outcome !== 'cancelled' ? 'interrupted' : 'nothing';
+      }
+      if (outcome === 'approved' && r.status !== 'approved') return 'nothing';
       await continueTurn(r, outcome, by);
       return 'ran';
     },

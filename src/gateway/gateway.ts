@@ -42,6 +42,7 @@ import { createTurnStopper, type StopRequest } from './turn-stop.js';
 import type { StopReason } from './stop-reason.js';
 import { createFeedbackStore } from '../state/feedback/feedback-store.js';
 import { requestsFirst } from '../basics/requests-first.js';
+import { rewriteHeld } from '../state/cluster/lane-waiting.js';
 
 export interface GatewayDeps {
   store: Store;
@@ -98,8 +99,12 @@ export interface GatewayDeps {
 
 /** Session work as data, so any instance (or this one after a restart) can run it. */
 export type SessionJob =
-  /** `takenIn`: a running turn already added the message to the session (steering.ts); answer it without adding it again. */
-  | { kind: 'message'; message: InboundMessage; takenIn?: boolean }
+  /**
+   * `takenIn`: a running turn already added the message to the session (steering.ts); answer it
+   * without adding it again. `ownTurn`: such a message's own turn started (written on its row when
+   * it does), so a later claim knows it was cut off; its question in the session says nothing then.
+   */
+  | { kind: 'message'; message: InboundMessage; takenIn?: boolean; ownTurn?: boolean }
   | { kind: 'resume'; approvalId: string; outcome: ApprovalOutcome; by?: Speaker }
   | TimerJob;
 
@@ -231,19 +236,24 @@ export function createGateway(deps: GatewayDeps): Gateway {
     }
     if (job.kind !== 'message') return;
     const msg = job.message;
-    if (ctx.startedBefore && (await turnStarted(msg))) {
+    if (ctx.startedBefore && (await turnStarted(msg, job))) {
       // An instance that died (or shut down) was in this turn. Re-running could repeat side effects, so (as
       // after a restart) the history is repaired and the user is told. An approval the turn asked for
       // on its way out (its prompt perhaps never posted) is cancelled with it: the person is told to
       // send the message again, so a later click must not run the action and carry on a turn they
       // were told is over. (Requests of earlier turns were already superseded when this one began.)
       const session = await deps.sessions.current(msg.conversation);
-      // Killed after the prompt was posted (only the row's end was lost): the turn waits for the decision.
-      if (await approvals.reachedPrompt(session.id, msg.id)) return;
-      await approvals.supersede(session.id);
-      await approvals.repairHistory(session.id);
+      // Killed after the prompt was posted (only the row's end was lost), or a click decided the
+      // request since: the turn goes on through the decision, whose continuation gives the answer.
+      if ((await approvals.settleCutOffTurn(session.id, msg.id)) === 'goes_on') return;
       await send(msg.conversation, say.RESTART_INTERRUPTED, msg.replyTo);
       return;
+    }
+    if (job.takenIn === true && job.ownTurn !== true) {
+      // The turn that took it in was cut off, so it is answered by a turn of its own, which is noted
+      // on the row first: its question was in the session before, and a later claim must tell a
+      // claim that never ran (answer it) from an own turn cut off (report it).
+      await rewriteHeld(deps.database, ctx.id, { ...job, ownTurn: true }).catch((err: Error) => log.warn({ err: err.message, id: ctx.id }, 'could not note on its row that a taken-in message\'s own turn started'));
     }
     const key = conversationKey(msg.conversation);
     // Losing the claim (this instance stalled) or shutting down stops the turn here.
@@ -257,7 +267,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
     }
   }
 
-  async function turnStarted(msg: InboundMessage): Promise<boolean> {
+  /** Whether the message's turn had started: its question in the session, or for one taken into another turn, its row's note. */
+  async function turnStarted(msg: InboundMessage, job: { takenIn?: boolean; ownTurn?: boolean }): Promise<boolean> {
+    if (job.takenIn === true) return job.ownTurn === true;
     const session = await deps.sessions.current(msg.conversation);
     const recent = await deps.sessions.history(session.id);
     return recent.some((m) => m.role === 'user' && m.inboundId === msg.id);

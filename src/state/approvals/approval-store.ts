@@ -65,6 +65,8 @@ export interface ApprovalStore {
   /** pending, approved-not-yet-run and running records, oldest first (an indexed query on status). */
   listOpen(): Promise<ApprovalRecord[]>;
   openForSession(sessionId: string): Promise<ApprovalRecord[]>;
+  /** Every record of a session, decided ones too, oldest first (crash recovery: what became of a turn's requests). */
+  ofSession(sessionId: string): Promise<ApprovalRecord[]>;
 }
 
 const OPEN_STATUSES: readonly ApprovalStatus[] = ['pending', 'approved', 'running'];
@@ -135,11 +137,11 @@ export function createApprovalStore(database: OpenedDatabase, clock: Clock): App
     });
   }
 
-  async function listWhere(sessionId?: string): Promise<ApprovalRecord[]> {
+  async function listWhere(sessionId?: string, anyStatus = false): Promise<ApprovalRecord[]> {
     const rows = await db
       .selectFrom('hermes_approval')
       .select(['status', 'record'])
-      .where('status', 'in', OPEN_STATUSES)
+      .$if(!anyStatus, (q) => q.where('status', 'in', OPEN_STATUSES))
       .$if(sessionId !== undefined, (q) => q.where('session_id', '=', sessionId!))
       .orderBy('created_at')
       .orderBy('id')
@@ -195,5 +197,6 @@ export function createApprovalStore(database: OpenedDatabase, clock: Clock): App
 
     listOpen: () => listWhere(),
     openForSession: (sessionId) => listWhere(sessionId),
+    ofSession: (sessionId) => listWhere(sessionId, true),
   };
 }

@@ -43,3 +43,11 @@ export async function removeWaiting(database: OpenedDatabase, ids: readonly stri
   const r = await database.db.deleteFrom('hermes_work').where('id', 'in', [...ids]).where('claimed_by', 'is', null).executeTakeFirst();
   return Number(r.numDeletedRows);
 }
+
+/**
+ * Rewrites the job of a row its runner holds: a note for whoever claims it next, should this run
+ * be cut off (a message taken into another turn marks when its own turn starts).
+ */
+export async function rewriteHeld<J>(database: OpenedDatabase, id: string, job: J): Promise<void> {
+  await database.db.updateTable('hermes_work').set({ payload: JSON.stringify(job) }).where('id', '=', id).execute();
+}
