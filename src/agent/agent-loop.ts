@@ -168,10 +168,11 @@ export async function runAgentLoop(deps: TurnDeps, run: LoopRun, policy: LoopPol
     sink.stepEnded?.('tool_calls');
     toolsCalled = true;
     await appendStep([{ role: 'assistant', content: response.content, toolCalls: response.toolCalls.map(forHistory) }]);
-    const paused = await runToolRound(deps, { turnId: state.turnId, speaker: state.speaker, conversation: state.conversation, calls: response.toolCalls, gate, guard, signal, policy });
+    // Some calls were understood and ran; the ones that were not must not vanish silently: the note
+    // rides on the tool results' append (one commit for the step's results).
+    const notes = response.parseErrors.length > 0 ? [systemNote(unparseableToolCalls(response.parseErrors))] : undefined;
+    const paused = await runToolRound(deps, { turnId: state.turnId, speaker: state.speaker, conversation: state.conversation, calls: response.toolCalls, gate, guard, signal, policy, ...(notes && { notes }) });
     if (paused) return { kind: 'paused', approval: paused };
-    // Some calls were understood and ran; the ones that were not must not vanish silently.
-    if (response.parseErrors.length > 0) await policy.conversation.append([systemNote(unparseableToolCalls(response.parseErrors))]);
   }
   return { kind: 'step_limit' };
 }

@@ -72,4 +72,34 @@ describe('one commit per step (SQLite)', () => {
       peek.close();
     }
   });
+  it("commits the note on calls it could not read with the step's tool results, before the next model call", async () => {
+    h = await startHarness({ tools: [calculator], env: { HERMES_USER_RATE: '0' } });
+    const file = path.join(h.dataDir, 'hermes.sqlite');
+    const appends: string[] = [];
+    h.core.database.stats.onQuery = (sql) => {
+      if (sql.startsWith('insert into "hermes_message"')) appends.push(sql);
+    };
+    const seen: string[][] = [];
+    h.fake.setHandler((_req, i) => {
+      const peek = new Database(file, { readonly: true });
+      try {
+        const bodies = peek.prepare("select m.body from hermes_message m join hermes_conversation c on c.current_session = m.session_id where c.key like '%C-notes%' order by m.seq").all() as Array<{ body: string }>;
+        seen.push(bodies.map((b) => { const m = JSON.parse(b.body) as { role: string; content: string }; return m.content?.includes?.('could not be understood') ? 'note' : m.role; }));
+      } finally {
+        peek.close();
+      }
+      // One call the loop can read and one it cannot, in the text form of tool calls.
+      return i === 0 ? { text: '<tool_call>{"name": "calculator", "arguments": {"expression": "1 + 1"}}</tool_call><tool_call>{"name": </tool_call>' } : { text: 'done' };
+    });
+    expect(await h.core.gateway.handleMessage({ id: 'm1', conversation: conv('C-notes'), speaker: user('U1'), text: 'add', mentioned: true })).toBe('queued');
+    await h.port.waitFor(isText);
+    await h.core.gateway.idle();
+
+    expect(h.port.texts()).toEqual(['done']);
+    // The second call saw the tool's result and the note, both committed.
+    expect(seen).toEqual([['user'], ['user', 'assistant', 'tool', 'note']]);
+    // Question, the assistant's calls, the result with the note (one statement, so one commit; the
+    // note had a statement and a commit of its own after the results), the answer.
+    expect(appends).toHaveLength(4);
+  });
 });
