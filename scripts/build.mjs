@@ -13,6 +13,7 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { asciiOutput } from './ascii-chunks.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const BUNDLED = new Set(['kysely', 'openai', 'zod']);
@@ -43,7 +44,9 @@ export const BOT_BUILD_OPTIONS = {
   platform: 'node',
   target: 'node20',
   keepNames: true,
-  plugins: [packagesExternal],
+  // The written chunks made ASCII-only (ascii-chunks.mjs), which it finds through the metafile.
+  metafile: true,
+  plugins: [packagesExternal, asciiOutput],
 };
 
 // Run as `node scripts/build.mjs`, it builds dist/; imported, it only lends its options.

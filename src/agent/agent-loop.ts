@@ -1,5 +1,5 @@
 import { DailyBudgetExhausted } from '../state/usage/usage-meter.js';
-import { ModelError, type ModelProvider, type ModelResponse, type ToolSpec } from '../runtime/provider/provider.js';
+import { ModelError, type CarriedCharge, type ModelProvider, type ModelResponse, type ToolSpec } from '../runtime/provider/provider.js';
 import type { ChatMessage, ToolCall } from '../basics/types.js';
 import type { ToolContext } from '../capabilities/toolkit/tool-api.js';
 import type { Ready } from '../capabilities/toolkit/executor.js';
@@ -23,8 +23,14 @@ import { groundingNote } from '../basics/model-notes.js';
 export interface LoopConversation {
   /** The messages of the next model call (system prompt, history within the window) and what the approval gate needs. */
   next(tools: ToolSpec[]): Promise<{ messages: ChatMessage[]; gate: CallGate }>;
-  /** `searchRow`: opaque, written with the last message in the same statement (TurnSink.answerRow). */
-  append(messages: ChatMessage[], searchRow?: string): Promise<void>;
+  /**
+   * `searchRow`: opaque, written with the last message in the same statement (TurnSink.answerRow).
+   * `charge`: the model call's token charge (opaque, ModelRequest carryCharge), written the same
+   * way; passed only to a conversation that says it `carriesCharge`.
+   */
+  append(messages: ChatMessage[], searchRow?: string, charge?: string): Promise<void>;
+  /** The appends write `charge` (a session's history); an in-memory transcript leaves it to the meter. */
+  readonly carriesCharge?: boolean;
 }
 
 /** Where a run counts its model calls and tokens (TurnState for the main agent, the sub-agent's tally). */
@@ -89,8 +95,19 @@ export async function runAgentLoop(deps: TurnDeps, run: LoopRun, policy: LoopPol
     write.catch(() => undefined);
     held.push(write);
   };
+  // The model call's token charge, carried by the step's append (one statement fewer per step).
+  // A second one before an append (none is expected) is written on its own.
+  let carried: CarriedCharge | undefined;
+  const carryCharge = policy.conversation.carriesCharge
+    ? (charge: CarriedCharge) => {
+        if (carried) settleWith(carried.write());
+        carried = charge;
+      }
+    : undefined;
   const appendStep = async (messages: ChatMessage[], searchRow?: string) => {
-    await Promise.all([policy.conversation.append(messages, searchRow), ...held.splice(0)]);
+    const charge = carried;
+    carried = undefined;
+    await Promise.all([policy.conversation.append(messages, searchRow, charge?.row), ...held.splice(0)]);
   };
 
   while (tally.stepsUsed < policy.maxSteps) {
@@ -108,7 +125,7 @@ export async function runAgentLoop(deps: TurnDeps, run: LoopRun, policy: LoopPol
     const traced = { turnId: state.turnId, step, messages, tools: tools.map((t) => t.name), ...policy.mark };
     let response: ModelResponse;
     try {
-      response = await provider.complete({ messages, tools, signal, settleWith, ...(policy.model && { model: policy.model }), ...(sink.textDelta && { onText: (text: string) => sink.textDelta?.(text) }) });
+      response = await provider.complete({ messages, tools, signal, settleWith, ...(carryCharge && { carryCharge }), ...(policy.model && { model: policy.model }), ...(sink.textDelta && { onText: (text: string) => sink.textDelta?.(text) }) });
     } catch (err) {
       if (err instanceof DailyBudgetExhausted) {
         tally.stepsUsed -= 1; // no model call happened
@@ -151,10 +168,11 @@ export async function runAgentLoop(deps: TurnDeps, run: LoopRun, policy: LoopPol
     sink.stepEnded?.('tool_calls');
     toolsCalled = true;
     await appendStep([{ role: 'assistant', content: response.content, toolCalls: response.toolCalls.map(forHistory) }]);
-    const paused = await runToolRound(deps, { turnId: state.turnId, speaker: state.speaker, conversation: state.conversation, calls: response.toolCalls, gate, guard, signal, policy });
+    // Some calls were understood and ran; the ones that were not must not vanish silently: the note
+    // rides on the tool results' append (one commit for the step's results).
+    const notes = response.parseErrors.length > 0 ? [systemNote(unparseableToolCalls(response.parseErrors))] : undefined;
+    const paused = await runToolRound(deps, { turnId: state.turnId, speaker: state.speaker, conversation: state.conversation, calls: response.toolCalls, gate, guard, signal, policy, ...(notes && { notes }) });
     if (paused) return { kind: 'paused', approval: paused };
-    // Some calls were understood and ran; the ones that were not must not vanish silently.
-    if (response.parseErrors.length > 0) await policy.conversation.append([systemNote(unparseableToolCalls(response.parseErrors))]);
   }
   return { kind: 'step_limit' };
 }

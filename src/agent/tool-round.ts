@@ -48,6 +48,12 @@ export interface ToolRound {
   guard: LoopGuard;
   signal: AbortSignal;
   policy: RoundPolicy;
+  /**
+   * Messages that follow the round's tool results in the same append, so the step still commits
+   * once (the note on calls that could not be parsed). Left out when a call waits for approval:
+   * its result, written when decided, must follow the calls with nothing in between.
+   */
+  notes?: ChatMessage[];
 }
 
 /** The part of the loop's policy (agent-loop.ts LoopPolicy) a round uses, declared here so the loop imports the round and not back. */
@@ -134,7 +140,8 @@ export async function runToolRound(deps: TurnDeps, round: ToolRound): Promise<Ap
     deps.tracer.record(toolCallRecord(round.turnId, o, o.args ?? call.arguments, policy.mark));
     toolMessages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: o.content, ...(o.outsideSource && { outsideSource: o.outsideSource }), ...(o.images && { images: o.images }) });
   }
-  if (toolMessages.length) await policy.conversation.append(toolMessages);
+  const appended = asking ? toolMessages : [...toolMessages, ...(round.notes ?? [])];
+  if (appended.length) await policy.conversation.append(appended);
   if (!asking || policy.approvals.kind !== 'ask' || signal.aborted) return undefined;
   const record = await policy.approvals.create(asking.p, asking.description, gate);
   deps.tracer.record({ type: 'approval', turnId: round.turnId, approvalId: record.id, tool: record.toolName, status: 'pending' });

@@ -91,7 +91,9 @@ function sessionConversation(deps: TurnDeps, state: TurnState, signal: AbortSign
       });
       return { messages, gate: { sources: outsideSourcesIn(messages), userText: requestText(history), seen: messages } };
     },
-    append: (messages, searchRow) => deps.sessions.append(state.sessionId, messages, searchRow === undefined ? undefined : { searchRow }),
+    append: (messages, searchRow, charge) =>
+      deps.sessions.append(state.sessionId, messages, searchRow === undefined && charge === undefined ? undefined : { ...(searchRow !== undefined && { searchRow }), ...(charge !== undefined && { charge }) }),
+    carriesCharge: true,
   };
 }
 

@@ -6,7 +6,7 @@ import { conv, isText, startHarness, user, type Harness } from '../helpers/core-
 
 /**
  * A step's writes through the gateway on SQLite: the model call's charge (the daily token count)
- * and the step's messages are written together, in one group commit, and are durable — visible to
+ * and the step's messages are written together, in one statement, and are durable — visible to
  * another connection, which sees only committed rows — before the next model call starts.
  */
 
@@ -57,17 +57,13 @@ describe('one commit per step (SQLite)', () => {
     // tokens before the next one.
     expect(seen.map((s) => s.roles)).toEqual([['user'], ['user', 'assistant', 'tool'], ['user', 'assistant', 'tool', 'assistant', 'tool']]);
     expect(seen.map((s) => s.tokens)).toEqual([0, 110, 220]);
-    // The commit each of the turn's token charges and messages went out in (a write is logged once
-    // its commit is done, so writes logged with the same count shared that commit): each charge
-    // shares its commit with the message the step wrote right after it, and the tool results
-    // (written after the tools ran) have one of their own. The answer's search row is no write of
-    // its own: the answer's insert carries it (schema step 0013).
-    const writes = logged.slice(-8);
-    expect(logged.filter((w) => w.table === 'recall_message')).toEqual([]);
-    expect(writes.map((w) => w.table).sort()).toEqual([...Array(5).fill('message'), ...Array(3).fill('usage')]);
-    const byCommit = new Map<number, string[]>();
-    for (const w of writes) byCommit.set(w.commits, [...(byCommit.get(w.commits) ?? []), w.table]);
-    expect([...byCommit.values()].map((t) => t.sort().join('+'))).toEqual(['message+usage', 'message', 'message+usage', 'message', 'message+usage']);
+    // Each step's token charge rides on the append of what the model said (schema step 0015), as
+    // the answer's search row does (step 0013): neither is a write of its own. So each step's
+    // charge commits with its message, and the tool results (written after the tools ran) are a
+    // commit of their own.
+    expect(logged.filter((w) => w.table !== 'message')).toEqual([]);
+    const writes = logged.slice(-5);
+    expect(new Set(writes.map((w) => w.commits)).size).toBe(5);
     const peek = new Database(file, { readonly: true });
     try {
       expect((peek.prepare("select tokens from hermes_usage where kind = 'person' and subject = 'slack:U1'").get() as { tokens: number }).tokens).toBe(330);
@@ -75,5 +71,35 @@ describe('one commit per step (SQLite)', () => {
     } finally {
       peek.close();
     }
+  });
+  it("commits the note on calls it could not read with the step's tool results, before the next model call", async () => {
+    h = await startHarness({ tools: [calculator], env: { HERMES_USER_RATE: '0' } });
+    const file = path.join(h.dataDir, 'hermes.sqlite');
+    const appends: string[] = [];
+    h.core.database.stats.onQuery = (sql) => {
+      if (sql.startsWith('insert into "hermes_message"')) appends.push(sql);
+    };
+    const seen: string[][] = [];
+    h.fake.setHandler((_req, i) => {
+      const peek = new Database(file, { readonly: true });
+      try {
+        const bodies = peek.prepare("select m.body from hermes_message m join hermes_conversation c on c.current_session = m.session_id where c.key like '%C-notes%' order by m.seq").all() as Array<{ body: string }>;
+        seen.push(bodies.map((b) => { const m = JSON.parse(b.body) as { role: string; content: string }; return m.content?.includes?.('could not be understood') ? 'note' : m.role; }));
+      } finally {
+        peek.close();
+      }
+      // One call the loop can read and one it cannot, in the text form of tool calls.
+      return i === 0 ? { text: '<tool_call>{"name": "calculator", "arguments": {"expression": "1 + 1"}}</tool_call><tool_call>{"name": </tool_call>' } : { text: 'done' };
+    });
+    expect(await h.core.gateway.handleMessage({ id: 'm1', conversation: conv('C-notes'), speaker: user('U1'), text: 'add', mentioned: true })).toBe('queued');
+    await h.port.waitFor(isText);
+    await h.core.gateway.idle();
+
+    expect(h.port.texts()).toEqual(['done']);
+    // The second call saw the tool's result and the note, both committed.
+    expect(seen).toEqual([['user'], ['user', 'assistant', 'tool', 'note']]);
+    // Question, the assistant's calls, the result with the note (one statement, so one commit; the
+    // note had a statement and a commit of its own after the results), the answer.
+    expect(appends).toHaveLength(4);
   });
 });

@@ -39,10 +39,17 @@ describe('trace record schema', () => {
     expect(traceEventProblems({ type: 'party', turnId: 't1' })).toHaveLength(1);
   });
 
-  it('passes by hand only what the schema passes, and the common records without a parse', () => {
+  it('passes by hand only what the schema passes, and every record type without a parse', () => {
     const toolCall = { type: 'tool_call', turnId: 't1', callId: 'c1', name: 'calculator', args: { expression: '2+2' }, ok: true, result: '4', durationMs: 1, startedAt: 5, errorKind: 'x', raw: [1] };
     const failed = { type: 'model_call', turnId: 't1', step: 2, model: 'm', requestModel: 'alias', messages: [], tools: [], response: null, latencyMs: 5, error: 'timeout: slow', agent: 'researcher', parentCallId: 'c1' };
-    const bases: Record<string, unknown>[] = [modelCall as Record<string, unknown>, failed, toolCall];
+    const bases: Record<string, unknown>[] = [
+      modelCall as Record<string, unknown>, failed, toolCall,
+      { type: 'turn_start', turnId: 't1', sessionId: 's', platform: 'slack', userKey: 'slack:T:U', text: 'hi' },
+      { type: 'turn_end', turnId: 't1', outcome: 'answered', steps: 1, durationMs: 1.5, promptTokens: 0, completionTokens: 3 },
+      { type: 'subagent', turnId: 't1', callId: 'c1', agent: 'researcher', outcome: 'answered', steps: 2, durationMs: 9, promptTokens: 1, completionTokens: 1 },
+      { type: 'approval', turnId: 't1', approvalId: 'a', tool: 'send_email', status: 'approved', by: 'slack:T:U' },
+      { type: 'refusal', turnId: 't1', reason: 'rate_limit', source: 'message', platform: 'slack', userKey: 'slack:T:U' },
+    ];
     for (const b of bases) expect(plainlyValid(b), String(b.type)).toBe(true);
     // Every field of each, removed or set to each odd value, and some odd values inside the lists.
     const odd: unknown[] = [undefined, null, -1, 0, 1.5, NaN, Infinity, -Infinity, 2 ** 60, '', 'x', true, [], {}, ['x'], [1], [{}], [{ role: 1 }], [{ role: 'user' }], { promptTokens: 1 }, { promptTokens: 1, completionTokens: -1 }, { claims: [1] }, { claims: ['a'] }, { step: 1, keep: 2 }, { step: 1 }, { step: -1, keep: 1 }, { step: 1, keep: 1.5 }];
@@ -59,10 +66,10 @@ describe('trace record schema', () => {
         }
       }
     }
-    expect(checked).toBeGreaterThan(500);
-    expect(passed).toBeGreaterThan(50);
-    // The other types (and anything unsure) go to the schema.
-    expect(plainlyValid({ type: 'turn_end', turnId: 't1', outcome: 'answered', steps: 1, durationMs: 1, promptTokens: 0, completionTokens: 0 })).toBe(false);
+    expect(checked).toBeGreaterThan(1000);
+    expect(passed).toBeGreaterThan(100);
+    // An unknown type (and anything unsure) goes to the schema.
+    expect(plainlyValid({ type: 'party', turnId: 't1' })).toBe(false);
     expect(plainlyValid(null)).toBe(false);
     expect(plainlyValid([modelCall])).toBe(false);
   });

@@ -35,6 +35,47 @@ describe('tracer writes', () => {
     await tracer.close();
   });
 
+  it("writes a turn's lines once its turn ends, not step by step; a turn that runs on is written within flushAfterMs", async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-tracer-'));
+    const tracer = createTracer({ dir, log: pino({ level: 'silent' }), redact: (v) => JSON.stringify(v), flushAfterMs: 200 });
+    const written = async () => {
+      const [file] = await readdir(dir!);
+      return file ? (await readFile(path.join(dir!, file), 'utf8')).trim().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { type: string; turnId: string }).type) : [];
+    };
+    const tick = () => new Promise((r) => setImmediate(r));
+    tracer.record(start('t1'));
+    tracer.record({ type: 'model_call', turnId: 't1', step: 1, model: 'm', messages: [{ role: 'user', content: 'hi' }], tools: ['x'], response: { content: null }, latencyMs: 1 });
+    await tick();
+    tracer.record({ type: 'tool_call', turnId: 't1', callId: 'c1', name: 'x', args: {}, ok: true, result: 'r', durationMs: 1 });
+    await tick();
+    // Mid-turn: nothing written yet, three steps' lines wait together.
+    expect(await written()).toEqual([]);
+    tracer.record({ type: 'turn_end', turnId: 't1', outcome: 'answered', steps: 1, durationMs: 3, promptTokens: 0, completionTokens: 0 });
+    await tick();
+    expect(await written()).toEqual(['turn_start', 'model_call', 'tool_call', 'turn_end']);
+
+    // A long turn: its lines are on disk within flushAfterMs of the first one, without a turn end.
+    tracer.record(start('t2'));
+    await tick();
+    expect(await written()).toHaveLength(4);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(await written()).toHaveLength(5);
+    await tracer.close();
+  });
+
+  it('writes at once when the waiting lines reach maxWaitingChars (a bounded queue)', async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-tracer-'));
+    const tracer = createTracer({ dir, log: pino({ level: 'silent' }), redact: (v) => JSON.stringify(v), maxWaitingChars: 1_000 });
+    const big = 'x'.repeat(300); // a line of about 400 characters
+    tracer.record({ ...start('t1'), text: big });
+    tracer.record({ ...start('t2'), text: big });
+    expect(await readdir(dir)).toEqual([]);
+    tracer.record({ ...start('t3'), text: big }); // past 1,000 characters: written now, synchronously
+    const [file] = await readdir(dir);
+    expect((await readFile(path.join(dir, file!), 'utf8')).trim().split('\n')).toHaveLength(3);
+    await tracer.close();
+  });
+
   it('writes what was recorded right before close()', async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'hermes-tracer-'));
     const tracer = createTracer({ dir, log: pino({ level: 'silent' }), redact: (v) => JSON.stringify(v) });

@@ -167,6 +167,13 @@ describe('the compiled build', () => {
     expect(BUNDLED.filter((p) => loaded.has(p))).toEqual([]);
     const unused = await chunksWith(UNUSED_AT_START);
     expect(unused.filter((chunk) => files.split('\n').some((u) => u.endsWith(chunk)))).toEqual([]);
+    // Every chunk of ours it loaded is ASCII-only (scripts/ascii-chunks.mjs): one other character
+    // makes V8 hold the whole file as a two-byte string, decoded on TextDecoder's slow path.
+    const ours = [...new Set(files.split('\n').filter((u) => u.startsWith(`file://${ROOT}/dist/`)))];
+    expect(ours.length).toBeGreaterThan(5);
+    const wide = [];
+    for (const u of ours) if (/[^\x00-\x7F]/.test(await readFile(new URL(u), 'latin1'))) wide.push(u);
+    expect(wide).toEqual([]);
     // Bolt's App requires its Socket Mode receiver; the client package behind it (its index is a
     // stand-in until used, adapters/slack/defer-socket-mode.ts) and its WebSocket library stay unloaded.
     expect(files).toContain('/@slack/bolt/dist/receivers/SocketModeReceiver.js');

@@ -55,19 +55,20 @@ function start(baseUrl: string): Promise<ReplyRig> {
 describe.skipIf(!pgUrl)('statements of one plain reply (PostgreSQL)', () => {
   it('answers a channel mention in at most the budgeted statements, and lists them', async () => {
     run = await start(pgUrl!);
-    run.ai.enqueue({ text: 'first answer' });
+    run.ai.enqueue({ text: 'first answer', usage: { prompt_tokens: 100, completion_tokens: 5 } });
     await mention(run, 'C100', 'question 0');
-    run.ai.enqueue({ text: 'second answer' });
+    run.ai.enqueue({ text: 'second answer', usage: { prompt_tokens: 200, completion_tokens: 7 } });
     run.recording = true;
     await mention(run, 'C100', 'question 1');
     run.recording = false;
     const calls = run.calls;
     if (process.env.STORE_CALLS_LIST) console.log(`${calls.length} statements:\n${calls.map((c, i) => `${String(i + 1).padStart(3)} ${c}`).join('\n')}`);
     expect(run.slack.callsTo('chat.postMessage').filter((c) => c.status === 200).map((c) => c.args.text)).toEqual(['first answer', 'second answer']);
-    // 6 on a quiet machine, besides the work queue's: receipt, the accept (mark, work row and receipt
+    // 5 on a quiet machine, besides the work queue's: receipt, the accept (mark, work row and receipt
     // settled in one statement), the session's start (which also says whether the thread was joined
     // before, so the noted messages need no read), the question's append (with its search row), the
-    // token count, the answer's append. The speaker's facts were read in the first reply and are
+    // answer's append (with its search row and the model call's token count, schema step 0015; the
+    // count was a statement of its own). The speaker's facts were read in the first reply and are
     // kept while the instances tell each other of every change (fact-store.ts).
     // The adapter's "receipt done" was a statement of its own, and the model call read the history
     // back from the table, before the receipt was settled in the accept and a turn answered its
@@ -75,7 +76,11 @@ describe.skipIf(!pgUrl)('statements of one plain reply (PostgreSQL)', () => {
     // The queue's: claims (the next one deletes the finished row; when none follows soon the delete
     // goes alone) and, under load, a steering look (`select "id", "payload" from "hermes_work"`).
     const queue = calls.filter((c) => c.includes('update hermes_work set claimed_by') || c.startsWith('sql delete from "hermes_work"') || c.startsWith('sql select "id", "payload" from "hermes_work"')).length;
-    expect(calls.length - queue).toBeLessThanOrEqual(6);
+    expect(calls.length - queue).toBeLessThanOrEqual(5);
+    // The token count rode on the answers' appends, and counts both calls exactly.
+    expect(calls.filter((c) => c.includes('"hermes_usage"'))).toEqual([]);
+    const usage = await run.core.database.db.selectFrom('hermes_usage').select(['kind', 'subject', 'tokens']).execute();
+    expect(usage.map((u) => ({ ...u, tokens: Number(u.tokens) }))).toEqual([{ kind: 'person', subject: 'slack:U1', tokens: 312 }]);
     expect(calls.filter((c) => c.includes('"m"."body" from "hermes_session"') || c.startsWith('sql update "hermes_receipt"'))).toEqual([]);
     // The opening start says the thread was never joined, so no noted messages can be there to read.
     expect(calls.filter((c) => c.includes('from "hermes_noted_message"'))).toEqual([]);

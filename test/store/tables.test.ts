@@ -120,6 +120,35 @@ describe.each(engines.filter((e) => engineWanted(e.name)))('operational tables o
     expect(work.map((w) => w.id)).toEqual(['msg:1', 'msg:d1']);
   });
 
+  it("accepts in one statement, the mark, the work row and the delivery's receipt settled; a duplicate settles its receipt and queues nothing", async () => {
+    const place = await engine.open();
+    const queue = place.queue<string>(place.database, 'a');
+    cleanups.push(() => queue.close());
+    const journal = createReceiptJournal(place.database, 'slack', () => 1_000);
+    await journal.add('event:E1', {});
+    await journal.add('event:E2', {});
+    await journal.add('event:E3', {});
+    const inbox = createInbox(place.database, queue, () => 2_000);
+    const before = place.database.stats.queries;
+    expect(await inbox.accept('slack', 'C1:7.0', item('msg:7', 'L7', slackOrder('7.0')), 'event:E1')).toBe(true);
+    expect(place.database.stats.queries - before).toBe(1);
+    const done = async () => (await place.database.db.selectFrom('hermes_receipt').select(['id', 'done_at']).orderBy('id').execute()).map((r) => [r.id, r.done_at]);
+    expect(await done()).toEqual([['event:E1', 2_000], ['event:E2', null], ['event:E3', null]]);
+    // The same message again (the platform's retry under another delivery): nothing new, its receipt done.
+    expect(await inbox.accept('slack', 'C1:7.0', item('msg:7b', 'L7', slackOrder('7.0')), 'event:E2')).toBe(false);
+    // A message marked without work, then brought again with work: a duplicate as well.
+    expect(await inbox.mark('slack', 'C1:8.0', 'noted')).toBe(true);
+    expect(await inbox.accept('slack', 'C1:8.0', item('msg:8', 'L8', slackOrder('8.0')), 'event:E3')).toBe(false);
+    expect(await done()).toEqual([['event:E1', 2_000], ['event:E2', 2_000], ['event:E3', 2_000]]);
+    const marks = await place.database.db.selectFrom('hermes_inbound').select(['id', 'outcome', 'accepted_at']).orderBy('id').execute();
+    expect(marks).toEqual([
+      { id: 'C1:7.0', outcome: 'queued', accepted_at: 2_000 },
+      { id: 'C1:8.0', outcome: 'noted', accepted_at: 2_000 },
+    ]);
+    const work = await place.database.db.selectFrom('hermes_work').select(['id', 'lane', 'payload', 'attempts', 'claimed_by']).execute();
+    expect(work).toEqual([{ id: 'msg:7', lane: 'L7', payload: JSON.stringify('msg:7'), attempts: 0, claimed_by: null }]);
+  });
+
   it('leaves no dedupe mark when the transaction fails after it: the replay is accepted', async () => {
     const place = await engine.open();
     const real = place.queue<string>(place.database, 'a');

@@ -169,18 +169,26 @@ export class ToolExecutor {
 
     if (ctx.signal.aborted) return { ...fail('not_run', TOOL_MESSAGES.notStarted(p.tool.name)), durationMs: 0 };
 
-    const timeout = new AbortController();
-    const signal = AbortSignal.any([ctx.signal, timeout.signal]);
+    // The call's signal fires on its time limit or on the turn's own signal. One controller with a
+    // listener on the turn's signal, not AbortSignal.any: that builds weak references and a
+    // registry per call, a visible share of a fast tool's whole step (docs/performance.md).
+    const call = new AbortController();
+    const signal = call.signal;
+    let timeoutFired = false;
     let cancelTimer: () => void = () => {};
     let onCancel: () => void = () => {};
     const timedOut = new Promise<{ kind: 'timeout' }>((resolve) => {
       cancelTimer = this.clock.setTimer(() => {
-        timeout.abort(new Error(`timed out after ${timeoutMs} ms`));
+        timeoutFired = true;
+        call.abort(new Error(`timed out after ${timeoutMs} ms`));
         resolve({ kind: 'timeout' });
       }, timeoutMs);
     });
     const cancelled = new Promise<{ kind: 'cancelled' }>((resolve) => {
-      onCancel = () => resolve({ kind: 'cancelled' });
+      onCancel = () => {
+        call.abort(ctx.signal.reason);
+        resolve({ kind: 'cancelled' });
+      };
       ctx.signal.addEventListener('abort', onCancel, { once: true });
     });
     // A tool that throws synchronously, rejects, or settles after we gave up is all caught here.
@@ -193,7 +201,7 @@ export class ToolExecutor {
 
     try {
       const first = await Promise.race([running, timedOut, cancelled]);
-      if (timeout.signal.aborted) return fail('timeout', TOOL_MESSAGES.timeout(p.tool.name, timeoutMs, sideEffects));
+      if (timeoutFired) return fail('timeout', TOOL_MESSAGES.timeout(p.tool.name, timeoutMs, sideEffects));
       if (first.kind === 'cancelled' || (first.kind === 'threw' && ctx.signal.aborted)) {
         return fail('failed', TOOL_MESSAGES.cancelled(p.tool.name, sideEffects));
       }

@@ -36,6 +36,21 @@ export interface ModelRequest {
    * write and hands it here instead of awaiting it; without this, it awaits the write itself.
    */
   settleWith?: (write: Promise<unknown>) => void;
+  /**
+   * Set by a caller that appends the call's outcome to a session's history (the agent loop, for a
+   * turn): the usage meter hands it the call's token charge instead of writing it, and the caller
+   * writes it in that append's own statement (SessionStore.append `charge`). A charge the caller
+   * ends up not appending it writes with `write()`.
+   */
+  carryCharge?: (charge: CarriedCharge) => void;
+}
+
+/** A model call's token charge, handed to the caller to write with its history append (carryCharge). */
+export interface CarriedCharge {
+  /** Opaque JSON for the append (schema step 0015's trigger adds it to the day's counters). */
+  readonly row: string;
+  /** Writes it in a statement of its own. */
+  write(): Promise<void>;
 }
 
 export interface ModelResponse {

@@ -157,14 +157,29 @@ const isMs = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v
 const optString = (v: unknown): boolean => v === undefined || typeof v === 'string';
 
 /**
- * The two records a step writes several of, checked by hand for what the schemas above require of
- * them: true only when the zod parse would succeed, so a record it passes needs no parse (a parse
- * copies the record and every message in it, on every step). Anything it is unsure of goes to the
- * schema, which stays the one judge of what is wrong (test/core/trace-schema.test.ts holds the
- * two to the same answers).
+ * Every record type checked by hand for what the schemas above require of it: true only when the
+ * zod parse would succeed, so a record it passes needs no parse (a parse copies the record and
+ * every message in it; a turn's two small records cost as much through zod as its five model
+ * calls by hand). Anything it is unsure of goes to the schema, which stays the one judge of what
+ * is wrong (test/core/trace-schema.test.ts holds the two to the same answers).
  */
 export function plainlyValid(event: unknown): boolean {
-  if (!isObject(event) || typeof event.turnId !== 'string' || !optString(event.agent) || !optString(event.parentCallId)) return false;
+  if (!isObject(event)) return false;
+  if (event.type === 'refusal') {
+    return optString(event.turnId) && typeof event.reason === 'string' && typeof event.source === 'string' && typeof event.platform === 'string' && typeof event.userKey === 'string';
+  }
+  if (typeof event.turnId !== 'string') return false;
+  switch (event.type) {
+    case 'turn_start':
+      return typeof event.sessionId === 'string' && typeof event.platform === 'string' && typeof event.userKey === 'string' && typeof event.text === 'string';
+    case 'turn_end':
+      return typeof event.outcome === 'string' && isCount(event.steps) && isMs(event.durationMs) && isCount(event.promptTokens) && isCount(event.completionTokens);
+    case 'subagent':
+      return typeof event.callId === 'string' && typeof event.agent === 'string' && typeof event.outcome === 'string' && isCount(event.steps) && isMs(event.durationMs) && isCount(event.promptTokens) && isCount(event.completionTokens);
+    case 'approval':
+      return typeof event.approvalId === 'string' && typeof event.tool === 'string' && typeof event.status === 'string' && optString(event.by);
+  }
+  if (!optString(event.agent) || !optString(event.parentCallId)) return false;
   if (event.type === 'model_call') {
     const { messages, tools, response, usage, grounding, promptFrom } = event;
     return (

@@ -6,6 +6,13 @@ import { createPromptDeltas } from './trace-prompts.js';
 
 export type { SubAgentMark, TraceEvent } from './trace-schema.js';
 
+/** Longest a recorded line waits in memory before it is written (a turn's end writes it sooner). */
+const FLUSH_AFTER_MS = 1_000;
+/** Characters of waiting lines that are written at once, whatever else is pending (bounds the memory). */
+const MAX_WAITING_CHARS = 256 * 1024;
+/** Records written mid-run, which wait for the run's end (or the bounds above); every other type is written on the next turn of the event loop. */
+const MID_RUN: ReadonlySet<string> = new Set(['turn_start', 'model_call', 'tool_call']);
+
 export interface Tracer {
   record(event: TraceEvent): void;
   /** Resolves when every recorded event has been written (tests, `/hermes status`). */
@@ -22,16 +29,23 @@ export interface Tracer {
  * turn: traces are dropped, the bot keeps answering.
  *
  * An event is serialised when it is recorded (later changes to the objects it names cannot reach
- * the trace). The lines recorded in one turn of the event loop go out together in one
- * synchronous append: into the page cache that takes microseconds, where an asynchronous write
- * per line (a thread-pool round trip each) cost more than all the rest of a step's bookkeeping.
- * `flush()` writes what is waiting; a crash handler calls it before exiting.
+ * the trace). Lines wait in memory and go out together in one synchronous append (into the page
+ * cache that takes microseconds, where an asynchronous write per line, a thread-pool round trip
+ * each, cost more than all the rest of a step's bookkeeping): right after a record that ends a
+ * turn or a run (turn_end, an approval, a sub-agent's end, a refusal), once `flushAfterMs` passed
+ * since the first waiting line (a long turn's steps), or at once when `maxWaitingChars` characters wait
+ * (the queue is bounded). A turn's model and tool calls therefore cost one write per turn, not one
+ * per step. `flush()` and `close()` write what is waiting (a clean stop loses nothing; a crash
+ * handler calls `flush()` before exiting); a process killed outright loses at most the lines of
+ * the last `flushAfterMs`, never a message (messages are in the store, not here).
  *
  * A model call's prompt is written once: a call whose prompt starts with the previous call's
  * messages carries only the new ones and a reference (trace-prompts.ts; readers join them back).
  */
-export function createTracer(opts: { dir: string; log: Logger; redact: (v: unknown) => string; now?: () => number; invalid?: 'throw' | 'log' }): Tracer {
+export function createTracer(opts: { dir: string; log: Logger; redact: (v: unknown) => string; now?: () => number; invalid?: 'throw' | 'log'; flushAfterMs?: number; maxWaitingChars?: number }): Tracer {
   const now = opts.now ?? Date.now;
+  const flushAfterMs = opts.flushAfterMs ?? FLUSH_AFTER_MS;
+  const maxWaitingChars = opts.maxWaitingChars ?? MAX_WAITING_CHARS;
   let lastErrorAt = 0;
   let lastInvalidAt = -Infinity;
 
@@ -54,8 +68,12 @@ export function createTracer(opts: { dir: string; log: Logger; redact: (v: unkno
   let dirMade = false;
   /** Lines recorded since the last write, all of one day (a new day writes out the old one first). */
   let waiting: string[] = [];
+  let waitingChars = 0;
   let waitingDay = '';
-  let scheduled: NodeJS.Immediate | undefined;
+  /** The write after a run ended (next turn of the event loop, so runs ending together share it). */
+  let soon: NodeJS.Immediate | undefined;
+  /** The write that bounds how long a line waits. */
+  let later: NodeJS.Timeout | undefined;
   const prompts = createPromptDeltas();
 
   function reportError(err: Error): void {
@@ -88,12 +106,15 @@ export function createTracer(opts: { dir: string; log: Logger; redact: (v: unkno
   }
 
   function writeWaiting(): void {
-    if (scheduled) clearImmediate(scheduled);
-    scheduled = undefined;
+    if (soon) clearImmediate(soon);
+    soon = undefined;
+    if (later) clearTimeout(later);
+    later = undefined;
     if (waiting.length === 0) return;
     const bytes = Buffer.from(waiting.join(''));
     const day = waitingDay;
     waiting = [];
+    waitingChars = 0;
     try {
       const file = fileFor(day);
       // A regular file takes the whole buffer at once; the loop is for the rare short write.
@@ -128,8 +149,15 @@ export function createTracer(opts: { dir: string; log: Logger; redact: (v: unkno
       prompts.ended(event);
       if (day !== waitingDay) writeWaiting();
       waiting.push(line);
+      waitingChars += line.length;
       waitingDay = day;
-      scheduled ??= setImmediate(writeWaiting);
+      if (waitingChars >= maxWaitingChars) writeWaiting();
+      else if (!MID_RUN.has(event.type)) soon ??= setImmediate(writeWaiting);
+      else if (!later) {
+        later = setTimeout(writeWaiting, flushAfterMs);
+        // A waiting line must not keep a process alive that has nothing else to do (close() writes it).
+        later.unref();
+      }
     },
     async flush() {
       writeWaiting();

@@ -38,6 +38,13 @@ export interface WorkLoopOptions {
    */
   seesEveryAdd?: boolean;
   /**
+   * A lone instance that counts the rows it added and claimed: true when none can be waiting
+   * unclaimed, so a wake-up (a job's end, the governor's raise) skips the claim that would find
+   * nothing. The sleep timer's look claims anyway: the bounded fallback (MAX_SLEEP_MS) should
+   * the count ever be low.
+   */
+  noneUnclaimed?(): boolean;
+  /**
    * Renews the claims on `ids` held by this instance until `until` and answers the ids it found, on
    * a connection of its own (PostgreSQL: the LISTEN connection, so a renewal does not queue behind
    * the pool's statements); undefined when it has none now (the pool is used).
@@ -74,6 +81,18 @@ export interface WorkLoop<J> extends Pick<WorkQueue<J>, 'active' | 'idle'> {
   /** Looks for runnable rows now (a wake-up). */
   pump(): void;
   /**
+   * A lone instance (seesEveryAdd) about to write row `id` of `lane`, which no other row of the
+   * lane waits before (the caller knows): when there is room now, nothing of the lane runs here and
+   * rows need no settling, the row is reserved, to be written already claimed with the lease
+   * returned, and started with runReserved once written, with no claim statement. Undefined: write it
+   * unclaimed as usual. A reserved row counts as running until runReserved or unreserve.
+   */
+  reserve(id: string, lane: string): { claimedBy: string; claimedUntil: number } | undefined;
+  /** The reserved row is written (committed) with attempts = 1: it runs now. */
+  runReserved(row: { id: string; kind: string; lane: string; payload: string }): void;
+  /** The reserved row was not written. */
+  unreserve(id: string): void;
+  /**
    * A row was just added (here or by another instance): it may run once it has settled, so look
    * then, not now (a look now finds it unsettled and only asks when to look again).
    */
@@ -109,6 +128,8 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
   let again = false;
   let cancelSleep: (() => void) | undefined;
   let cancelPoll: (() => void) | undefined;
+  /** The next pump was asked for by the sleep timer: it claims even when noneUnclaimed says there is nothing. */
+  let timerLook = false;
   /** When the sleep timer fires, and the earliest settle time of rows announced since the last look. */
   let timerAt: number | undefined;
   let soonAt: number | undefined;
@@ -249,6 +270,7 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
     timerAt = clock.now() + wait;
     cancelSleep = clock.setTimer(() => {
       timerAt = undefined;
+      timerLook = true;
       pump();
     }, wait);
   }
@@ -287,7 +309,9 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
           soonAt = undefined;
           let claimedAt = clock.now();
           let claimedNow = false;
-          while (running) {
+          const look = timerLook || !opts.noneUnclaimed?.();
+          timerLook = false;
+          while (running && look) {
             const room = Math.max(1, opts.maxConcurrent()) - held.size;
             if (room <= 0) break;
             claimedAt = clock.now();
@@ -304,7 +328,8 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
           // No claim took them (no room): on their own.
           await deleteFinished();
           if (running && held.size < Math.max(1, opts.maxConcurrent())) {
-            const at = await nextWake(claimedAt, claimedNow);
+            // Nothing unclaimed: nothing waits for a due time either.
+            const at = look ? await nextWake(claimedAt, claimedNow) : undefined;
             // A wake-up that came while looking (a row added meanwhile) means: claim again first.
             if (again) continue;
             sleepUntil(at);
@@ -322,7 +347,8 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
   }
 
   function launch(row: ClaimedRow): void {
-    const controller = new AbortController();
+    // A reserved row keeps the controller it was held with: a stop asked for meanwhile stands.
+    const controller = held.get(row.id)?.controller ?? new AbortController();
     held.set(row.id, { lane: row.lane, controller });
     if (opts.heartbeat) startRenewing();
     void (async () => {
@@ -456,6 +482,28 @@ export function createWorkLoop<J>(opts: WorkLoopOptions): WorkLoop<J> {
     },
     pump,
     wakeSoon,
+    reserve(id, lane) {
+      if (!running || !run || !opts.seesEveryAdd || settleMs() > 0) return undefined;
+      if (held.size >= Math.max(1, opts.maxConcurrent())) return undefined;
+      for (const h of held.values()) if (h.lane === lane) return undefined;
+      held.set(id, { lane, controller: new AbortController() });
+      return { claimedBy: opts.instanceId, claimedUntil: clock.now() + opts.leaseMs };
+    },
+    runReserved(row) {
+      if (!held.has(row.id)) return;
+      // Closed meanwhile: the row stays claimed, released at the next start like any other.
+      if (!running) {
+        held.delete(row.id);
+        return settleIdle();
+      }
+      launch({ ...row, attempts: 1 });
+    },
+    unreserve(id) {
+      if (!held.delete(id)) return;
+      settleIdle();
+      // Its room is free again.
+      pump();
+    },
     added(dueAt) {
       adds++;
       if (known && dueAt > clock.now() && (known.at === undefined || dueAt < known.at)) known = { at: dueAt };

@@ -57,9 +57,11 @@ export interface SessionStore {
   /**
    * Append-only; one call costs the same however long the history already is. `searchRow`: the
    * search index's row for the last message (opaque JSON, built by the recall module), written in
-   * the same statement; the recall schema's trigger (step 0013) stores it for search.
+   * the same statement; the recall schema's trigger (step 0013) stores it for search. `charge`:
+   * the token charge of the model call the messages come from (opaque JSON, built by the usage
+   * meter), added to the day's counters in the same statement (step 0015's trigger).
    */
-  append(sessionId: string, messages: ChatMessage[], opts?: { searchRow?: string }): Promise<void>;
+  append(sessionId: string, messages: ChatMessage[], opts?: { searchRow?: string; charge?: string }): Promise<void>;
   setSummary(sessionId: string, summary: string, summarizedUpTo: number): Promise<void>;
   /** Old session ids of this conversation, oldest first. */
   archived(conversation: Conversation): Promise<string[]>;
@@ -111,11 +113,11 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
   type Nullable<T> = { [K in keyof T]: T[K] | null };
 
   // One statement: the number is taken and the row written atomically (with the message's search
-  // row, when it has one). Built once (a step appends two or three times).
-  const appendOne = reusableQuery<'sessionId' | 'body' | 'searchRow', never>(db, (v) =>
+  // row and the model call's charge, when it has them). Built once (a step appends two or three times).
+  const appendOne = reusableQuery<'sessionId' | 'body' | 'searchRow' | 'charge', never>(db, (v) =>
     db
       .insertInto('hermes_message')
-      .columns(['session_id', 'seq', 'body', 'search_row'])
+      .columns(['session_id', 'seq', 'body', 'search_row', 'charge'])
       .expression((eb) =>
         eb
           .selectFrom('hermes_message')
@@ -124,6 +126,7 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
             eb(eb.fn.coalesce(eb.fn.max('seq'), eb.lit(-1)), '+', eb.lit(1)).as('seq'),
             eb.val(v('body')).as('body'),
             eb.val(v<string | null>('searchRow')).as('search_row'),
+            eb.val(v<string | null>('charge')).as('charge'),
           ])
           .where('session_id', '=', v('sessionId')),
       ),
@@ -286,9 +289,10 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
       // Serialised once: the same text goes into the table and into the history cache.
       const bodies = messages.map((m) => JSON.stringify(m));
       const searchRow = opts?.searchRow ?? null;
+      const charge = opts?.charge ?? null;
       return locks.run(`session:${sessionId}`, () => history.writing(sessionId, bodies, async () => {
         if (bodies.length === 1) {
-          await appendOne({ sessionId, body: bodies[0], searchRow });
+          await appendOne({ sessionId, body: bodies[0], searchRow, charge });
           return;
         }
         await db.transaction().execute(async (tx) => {
@@ -296,7 +300,7 @@ export function createSessionStore(database: OpenedDatabase, clock: Clock): Sess
           const last = bodies.length - 1;
           await tx
             .insertInto('hermes_message')
-            .values(bodies.map((body, i) => ({ session_id: sessionId, seq: base + i, body, search_row: i === last ? searchRow : null })))
+            .values(bodies.map((body, i) => ({ session_id: sessionId, seq: base + i, body, search_row: i === last ? searchRow : null, charge: i === last ? charge : null })))
             .execute();
         });
       }));

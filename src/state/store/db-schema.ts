@@ -184,6 +184,31 @@ export interface SessionStartView {
   joined: number;
 }
 
+/**
+ * SQLite only: a view nothing is stored in; inserting a row accepts a message in one statement,
+ * its dedupe mark, the receipt settled and the work row (inbox-schema.ts). `receipt_id` and
+ * `work_id` may be null (no receipt to settle, no work to queue).
+ */
+export interface AcceptView {
+  platform: string;
+  id: string;
+  outcome: string;
+  accepted_at: number;
+  receipt_id: string | null;
+  done_at: number | null;
+  work_id: string | null;
+  kind: string | null;
+  lane: string | null;
+  order_key: string | null;
+  due_at: number | null;
+  payload: string | null;
+  created_at: number | null;
+  /** A lone instance writes a row it will run at once already claimed; null = waiting. */
+  claimed_by: string | null;
+  claimed_until: number | null;
+  attempts: number | null;
+}
+
 /** One history message: `seq` counts from 0 within its session; `body` is the message as JSON. */
 export interface MessageTable {
   session_id: string;
@@ -195,6 +220,12 @@ export interface MessageTable {
    * hermes_recall_message in the same statement: always NULL when read.
    */
   search_row: ColumnType<null, string | null | undefined, never>;
+  /**
+   * The token charge of the model call whose outcome this row is (opaque JSON built by the usage
+   * meter), added to `hermes_usage` by schema step 0015's trigger in the same statement and
+   * emptied: always NULL when read.
+   */
+  charge: ColumnType<null, string | null | undefined, never>;
 }
 
 /**
@@ -296,6 +327,7 @@ export interface Tables {
   hermes_session: SessionTable;
   hermes_session_start: SessionStartView;
   hermes_message: MessageTable;
+  hermes_accept: AcceptView;
   hermes_recall_message: RecallMessageTable;
   hermes_recall_member: RecallMemberTable;
   hermes_embedding: EmbeddingTable;

@@ -1,7 +1,9 @@
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import { StartupRefusal } from '../../basics/startup-refusal.js';
 import { recallFtsTriggerStep, recallMemberTriggerStep, recallPlaceStep, recallSearchRowStep, recallTablesStep } from './recall-schema.js';
+import { inboxAcceptClaimedStep, inboxAcceptStep } from './inbox-schema.js';
 import { sessionStartStep } from './session-schema.js';
+import { usageChargeStep } from './usage-schema.js';
 
 /**
  * The schema as ordered steps, the same on SQLite and PostgreSQL (Kysely's schema builder writes
@@ -246,6 +248,9 @@ const steps: Record<string, Migration> = {
   '0011-recall-member-trigger': recallMemberTriggerStep,
   '0012-session-start': sessionStartStep,
   '0013-recall-search-row': recallSearchRowStep,
+  '0014-inbox-accept': inboxAcceptStep,
+  '0015-usage-charge': usageChargeStep,
+  '0016-inbox-accept-claimed': inboxAcceptClaimedStep,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => steps };

@@ -1,5 +1,5 @@
 import type { Clock } from '../../basics/clock.js';
-import type { ModelProvider } from '../../runtime/provider/provider.js';
+import type { CarriedCharge, ModelProvider } from '../../runtime/provider/provider.js';
 import { reusableQuery, type OpenedDatabase } from '../store/database.js';
 import { createNotices } from './access-tables.js';
 import type { TokenUsage } from '../../basics/types.js';
@@ -155,26 +155,57 @@ export function createUsageMeter(deps: {
    */
   async function add(day: string, kind: 'person' | 'pool', subject: string, tokens: number): Promise<number> {
     if (lone) {
-      const m = counters(day);
-      const key = `${kind}:${subject}`;
-      // Added after the read, so the read cannot have seen this charge already (one connection, in order).
-      const loading = m.loading.get(key);
-      if (loading) await loading.catch(() => undefined);
-      const known = m.counts.get(key);
-      if (known !== undefined) m.counts.set(key, known + tokens);
-      // Not in memory: the row has it, and a later read loads it from there.
+      const reading = countInMemory(day, kind, subject, tokens);
+      if (reading) await reading;
     }
     const upsert = addTokens({ day, kind, subject, tokens });
-    // The first charge of a day in this process sweeps the days past keeping (one statement a day).
-    let sweep: Promise<unknown> | undefined;
-    if (sweptOn !== day) {
-      sweptOn = day;
-      sweep = db.deleteFrom('hermes_usage').where('day', '<', utcDay(clock.now() - COUNTER_TTL_MS)).execute();
-    }
-    const [{ rows }] = await Promise.all([upsert, sweep]);
+    const [{ rows }] = await Promise.all([upsert, sweepOnce(day)]);
     const row = rows[0];
     if (!row) throw new Error(`the token count ${kind}:${subject} was not written`);
     return Number(row.tokens);
+  }
+
+  /**
+   * A lone writer's counter in memory takes the charge now, or, while the counter is being read,
+   * once the read is back: the read cannot have seen this charge (one connection, in order). Not
+   * in memory: the row will have it, and a later read loads it from there.
+   */
+  function countInMemory(day: string, kind: 'person' | 'pool', subject: string, tokens: number): Promise<void> | undefined {
+    const m = counters(day);
+    const key = `${kind}:${subject}`;
+    const bump = () => {
+      const known = m.counts.get(key);
+      if (known !== undefined) m.counts.set(key, known + tokens);
+    };
+    const loading = m.loading.get(key);
+    if (!loading) return void bump();
+    return loading.then(bump, bump);
+  }
+
+  /** The first charge of a day in this process sweeps the days past keeping (one statement a day). */
+  function sweepOnce(day: string): Promise<unknown> | undefined {
+    if (sweptOn === day) return undefined;
+    sweptOn = day;
+    return db.deleteFrom('hermes_usage').where('day', '<', utcDay(clock.now() - COUNTER_TTL_MS)).execute();
+  }
+
+  /**
+   * The person's charge for a caller that writes it with its history append (ModelRequest
+   * carryCharge): counted in memory now, as add() does, and written by the append's statement
+   * (schema step 0015's trigger), the same upsert by another road; or by `write()`.
+   */
+  function carried(person: string, tokens: number): CarriedCharge {
+    const day = utcDay(clock.now());
+    if (lone) void countInMemory(day, 'person', person, tokens);
+    let written = false;
+    return {
+      row: JSON.stringify([{ day, kind: 'person', subject: person, tokens }]),
+      async write() {
+        if (written) return;
+        written = true;
+        await addTokens({ day, kind: 'person', subject: person, tokens });
+      },
+    };
   }
 
   async function poolToday(pool: Pool): Promise<DailyUsage> {
@@ -238,8 +269,17 @@ export function createUsageMeter(deps: {
           if (over) throw new DailyBudgetExhausted(over);
           const response = await base.complete(request);
           const tokens = Math.max(0, Math.round(response.usage.promptTokens + response.usage.completionTokens));
+          const pools = tokens > 0 && payer.pools?.length ? chargePools(payer.pools, tokens) : undefined;
+          // The person's charge rides on the caller's history append when it takes it (one statement
+          // fewer per step); the pools' are written here, since a crossing of the bot's warning mark
+          // needs the total the upsert hands back.
+          let person: Promise<unknown>;
+          if (request.carryCharge && tokens > 0) {
+            request.carryCharge(carried(payer.person, tokens));
+            person = Promise.resolve(sweepOnce(utcDay(clock.now())));
+          } else person = charge(payer.person, response.usage);
           // The person's and the pools' counters at once: one commit, with the caller's writes when it takes them.
-          const charged = Promise.all([charge(payer.person, response.usage), tokens > 0 && payer.pools?.length ? chargePools(payer.pools, tokens) : undefined]);
+          const charged = Promise.all([person, pools]);
           if (request.settleWith) request.settleWith(charged);
           else await charged;
           return response;
